@@ -1,0 +1,282 @@
+//! The command-line conventions every tend program shares.
+//!
+//! This crate is what makes forty small programs feel like one toolkit: the option walker
+//! (POSIX order kept, operands as `OsString`), the message grammar
+//! (`tend-PROG: fatal: what failed: why`) and the exit codes. It knows nothing about
+//! supervision. It never panics on input; it does exit, since that is its job for `main`.
+
+#![forbid(unsafe_code)]
+
+use std::ffi::{OsStr, OsString};
+use std::fmt::Display;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+
+/// Exit codes shared by the toolkit (s6's where s6 documents one).
+pub mod code {
+    /// Success.
+    pub const OK: i32 = 0;
+    /// A negative answer (not running, not found).
+    pub const NO: i32 = 1;
+    /// A wait timed out.
+    pub const TIMEOUT: i32 = 99;
+    /// Wrong usage.
+    pub const USAGE: i32 = 100;
+    /// The supervisor is not listening.
+    pub const NOT_LISTENING: i32 = 102;
+    /// A system call failed.
+    pub const SYSTEM: i32 = 111;
+    /// exec failed: the file is there but cannot be run.
+    pub const EXEC_FAILED: i32 = 126;
+    /// exec failed: the file was not found.
+    pub const EXEC_NOT_FOUND: i32 = 127;
+}
+
+/// One program's identity: its name and its usage line (worded as the man page's SYNOPSIS).
+#[derive(Clone, Copy, Debug)]
+pub struct Program {
+    pub name: &'static str,
+    pub usage: &'static str,
+}
+
+impl Program {
+    pub const fn new(name: &'static str, usage: &'static str) -> Program {
+        Program { name, usage }
+    }
+
+    /// Print the usage line and exit 100.
+    pub fn usage_exit(&self) -> ! {
+        self.line("usage", self.usage);
+        std::process::exit(code::USAGE)
+    }
+
+    /// Print `PROG: fatal: msg` and exit with `code`.
+    pub fn fatal(&self, code: i32, msg: impl Display) -> ! {
+        self.line("fatal", msg);
+        std::process::exit(code)
+    }
+
+    /// Print `PROG: warning: msg` and carry on.
+    pub fn warn(&self, msg: impl Display) {
+        self.line("warning", msg);
+    }
+
+    /// Print `PROG: info: msg`.
+    pub fn info(&self, msg: impl Display) {
+        self.line("info", msg);
+    }
+
+    /// One line on stderr, written with a single write(2) so lines from
+    /// concurrent processes never interleave.
+    pub fn line(&self, kind: &str, msg: impl Display) {
+        let text = format!("{}: {}: {}\n", self.name, kind, msg);
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+
+    /// Parse options; a usage error exits 100 with the usage line.
+    pub fn parse(&self, args: impl IntoIterator<Item = OsString>, spec: &str) -> Parsed {
+        match parse(args, spec) {
+            Ok(p) => p,
+            Err(_) => self.usage_exit(),
+        }
+    }
+}
+
+/// The parsed command line: options in the order given, then the operands.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub opts: Vec<(char, Option<OsString>)>,
+    pub operands: Vec<OsString>,
+}
+
+impl Parsed {
+    /// Whether the flag was given at least once.
+    pub fn has(&self, c: char) -> bool {
+        self.opts.iter().any(|(o, _)| *o == c)
+    }
+
+    /// The last value given to an option (s6 lets the later one win).
+    pub fn value(&self, c: char) -> Option<&OsStr> {
+        self.opts
+            .iter()
+            .rev()
+            .find(|(o, _)| *o == c)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// The last value of an option as UTF-8 text, if any.
+    pub fn str_value(&self, c: char) -> Option<&str> {
+        self.value(c).and_then(|v| v.to_str())
+    }
+}
+
+/// Why a command line was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsageError {
+    Unknown(char),
+    MissingValue(char),
+}
+
+impl Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UsageError::Unknown(c) => write!(f, "unknown option -{c}"),
+            UsageError::MissingValue(c) => write!(f, "option -{c} needs a value"),
+        }
+    }
+}
+
+/// Walk the option prefix POSIX-style (`getopt` with a leading `+`): options stop at the
+/// first operand or at `--`. `spec` is getopt's: a letter, followed by `:` if it takes a value.
+///
+/// The walk keeps the order of the letters (s6-svc's command string depends on it) and
+/// keeps operands as raw bytes. getopts then checks the prefix with every option declared
+/// repeatable, so the accepted grammar is getopts' own.
+pub fn parse(args: impl IntoIterator<Item = OsString>, spec: &str) -> Result<Parsed, UsageError> {
+    let takes_value = |c: char| -> Option<bool> {
+        let mut chars = spec.chars().peekable();
+        while let Some(x) = chars.next() {
+            let v = chars.peek() == Some(&':');
+            if v {
+                chars.next();
+            }
+            if x == c {
+                return Some(v);
+            }
+        }
+        None
+    };
+    let mut parsed = Parsed::default();
+    let mut prefix: Vec<String> = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            break;
+        }
+        if bytes.len() < 2 || bytes[0] != b'-' {
+            parsed.operands.push(arg);
+            break;
+        }
+        prefix.push(String::from_utf8_lossy(bytes).into_owned());
+        let mut i = 1;
+        while i < bytes.len() {
+            let c = bytes[i] as char;
+            if !bytes[i].is_ascii() {
+                return Err(UsageError::Unknown(c));
+            }
+            match takes_value(c) {
+                None => return Err(UsageError::Unknown(c)),
+                Some(false) => parsed.opts.push((c, None)),
+                Some(true) => {
+                    let value = if i + 1 < bytes.len() {
+                        OsStr::from_bytes(&bytes[i + 1..]).to_os_string()
+                    } else {
+                        let v = args.next().ok_or(UsageError::MissingValue(c))?;
+                        prefix.push(String::from_utf8_lossy(v.as_bytes()).into_owned());
+                        v
+                    };
+                    parsed.opts.push((c, Some(value)));
+                    break;
+                }
+            }
+            i += 1;
+        }
+    }
+    parsed.operands.extend(args);
+    check_with_getopts(&prefix, spec)?;
+    Ok(parsed)
+}
+
+fn check_with_getopts(prefix: &[String], spec: &str) -> Result<(), UsageError> {
+    let mut options = getopts::Options::new();
+    options.parsing_style(getopts::ParsingStyle::StopAtFirstFree);
+    let mut chars = spec.chars().peekable();
+    while let Some(c) = chars.next() {
+        let name = c.to_string();
+        if chars.peek() == Some(&':') {
+            chars.next();
+            options.optmulti(&name, "", "", "");
+        } else {
+            options.optflagmulti(&name, "", "");
+        }
+    }
+    match options.parse(prefix) {
+        Ok(m) if m.free.is_empty() => Ok(()),
+        Ok(m) => Err(UsageError::Unknown(m.free[0].chars().next().unwrap_or('-'))),
+        Err(getopts::Fail::ArgumentMissing(s)) => {
+            Err(UsageError::MissingValue(s.chars().next().unwrap_or('-')))
+        }
+        Err(f) => Err(UsageError::Unknown(
+            f.to_string()
+                .chars()
+                .find(|c| c.is_ascii_alphanumeric())
+                .unwrap_or('-'),
+        )),
+    }
+}
+
+/// Parse an unsigned decimal number, digits only (no sign, no spaces).
+pub fn parse_uint<T: std::str::FromStr>(s: &OsStr) -> Option<T> {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    s.to_str()?.parse().ok()
+}
+
+/// Text for a path in messages: shown as given, lossily if it is not UTF-8.
+pub fn shown(p: &OsStr) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(p.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn keeps_order_and_operands() {
+        let p = parse(os(&["-dk", "-T", "50", "-wu", "dir", "-x"]), "dkwT:w:u").unwrap();
+        let letters: Vec<char> = p.opts.iter().map(|o| o.0).collect();
+        assert_eq!(letters, vec!['d', 'k', 'T', 'w', 'u']);
+        assert_eq!(p.value('T'), Some(OsStr::new("50")));
+        assert_eq!(p.operands, os(&["dir", "-x"]));
+    }
+
+    #[test]
+    fn attached_value_and_double_dash() {
+        let p = parse(os(&["-T50", "--", "-d"]), "dT:").unwrap();
+        assert_eq!(p.value('T'), Some(OsStr::new("50")));
+        assert_eq!(p.operands, os(&["-d"]));
+    }
+
+    #[test]
+    fn repeated_flag_later_wins() {
+        let p = parse(os(&["-t", "1", "-t", "2"]), "t:").unwrap();
+        assert_eq!(p.value('t'), Some(OsStr::new("2")));
+    }
+
+    #[test]
+    fn rejects_unknown_and_missing() {
+        assert_eq!(parse(os(&["-z"]), "d"), Err(UsageError::Unknown('z')));
+        assert_eq!(parse(os(&["-T"]), "T:"), Err(UsageError::MissingValue('T')));
+    }
+
+    #[test]
+    fn lone_dash_is_an_operand() {
+        let p = parse(os(&["-", "x"]), "d").unwrap();
+        assert_eq!(p.operands, os(&["-", "x"]));
+    }
+
+    #[test]
+    fn uint_is_strict() {
+        assert_eq!(parse_uint::<u32>(OsStr::new("42")), Some(42));
+        assert_eq!(parse_uint::<u32>(OsStr::new("+4")), None);
+        assert_eq!(parse_uint::<u32>(OsStr::new("")), None);
+        assert_eq!(parse_uint::<u8>(OsStr::new("300")), None);
+    }
+}

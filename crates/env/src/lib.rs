@@ -1,0 +1,1 @@
+//! tend-env — not written yet.

@@ -1,0 +1,1 @@
+//! tend-log — not written yet.

@@ -1,0 +1,14 @@
+//! s6's on-disk protocol, written once for the supervisor and every client.
+//!
+//! What lives here: TAI64N stamps, the 35-byte `supervise/status` record, the
+//! `supervise/control` letters, the fcntl lock that says "a supervisor is running", the
+//! `event/` fifodir (subscribe and notify), `death_tally`, and the service directory's
+//! file names. Fixed-size codecs and atomic writes; no policy, no printing.
+//! What does not: the supervisor's state machine (crates/supervise) and anything that
+//! forks (crates/sys).
+
+#![forbid(unsafe_code)]
+
+pub mod tai64n;
+
+pub use tai64n::Tai64n;

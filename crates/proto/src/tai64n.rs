@@ -1,0 +1,172 @@
+//! TAI64N timestamps: 8-byte big-endian label (2^62 + TAI seconds) and 4-byte big-endian
+//! nanoseconds. s6 (skalibs) converts the UTC clock with the leap-second table, so today's
+//! label is 2^62 + unix seconds + 37; daemontools and runit use +10.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// TAI - UTC since 2017-01-01 (10 s at 1972 plus 27 leap seconds).
+pub const LEAP_OFFSET: u64 = 37;
+/// The TAI64 label of the unix epoch in daemontools/runit reckoning (no leap seconds).
+pub const DAEMONTOOLS_OFFSET: u64 = 10;
+const BASE: u64 = 1 << 62;
+
+/// A TAI64N timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Hash)]
+pub struct Tai64n {
+    pub secs: u64,
+    pub nanos: u32,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl Tai64n {
+    /// The current time, s6's way (+37 s).
+    pub fn now() -> Tai64n {
+        Tai64n::from_system(SystemTime::now())
+    }
+
+    pub fn from_system(t: SystemTime) -> Tai64n {
+        let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+        Tai64n::from_unix(d.as_secs(), d.subsec_nanos())
+    }
+
+    pub fn from_unix(secs: u64, nanos: u32) -> Tai64n {
+        Tai64n {
+            secs: BASE + secs + LEAP_OFFSET,
+            nanos,
+        }
+    }
+
+    /// Unix seconds and nanoseconds (saturating for labels before the epoch).
+    pub fn to_unix(self) -> (i64, u32) {
+        let s = self.secs as i128 - BASE as i128 - LEAP_OFFSET as i128;
+        (
+            s.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
+            self.nanos,
+        )
+    }
+
+    pub fn to_system(self) -> SystemTime {
+        let (s, n) = self.to_unix();
+        if s >= 0 {
+            UNIX_EPOCH + Duration::new(s as u64, n)
+        } else {
+            UNIX_EPOCH
+        }
+    }
+
+    pub fn encode(self) -> [u8; 12] {
+        let mut b = [0u8; 12];
+        b[..8].copy_from_slice(&self.secs.to_be_bytes());
+        b[8..].copy_from_slice(&self.nanos.to_be_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; 12]) -> Tai64n {
+        let mut s = [0u8; 8];
+        s.copy_from_slice(&b[..8]);
+        let mut n = [0u8; 4];
+        n.copy_from_slice(&b[8..]);
+        Tai64n {
+            secs: u64::from_be_bytes(s),
+            nanos: u32::from_be_bytes(n),
+        }
+    }
+
+    /// 24 lowercase hex digits, as in `@400000006b0c39d111fe4f77`.
+    pub fn hex(self) -> [u8; 24] {
+        let raw = self.encode();
+        let mut out = [0u8; 24];
+        for (i, b) in raw.iter().enumerate() {
+            out[2 * i] = HEX[(b >> 4) as usize];
+            out[2 * i + 1] = HEX[(b & 15) as usize];
+        }
+        out
+    }
+
+    /// `@` + 24 hex digits.
+    pub fn label(self) -> [u8; 25] {
+        let mut out = [b'@'; 25];
+        out[1..].copy_from_slice(&self.hex());
+        out
+    }
+
+    /// Parse 24 hex digits (either case).
+    pub fn parse_hex(s: &[u8]) -> Option<Tai64n> {
+        if s.len() != 24 {
+            return None;
+        }
+        let mut raw = [0u8; 12];
+        for i in 0..12 {
+            let hi = hexval(s[2 * i])?;
+            let lo = hexval(s[2 * i + 1])?;
+            raw[i] = (hi << 4) | lo;
+        }
+        Some(Tai64n::decode(&raw))
+    }
+
+    /// Whole seconds from `self` to `later` (0 if `later` is earlier).
+    pub fn secs_until(self, later: Tai64n) -> u64 {
+        if later <= self {
+            0
+        } else {
+            later.secs - self.secs - u64::from(later.nanos < self.nanos)
+        }
+    }
+}
+
+fn hexval(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_label() {
+        // 2026-11-29 00:00:00 UTC = 1795910400 unix
+        let t = Tai64n::from_unix(1_795_910_400, 0x11fe4f77);
+        assert_eq!(t.secs, 0x4000_0000_0000_0000 + 1_795_910_400 + 37);
+        let hex = t.hex();
+        assert_eq!(&hex[..8], b"40000000");
+        assert_eq!(&hex[16..], b"11fe4f77");
+        assert_eq!(Tai64n::parse_hex(&hex), Some(t));
+        assert_eq!(Tai64n::decode(&t.encode()), t);
+        assert_eq!(t.to_unix(), (1_795_910_400, 0x11fe4f77));
+    }
+
+    #[test]
+    fn rejects_bad_hex() {
+        assert_eq!(Tai64n::parse_hex(b"40000000000000000000000"), None);
+        assert_eq!(Tai64n::parse_hex(b"4000000000000000000000zz"), None);
+    }
+
+    #[test]
+    fn seconds_between() {
+        let a = Tai64n {
+            secs: 10,
+            nanos: 500,
+        };
+        assert_eq!(
+            a.secs_until(Tai64n {
+                secs: 12,
+                nanos: 400
+            }),
+            1
+        );
+        assert_eq!(
+            a.secs_until(Tai64n {
+                secs: 12,
+                nanos: 500
+            }),
+            2
+        );
+        assert_eq!(a.secs_until(Tai64n { secs: 9, nanos: 0 }), 0);
+    }
+}

@@ -1,0 +1,1 @@
+//! tend-scan — not written yet.

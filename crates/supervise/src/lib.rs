@@ -1,0 +1,1 @@
+//! tend-supervise — not written yet.

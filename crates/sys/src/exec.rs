@@ -1,0 +1,165 @@
+//! Replacing the process image: PATH search done before any fork, then `execve`.
+
+use nix::errno::Errno;
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+/// A program ready to be exec'd: candidate paths (PATH already searched), argv and envp,
+/// all as C strings, so nothing needs to allocate after a fork.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub candidates: Vec<CString>,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+}
+
+fn cstring(b: &[u8]) -> Result<CString, Errno> {
+    CString::new(b).map_err(|_| Errno::EINVAL)
+}
+
+/// The current environment as `NAME=value` pairs.
+pub fn current_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os().collect()
+}
+
+impl Prepared {
+    /// Prepare `argv` (argv[0] is the program) with the environment `env`. The PATH
+    /// search uses `env`'s PATH, or `/usr/bin:/bin` when it has none.
+    pub fn new(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<Prepared, Errno> {
+        let prog = argv.first().ok_or(Errno::EINVAL)?;
+        let path = env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_os_str());
+        let candidates = search(prog, path)?;
+        let argv = argv
+            .iter()
+            .map(|a| cstring(a.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let envp = env
+            .iter()
+            .map(|(k, v)| {
+                let mut b = Vec::with_capacity(k.len() + v.len() + 1);
+                b.extend_from_slice(k.as_bytes());
+                b.push(b'=');
+                b.extend_from_slice(v.as_bytes());
+                cstring(&b)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Prepared {
+            candidates,
+            argv,
+            envp,
+        })
+    }
+
+    /// Like `new`, with the process's own environment.
+    pub fn with_current_env(argv: &[OsString]) -> Result<Prepared, Errno> {
+        Prepared::new(argv, &current_env())
+    }
+}
+
+/// The paths execvp would try, in order.
+pub fn search(prog: &OsStr, path: Option<&OsStr>) -> Result<Vec<CString>, Errno> {
+    let p = prog.as_bytes();
+    if p.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    if p.contains(&b'/') {
+        return Ok(vec![cstring(p)?]);
+    }
+    let path = path.map(|p| p.as_bytes()).unwrap_or(b"/usr/bin:/bin");
+    path.split(|&b| b == b':')
+        .map(|dir| {
+            let dir = if dir.is_empty() { b"." as &[u8] } else { dir };
+            let mut full = Vec::with_capacity(dir.len() + p.len() + 1);
+            full.extend_from_slice(dir);
+            full.push(b'/');
+            full.extend_from_slice(p);
+            cstring(&full)
+        })
+        .collect()
+}
+
+/// Try every candidate as execvp does; returns the errno to report (only if all failed).
+/// Async-signal-safe: no allocation.
+pub fn execve_prepared(
+    argv_ptrs: &[*const libc::c_char],
+    envp_ptrs: &[*const libc::c_char],
+    candidates: &[CString],
+) -> Errno {
+    let mut result = Errno::ENOENT;
+    let mut saw_eacces = false;
+    for c in candidates {
+        let e = raw_execve(c, argv_ptrs, envp_ptrs);
+        match e {
+            Errno::EACCES => saw_eacces = true,
+            Errno::ENOENT | Errno::ENOTDIR => {}
+            other => {
+                result = other;
+                if candidates.len() == 1 || other != Errno::ELOOP {
+                    return other;
+                }
+            }
+        }
+    }
+    if saw_eacces { Errno::EACCES } else { result }
+}
+
+#[allow(unsafe_code)]
+fn raw_execve(path: &CString, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
+    // SAFETY: argv and envp are NULL-terminated arrays of pointers into CStrings that the
+    // caller keeps alive; execve only returns on failure.
+    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    Errno::last()
+}
+
+/// Pointer arrays for execve (NULL-terminated). Build them before forking.
+pub fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
+    let mut p: Vec<*const libc::c_char> = v.iter().map(|c| c.as_ptr()).collect();
+    p.push(std::ptr::null());
+    p
+}
+
+/// Replace the process with `prog`. Only returns on failure, with the errno.
+pub fn exec(prepared: &Prepared) -> Errno {
+    let argv = pointers(&prepared.argv);
+    let envp = pointers(&prepared.envp);
+    execve_prepared(&argv, &envp, &prepared.candidates)
+}
+
+/// Convenience: exec `argv` with environment `env`.
+pub fn exec_with_env(argv: &[OsString], env: &[(OsString, OsString)]) -> Errno {
+    match Prepared::new(argv, env) {
+        Ok(p) => exec(&p),
+        Err(e) => e,
+    }
+}
+
+/// The exit code a chain-loader uses when exec failed: 127 not found, 126 otherwise.
+pub fn exit_code_for(e: Errno) -> i32 {
+    match e {
+        Errno::ENOENT | Errno::ENOTDIR => 127,
+        _ => 126,
+    }
+}
+
+/// Convert raw bytes to an OsString.
+pub fn os(b: Vec<u8>) -> OsString {
+    OsString::from_vec(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_paths() {
+        let c = search(OsStr::new("sh"), Some(OsStr::new("/a::/b"))).unwrap();
+        let s: Vec<_> = c.iter().map(|c| c.to_str().unwrap().to_string()).collect();
+        assert_eq!(s, vec!["/a/sh", "./sh", "/b/sh"]);
+        let c = search(OsStr::new("./x"), Some(OsStr::new("/a"))).unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(search(OsStr::new(""), None), Err(Errno::ENOENT));
+    }
+}

@@ -1,0 +1,14 @@
+//! The only crate of tend with `unsafe` code.
+//!
+//! It wraps what nix leaves unsafe — `fork`, `sigaction`, the child side of a spawn —
+//! behind safe functions, one module each, and carries the toolkit's system error type.
+//! Everything here is policy-free: no messages are printed and nothing exits, except the
+//! child half of a spawn, which can only `_exit`.
+
+pub mod error;
+pub mod exec;
+pub mod process;
+pub mod signals;
+
+pub use error::Error;
+pub use nix::errno::Errno;

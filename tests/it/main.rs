@@ -1,0 +1,3 @@
+//! Integration tests: they run the real binaries in scratch directories.
+
+mod common;
