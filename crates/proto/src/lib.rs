@@ -9,6 +9,14 @@
 
 #![forbid(unsafe_code)]
 
+pub mod control;
+pub mod death_tally;
+pub mod fifodir;
+pub mod lock;
+pub mod servicedir;
+pub mod status;
 pub mod tai64n;
 
+pub use control::ControlCommand;
+pub use status::{StatusFile, StatusRecord};
 pub use tai64n::Tai64n;

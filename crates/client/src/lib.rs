@@ -1,0 +1,1 @@
+//! tend-client — not written yet.

@@ -1,0 +1,155 @@
+//! `supervise/control`: a FIFO the supervisor reads one byte at a time. Each byte is a
+//! command letter; unknown bytes are ignored (newer s6-svc versions send letters 2.11
+//! does not know).
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::sys::stat::Mode;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use tend_sys::fd::own;
+
+/// A command to a supervisor, one letter on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlCommand {
+    /// Send a signal to ./run (letters a b q h k t i 1 2 y).
+    Signal(nix::sys::signal::Signal),
+    /// p: SIGSTOP and mark paused.
+    Pause,
+    /// c: SIGCONT and clear paused.
+    Continue,
+    /// r: send the down-signal; restart follows if wanted up.
+    Restart,
+    /// o: run once (down: start it; up: do not restart).
+    Once,
+    /// d: want down, send the down-signal then SIGCONT.
+    Down,
+    /// u: want up.
+    Up,
+    /// D: as d, and create ./down.
+    DownPermanent,
+    /// U: as u, and remove ./down.
+    UpPermanent,
+    /// x: exit once the service is down.
+    Exit,
+    /// O: want down, do not start.
+    OnceNoStart,
+    /// Q: as O and create ./down, without killing.
+    QuitKeep,
+}
+
+impl ControlCommand {
+    /// Decode one byte; None for bytes 2.11 ignores.
+    pub fn from_byte(b: u8) -> Option<ControlCommand> {
+        use ControlCommand::*;
+        use nix::sys::signal::Signal as S;
+        Some(match b {
+            b'a' => Signal(S::SIGALRM),
+            b'b' => Signal(S::SIGABRT),
+            b'q' => Signal(S::SIGQUIT),
+            b'h' => Signal(S::SIGHUP),
+            b'k' => Signal(S::SIGKILL),
+            b't' => Signal(S::SIGTERM),
+            b'i' => Signal(S::SIGINT),
+            b'1' => Signal(S::SIGUSR1),
+            b'2' => Signal(S::SIGUSR2),
+            b'y' => Signal(S::SIGWINCH),
+            b'p' => Pause,
+            b'c' => Continue,
+            b'r' => Restart,
+            b'o' => Once,
+            b'd' => Down,
+            b'u' => Up,
+            b'D' => DownPermanent,
+            b'U' => UpPermanent,
+            b'x' => Exit,
+            b'O' => OnceNoStart,
+            b'Q' => QuitKeep,
+            _ => return None,
+        })
+    }
+}
+
+/// Letters a client may send (2.11's set).
+pub const LETTERS: &str = "abqhktiy12pcrodDuUxOQ";
+
+/// Open a control FIFO for writing without blocking. ENXIO means nobody reads it:
+/// the supervisor is not running.
+pub fn open_writer(fifo: &Path) -> Result<OwnedFd, Errno> {
+    let fd = open(
+        fifo,
+        OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(own)?;
+    let flags = OFlag::from_bits_truncate(fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL)?);
+    fcntl(
+        fd.as_raw_fd(),
+        FcntlArg::F_SETFL(flags & !OFlag::O_NONBLOCK),
+    )?;
+    Ok(fd)
+}
+
+/// Write all `letters` in one write(2) (FIFO writes up to PIPE_BUF are atomic).
+pub fn send(fifo: &Path, letters: &[u8]) -> Result<(), Errno> {
+    let fd = open_writer(fifo)?;
+    let mut off = 0;
+    while off < letters.len() {
+        match nix::unistd::write(&fd, &letters[off..]) {
+            Ok(n) => off += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Create `fifo` (mode 0600) unless a FIFO is already there; EEXIST with another file
+/// type is reported as ENOTDIR-like misuse by the caller.
+pub fn make_fifo(fifo: &Path) -> Result<(), Errno> {
+    match nix::unistd::mkfifo(fifo, Mode::from_bits_truncate(0o600)) {
+        Ok(()) => Ok(()),
+        Err(Errno::EEXIST) => {
+            let st = nix::sys::stat::lstat(fifo)?;
+            if st.st_mode & libc::S_IFMT == libc::S_IFIFO {
+                Ok(())
+            } else {
+                Err(Errno::EEXIST)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Open our own FIFO for reading (non-blocking) and keep a writer too, so we never see EOF
+/// and clients can always tell "running" (a reader exists) from "dead" (ENXIO).
+pub fn open_reader(fifo: &Path) -> Result<(OwnedFd, OwnedFd), Errno> {
+    let r = open(
+        fifo,
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(own)?;
+    let w = open(
+        fifo,
+        OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(own)?;
+    Ok((r, w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_letter_decodes_and_others_are_ignored() {
+        for b in LETTERS.bytes() {
+            assert!(ControlCommand::from_byte(b).is_some(), "{}", b as char);
+        }
+        for b in [b'l', b'P', b'C', b'K', b'z', 0u8, b'\n', 0xff] {
+            assert_eq!(ControlCommand::from_byte(b), None);
+        }
+    }
+}
