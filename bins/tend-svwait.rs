@@ -31,9 +31,7 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
             ('a', _) => o.any = false,
             ('o', _) => o.any = true,
             ('t', Some(v)) => o.timeout_ms = parse_uint(v).unwrap_or_else(|| PROG.usage_exit()),
-            (c, _) => {
-                o.target = Target::from_letter(*c as u8).unwrap_or_else(|| PROG.usage_exit())
-            }
+            (c, _) => o.target = Target::from_letter(*c as u8).unwrap_or_else(|| PROG.usage_exit()),
         }
     }
     if o.servicedirs.is_empty() {

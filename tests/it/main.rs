@@ -1,3 +1,5 @@
 //! Integration tests: they run the real binaries in scratch directories.
 
+mod clients;
 mod common;
+mod compat;

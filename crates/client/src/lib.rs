@@ -66,7 +66,10 @@ pub fn svc(
         control::send(servicedir, letters).map_err(SvcError::Control)?;
     }
     Ok(
-        match watch.wait(target, false, deadline).map_err(SvcError::Wait)? {
+        match watch
+            .wait(target, false, deadline)
+            .map_err(SvcError::Wait)?
+        {
             wait::Outcome::Reached { failures: 0 } => SvcOutcome::Reached,
             wait::Outcome::Reached { .. } => SvcOutcome::Failed,
             wait::Outcome::TimedOut => SvcOutcome::TimedOut,
