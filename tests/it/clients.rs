@@ -53,8 +53,13 @@ pub(crate) fn client(prog: &str, args: &[&str], dir: &Path) -> Output {
 /// A client's stderr with the program name made neutral and s6 2.11's doubled
 /// "fatal: : " (a skalibs quirk tend does not copy) made single.
 pub(crate) fn neutral(o: &Output) -> String {
+    neutral_text(&text(&o.stderr))
+}
+
+/// `neutral` on text.
+pub(crate) fn neutral_text(stderr: &str) -> String {
     // tend-svstat's usage adds -j
-    let mut s = text(&o.stderr)
+    let mut s = stderr
         .replace("fatal: : ", "fatal: ")
         .replace(" | -j ]", " ]");
     for (t, n) in [
