@@ -417,7 +417,7 @@ fn garbage_on_control_is_ignored() {
     let garbage: Vec<u8> = (0u8..=255)
         .filter(|b| !b"abqhktiy12pcrodDuUxOQ".contains(b))
         .collect();
-    sup.send(std::str::from_utf8(&[b'l', b'P', b'C', b'K']).unwrap());
+    sup.send("lPCK");
     tend_proto::control::send(&dir.join("supervise/control"), &garbage).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let r = sup.status();
