@@ -3,3 +3,4 @@
 mod clients;
 mod common;
 mod compat;
+mod supervise;
