@@ -452,34 +452,66 @@ fn svc_state_letters_change_status_files_and_events() {
 #[test]
 fn svc_w_waits_for_the_state() {
     let s = Scratch::new("cl-wait");
-    let run = "#!/bin/sh\nsleep 0.2\necho >&3\nexec sleep 1000\n";
-    let dir = service(&s, "sv", run, Some("#!/bin/sh\nsleep 0.3\n"), true, true);
+    // readiness and ./finish's end are gated by files the test creates
+    let run =
+        "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
+    let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
+    let dir = service(&s, "sv", run, Some(fin), true, true);
+    let gate = |name: &str, open: bool| {
+        let p = dir.join(name);
+        if open {
+            std::fs::write(p, "").unwrap();
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
+    };
     let _sup = Supervised::start("s6-supervise", &dir);
+    gate("go-ready", true);
+    gate("go-finish", true);
 
     let o = client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir);
     assert_code(&o, 0);
     let r = status(&dir);
     assert!(is_up(&r) && r.ready, "-wU returns once up and ready: {r:?}");
 
+    gate("go-finish", false);
     let o = client("tend-svc", &["-wd", "-T", "10000", "-d"], &dir);
     assert_code(&o, 0);
     let r = status(&dir);
-    assert!(!is_up(&r), "-wd returns once down");
-    assert!(r.finishing, "./finish still runs after -wd");
-
+    assert!(
+        !is_up(&r) && r.finishing,
+        "-wd returns while ./finish runs: {r:?}"
+    );
+    gate("go-finish", true);
     wait_status(&dir, "finished", |r| r.pid == 0);
+
+    gate("go-ready", false);
     let o = client("tend-svc", &["-wu", "-T", "10000", "-u"], &dir);
     assert_code(&o, 0);
     let r = status(&dir);
-    assert!(is_up(&r) && !r.ready, "-wu returns before readiness");
+    assert!(is_up(&r) && !r.ready, "-wu returns before readiness: {r:?}");
+    gate("go-ready", true);
+    assert_code(&client("tend-svc", &["-wU", "-T", "10000"], &dir), 0);
+    assert!(status(&dir).ready);
 
-    let o = client("tend-svc", &["-wD", "-T", "10000", "-d"], &dir);
+    // -wD does not return while ./finish runs
+    gate("go-finish", false);
+    let mut waiter = cmd("tend-svc");
+    waiter
+        .args(["-wD", "-T", "10000", "-d"])
+        .arg(&dir)
+        .stderr(Stdio::piped());
+    let mut waiter = waiter.spawn().unwrap();
+    wait_status(&dir, "finishing", |r| r.finishing);
+    assert!(
+        waiter.try_wait().unwrap().is_none(),
+        "-wD returned during ./finish"
+    );
+    gate("go-finish", true);
+    let o = waiter.wait_with_output().unwrap();
     assert_code(&o, 0);
     let r = status(&dir);
-    assert!(
-        r.pid == 0 && !r.finishing && r.ready,
-        "-wD waits for ./finish"
-    );
+    assert!(r.pid == 0 && !r.finishing && r.ready, "-wD: {r:?}");
 
     assert_code(&client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir), 0);
     let old = status(&dir).pid;
@@ -488,22 +520,34 @@ fn svc_w_waits_for_the_state() {
     let r = status(&dir);
     assert!(
         is_up(&r) && r.ready && r.pid != old,
-        "-wR: a new, ready pid"
+        "-wR: a new, ready pid: {r:?}"
     );
+    gate("go-ready", false);
     let old = r.pid;
     let o = client("tend-svc", &["-wr", "-T", "10000", "-r"], &dir);
     assert_code(&o, 0);
     let r = status(&dir);
-    assert!(is_up(&r) && r.pid != old, "-wr: a new pid");
+    assert!(
+        is_up(&r) && !r.ready && r.pid != old,
+        "-wr: a new pid: {r:?}"
+    );
 
     // no letters: only wait; -T expires
-    wait_status(&dir, "ready", |r| r.ready);
     let t0 = Instant::now();
-    let o = client("tend-svc", &["-wd", "-T", "300"], &dir);
+    let o = client("tend-svc", &["-wU", "-T", "300"], &dir);
     assert_code(&o, 99);
     assert_eq!(text(&o.stderr), "tend-svc: fatal: timed out\n");
     assert!(t0.elapsed() >= Duration::from_millis(300));
+    gate("go-ready", true);
     assert_code(&client("tend-svc", &["-wU"], &dir), 0);
+    let o = client("tend-svc", &["-wd", "-T", "200"], &dir);
+    assert_code(&o, 99);
+    // nothing left behind in event/
+    let left: Vec<_> = std::fs::read_dir(dir.join("event"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

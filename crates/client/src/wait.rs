@@ -197,11 +197,11 @@ impl Watch {
             return Ok(Outcome::Reached { failures: 0 });
         }
         let mut buf = [0u8; 64];
-        for i in 0..pending.len() {
-            let events = std::mem::take(&mut pending[i]);
+        for (i, queued) in pending.iter_mut().enumerate() {
+            let events = std::mem::take(queued);
             for (k, &ev) in events.iter().enumerate() {
                 if let Some(failures) = apply(up, ready, i, ev) {
-                    pending[i] = events[k + 1..].to_vec();
+                    *queued = events[k + 1..].to_vec();
                     return Ok(Outcome::Reached { failures });
                 }
             }
@@ -229,7 +229,7 @@ impl Watch {
                 Err(e) => return Err(WaitError::Poll(e)),
             }
             for i in 0..fds.len() {
-                if !fds[i].revents().is_some_and(|r| !r.is_empty()) {
+                if fds[i].revents().is_none_or(|r| r.is_empty()) {
                     continue;
                 }
                 let n = match subs[i].read(&mut buf) {
