@@ -260,3 +260,51 @@ fn masking() {
         "down (exitcode 3) N seconds, normally up"
     );
 }
+
+/// tend-supervise writes `supervise/spawn-error` (its own file) when ./run cannot be
+/// executed; tend-svstat shows it, s6-svstat ignores it, and a good spawn removes it.
+#[test]
+fn spawn_error_written_by_tend_supervise_is_shown() {
+    let s = Scratch::new("compat-spawn-error");
+    let dir = service(&s, "sv", "#!/bin/sh\nexec sleep 1000\n", None, false, false);
+    std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let _sup = Supervised::start(SUPERVISORS[1], &dir);
+    let record = wait_until(PATIENCE, "spawn-error", || {
+        std::fs::read(dir.join("supervise/spawn-error"))
+            .ok()
+            .and_then(|b| tend_proto::spawn_error::SpawnError::decode(&b))
+    });
+    assert_eq!((record.errno, &record.program[..]), (13, &b"./run"[..]));
+    let human = wait_until(PATIENCE, "a stable second", || {
+        let a = text(&client("s6-svstat", &[], &dir).stdout);
+        let t = text(&client("tend-svstat", &[], &dir).stdout);
+        let b = text(&client("s6-svstat", &[], &dir).stdout);
+        (a == b).then(|| {
+            assert_eq!(
+                t,
+                format!("{}, spawn failed: ./run: Permission denied\n", a.trim_end())
+            );
+            t
+        })
+    });
+    assert!(
+        human.starts_with("down (exitcode 126) ") && human.contains(", normally up, want up"),
+        "{human}"
+    );
+    let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
+    assert!(
+        j.ends_with(&format!(
+            "\"spawn_error\":{{\"since\":\"{}\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}}}\n",
+            text(&record.stamp.label())
+        )),
+        "{j}"
+    );
+    std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_code(&client("tend-svc", &["-wu", "-T", "10000", "-du"], &dir), 0);
+    assert!(!dir.join("supervise/spawn-error").exists());
+    let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
+    assert!(
+        j.starts_with("{\"up\":true,") && j.ends_with("\"spawn_error\":null}\n"),
+        "{j}"
+    );
+}
