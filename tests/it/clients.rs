@@ -10,7 +10,7 @@
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tend_proto::fifodir::{Subscription, make_fifodir};
 use tend_proto::{StatusRecord, Tai64n};
@@ -1180,4 +1180,62 @@ fn garbage_status_files() {
     same_as_s6("s6-svstat", &[], &dir);
     same_as_s6("s6-svstat", &["-o", STABLE_FIELDS], &dir);
     assert_code(&client("tend-svstat", &["-j"], &dir), 0);
+}
+
+/// Each client's man page: SYNOPSIS is the usage line, every option letter is
+/// documented, and groff has nothing to say.
+#[test]
+fn man_pages_match_usage() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (prog, letters) in [
+        ("tend-svc", "abqhkti12pcyroduDUxOQTw"),
+        ("tend-svstat", "uwNrpestonj"),
+        ("tend-svwait", "UudDrRaot"),
+        ("tend-svok", ""),
+    ] {
+        let page = root.join(format!("man/man8/{prog}.8"));
+        let roff = std::fs::read_to_string(&page).unwrap();
+        let o = tend(prog, ["-Z"]);
+        assert_code(&o, 100);
+        let usage = text(&o.stderr)
+            .trim_end()
+            .strip_prefix(&format!("{prog}: usage: "))
+            .unwrap()
+            .to_string();
+        let synopsis = roff
+            .lines()
+            .skip_while(|l| *l != ".SH SYNOPSIS")
+            .find(|l| l.starts_with("\\fB"))
+            .unwrap();
+        let plain = synopsis
+            .replace("\\fB", "")
+            .replace("\\fR", "")
+            .replace("\\fI", "")
+            .replace("\\-", "-")
+            .replace("\\:", "");
+        assert_eq!(plain, usage, "{prog}: SYNOPSIS is not the usage line");
+        for c in letters.chars() {
+            assert!(roff.contains(&format!("\\-{c}")), "{prog}: -{c} undocumented");
+        }
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "FILES",
+            "ENVIRONMENT",
+            "NOTES",
+            "SEE ALSO",
+        ] {
+            assert!(roff.contains(&format!(".SH {section}\n")), "{prog}: no {section}");
+        }
+        let g = run({
+            let mut c = Command::new("groff");
+            c.args(["-man", "-ww", "-z"]).arg(&page);
+            c
+        });
+        assert_code(&g, 0);
+        assert_eq!(text(&g.stderr), "", "{prog}: groff warns");
+    }
 }
