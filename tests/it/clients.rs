@@ -321,10 +321,16 @@ const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
 
 #[test]
 fn svc_signal_letters_reach_the_service() {
+    signal_letters("s6-supervise", "tend-svc");
+}
+
+/// Every signal letter sent with `svc` reaches the service run by `supervisor`; p and c
+/// stop and continue it; k kills it and it comes back.
+pub(crate) fn signal_letters(supervisor: &str, svc: &str) {
     let s = Scratch::new("cl-signals");
     let run = "#!/bin/sh\nfor s in ALRM ABRT QUIT HUP TERM INT USR1 USR2 WINCH; do trap \"echo $s >> sigs\" $s; done\n: > started\nwhile :; do sleep 1 & wait $!; done\n";
     let dir = service(&s, "sv", run, None, false, false);
-    let _sup = Supervised::start("s6-supervise", &dir);
+    let _sup = Supervised::start(supervisor, &dir);
     wait_until(PATIENCE, "run started", || {
         dir.join("started").exists().then_some(())
     });
@@ -339,7 +345,7 @@ fn svc_signal_letters_reach_the_service() {
         ("2", "USR2"),
         ("y", "WINCH"),
     ] {
-        let o = client("tend-svc", &[&format!("-{letter}")], &dir);
+        let o = client(svc, &[&format!("-{letter}")], &dir);
         assert_code(&o, 0);
         assert!(o.stderr.is_empty());
         wait_until(PATIENCE, name, || {
@@ -350,7 +356,7 @@ fn svc_signal_letters_reach_the_service() {
         });
     }
     let pid = status(&dir).pid;
-    assert_code(&client("tend-svc", &["-p"], &dir), 0);
+    assert_code(&client(svc, &["-p"], &dir), 0);
     wait_status(&dir, "paused", |r| r.paused);
     wait_until(PATIENCE, "stopped", || {
         (proc_state(pid) == 'T').then_some(())
@@ -359,13 +365,13 @@ fn svc_signal_letters_reach_the_service() {
         text(&client("tend-svstat", &["-o", "paused"], &dir).stdout),
         "true\n"
     );
-    assert_code(&client("tend-svc", &["-c"], &dir), 0);
+    assert_code(&client(svc, &["-c"], &dir), 0);
     wait_status(&dir, "continued", |r| !r.paused);
     wait_until(PATIENCE, "running", || {
         (proc_state(pid) != 'T').then_some(())
     });
     let mut ev = Events::subscribe(&dir);
-    assert_code(&client("tend-svc", &["-k"], &dir), 0);
+    assert_code(&client(svc, &["-k"], &dir), 0);
     ev.wait_for("dDu");
     let r = wait_status(&dir, "restarted", |r| is_up(r) && r.pid != pid);
     assert_eq!(r.wstat, 9, "killed by SIGKILL");
@@ -872,12 +878,12 @@ fn svwait_behaves_as_s6_svwait() {
 
     // immediate answers, -a (default) / -o, -t
     for (args, code) in [
-        (&["-u", "-t", "200"][..], 99),
-        (&["-o", "-u", "-t", "200"][..], 0),
-        (&["-a", "-d", "-t", "200"][..], 99),
+        (&["-u", "-t", "600"][..], 99),
+        (&["-o", "-u", "-t", "600"][..], 0),
+        (&["-a", "-d", "-t", "600"][..], 99),
         (&["-o", "-d"][..], 0),
         (&["-o", "-U"][..], 0),
-        (&["-D", "-t", "200"][..], 99),
+        (&["-D", "-t", "600"][..], 99),
     ] {
         let x = background("s6-svwait", args, &[&a, &b]);
         let y = background("tend-svwait", args, &[&a, &b]);
@@ -1215,7 +1221,10 @@ fn man_pages_match_usage() {
             .replace("\\:", "");
         assert_eq!(plain, usage, "{prog}: SYNOPSIS is not the usage line");
         for c in letters.chars() {
-            assert!(roff.contains(&format!("\\-{c}")), "{prog}: -{c} undocumented");
+            assert!(
+                roff.contains(&format!("\\-{c}")),
+                "{prog}: -{c} undocumented"
+            );
         }
         for section in [
             "NAME",
@@ -1228,7 +1237,10 @@ fn man_pages_match_usage() {
             "NOTES",
             "SEE ALSO",
         ] {
-            assert!(roff.contains(&format!(".SH {section}\n")), "{prog}: no {section}");
+            assert!(
+                roff.contains(&format!(".SH {section}\n")),
+                "{prog}: no {section}"
+            );
         }
         let g = run({
             let mut c = Command::new("groff");

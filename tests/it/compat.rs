@@ -180,10 +180,10 @@ fn scenario(supervisor: &str, cl: Clients) -> Vec<String> {
     // waiting without letters: already there, and a timeout
     let o = svc(&["-wu"]);
     seen.push(format!("-wu: {}", outcome(&o, &dir)));
-    let o = svc(&["-wd", "-T", "100"]);
-    seen.push(format!("-wd -T 100: rc {:?}", o.status.code()));
-    let o = client(cl.svwait, &["-d", "-t", "100"], &dir);
-    seen.push(format!("svwait -d -t 100: {}", outcome(&o, &dir)));
+    let o = svc(&["-wd", "-T", "600"]);
+    seen.push(format!("-wd -T 600: rc {:?}", o.status.code()));
+    let o = client(cl.svwait, &["-d", "-t", "600"], &dir);
+    seen.push(format!("svwait -d -t 600: {}", outcome(&o, &dir)));
     // exit
     let o = svc(&["-wD", "-T", T, "-dx"]);
     let st = sup.wait_exit();
@@ -247,6 +247,15 @@ fn matrix_tend_supervise_tend_clients() {
         scenario(SUPERVISORS[1], TEND),
         "tend-supervise + tend clients",
     );
+}
+
+#[test]
+fn signal_letters_with_every_supervisor_and_client() {
+    for supervisor in SUPERVISORS {
+        for cl in [S6, TEND] {
+            crate::clients::signal_letters(supervisor, cl.svc);
+        }
+    }
 }
 
 #[test]
