@@ -1251,3 +1251,28 @@ fn man_pages_match_usage() {
         assert_eq!(text(&g.stderr), "", "{prog}: groff warns");
     }
 }
+
+/// A supervisor that exits while its service is already in the wanted state is not a
+/// failure for tend-svwait; s6-svwait 2.11 compares the ready bit too, so a down-and-ready
+/// service counts as failed while waiting for -d (documented in tend-svwait(8)).
+#[test]
+fn svwait_supervisor_exit_after_reaching_the_state() {
+    require("s6-svwait");
+    let s = Scratch::new("cl-svwait-x");
+    let a = service(&s, "a", SLEEPER, None, false, true);
+    let b = service(&s, "b", SLEEPER, None, false, false);
+    let mut sa = Supervised::start("s6-supervise", &a);
+    let _sb = Supervised::start("s6-supervise", &b);
+    wait_status(&b, "b up", is_up);
+    let x = background("s6-svwait", &["-d", "-t", "10000"], &[&a, &b]);
+    let y = background("tend-svwait", &["-d", "-t", "10000"], &[&a, &b]);
+    listeners(&a, 2);
+    listeners(&b, 2);
+    assert_code(&client("s6-svc", &["-x"], &a), 0);
+    sa.wait_exit();
+    assert_code(&client("s6-svc", &["-d"], &b), 0);
+    let (x, y) = (finish(x), finish(y));
+    assert_code(&x, 1);
+    assert_code(&y, 0);
+    assert_eq!(text(&y.stderr), "");
+}
