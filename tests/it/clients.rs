@@ -1144,9 +1144,32 @@ fn bad_input_gets_s6s_messages_and_codes() {
             text(&o.stderr)
         );
     }
+    // -wU checks notification-fd first
+    let o = same_as_s6("s6-svc", &["-wU", "-u"], &afile);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: unable to access {}/notification-fd: Not a directory\n",
+            afile.display()
+        )
+    );
     // too many letters, empty path, extra arguments
     let many = format!("-{}", "c".repeat(63));
     same_as_s6("s6-svc", &[&many], &stale);
+    let args = [
+        std::ffi::OsStr::new("-c"),
+        stale.as_os_str(),
+        std::ffi::OsStr::new("extra"),
+    ];
+    let mut c = cmd("s6-svc");
+    c.args(args);
+    let (a, t) = (run(c), tend("tend-svc", args));
+    assert_eq!(
+        (neutral(&t), t.status.code()),
+        (neutral(&a), a.status.code())
+    );
+    assert!(text(&t.stderr).starts_with("tend-svc: warning: ignoring extra arguments\n"));
     let o = tend("tend-svc", ["-u", ""]);
     assert_code(&o, 100);
     assert_eq!(text(&o.stderr), "tend-svc: fatal: invalid service path\n");
