@@ -1180,6 +1180,18 @@ fn garbage_status_files() {
     let s = Scratch::new("cl-garbage");
     let dir = service(&s, "sv", SLEEPER, None, false, true);
     let _sup = Supervised::start("s6-supervise", &dir);
+    // stdout that cannot be written
+    for prog in ["s6-svstat", "tend-svstat"] {
+        let mut c = cmd(prog);
+        c.arg(&dir)
+            .stdout(std::fs::File::create("/dev/full").unwrap());
+        let o = run(c);
+        assert_code(&o, 111);
+        assert_eq!(
+            neutral(&o),
+            "s6-svstat: fatal: unable to write to stdout: No space left on device\n"
+        );
+    }
     // a short status file: EPIPE, as s6
     std::fs::write(dir.join("supervise/status"), "garbage\n").unwrap();
     let o = same_as_s6("s6-svstat", &[], &dir);
