@@ -5,7 +5,8 @@
 //! Not tested here: `-T`/`-t` values large enough to overflow poll's timeout; a
 //! supervisor that dies between our open and write of `supervise/control` (EPIPE);
 //! unreadable directories (the tests run as root, which bypasses modes); more than 98
-//! failed services in one tend-svwait call.
+//! failed services in one tend-svwait call; a waiting client killed by a signal (its FIFO
+//! stays in event/ until the supervisor next notifies).
 
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
