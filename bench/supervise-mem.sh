@@ -5,6 +5,8 @@
 # Usage: bench/supervise-mem.sh [N]        (N services per supervisor kind, default 1000)
 #   KINDS="s6 tend runit floor" selects/reorders the kinds measured (default: all four).
 #   DETAIL=0 skips the per-mapping breakdown of one supervisor of each kind.
+#   TEND_BIN=/path/to/tend-supervise measures that binary instead (no cargo build), e.g. a
+#   variant built with other RUSTFLAGS into another CARGO_TARGET_DIR.
 #
 # For each kind it starts N supervisors directly (setsid, no scanner), each on its own service
 # directory whose ./run is a symlink to a static `pause()` sleeper (gcc -static, so the services
@@ -30,9 +32,13 @@ for t in s6-supervise s6-svstat runsv sv gcc; do
     command -v "$t" >/dev/null || { echo "supervise-mem: missing $t" >&2; exit 111; }
 done
 
-echo "# building tend (cargo build --release)" >&2
-cargo build --release --bin tend-supervise >&2
-TEND=$target/release/tend-supervise
+if [ -n "${TEND_BIN:-}" ]; then
+    TEND=$TEND_BIN
+else
+    echo "# building tend (cargo build --release)" >&2
+    cargo build --release >&2
+    TEND=$target/release/tend-supervise
+fi
 [ -x "$TEND" ] || { echo "supervise-mem: no $TEND" >&2; exit 111; }
 
 # Scratch: binaries under $TMPDIR (exec allowed), service dirs on a tmpfs when there is one.
@@ -213,6 +219,7 @@ run_kind() {
     d=$svroot/$kind
     echo "# $kind: $N services" >&2
     if [ "$kind" = floor ]; then
+        : >"$svroot/floor.pids"
         setsid "$bindir/floor" "$N" >"$svroot/floor.pids" </dev/null &
         SUPS=("$!")
         for ((i = 0; i < 600; i++)); do
