@@ -86,9 +86,11 @@ pub fn tai64n() -> Result<(), Error> {
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` for a TAI64N label (local time unless `utc`).
-pub fn render_label(t: Tai64n, utc: bool) -> [u8; 29] {
-    let (secs, nanos) = t.to_unix();
+/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` for a TAI64N label (local time unless `utc`); None
+/// for labels before 1970 or out of range, which pass through unchanged.
+pub fn render_label(t: Tai64n, utc: bool) -> Option<[u8; 29]> {
+    let secs = tend_proto::tai64n::unix_from_label(t.secs)?;
+    let nanos = t.nanos;
     let d = if utc {
         utc_datetime(secs)
     } else {
@@ -97,7 +99,7 @@ pub fn render_label(t: Tai64n, utc: bool) -> [u8; 29] {
     let mut o = [b'.'; 29];
     o[..19].copy_from_slice(&render_datetime(&d, b' '));
     render_digits(&mut o[20..], nanos);
-    o
+    Some(o)
 }
 
 /// Rewrite one line (with or without its newline): a leading `@` + 24 hex digits becomes
@@ -105,9 +107,9 @@ pub fn render_label(t: Tai64n, utc: bool) -> [u8; 29] {
 pub fn localize_line(line: &[u8], out: &mut Vec<u8>, utc: bool) {
     if line.len() >= 25
         && line[0] == b'@'
-        && let Some(t) = Tai64n::parse_hex(&line[1..25])
+        && let Some(d) = Tai64n::parse_hex(&line[1..25]).and_then(|t| render_label(t, utc))
     {
-        out.extend_from_slice(&render_label(t, utc));
+        out.extend_from_slice(&d);
         out.extend_from_slice(&line[25..]);
     } else {
         out.extend_from_slice(line);

@@ -163,8 +163,9 @@ pub fn status(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8], size: usiz
     }
 }
 
-/// An alert line: `PROG: alert: ` + head + the first `limit` bytes of the line (`...` if
-/// cut) + `\n`.
+/// An alert line: `PROG: alert: ` + head + the line + `\n`; a line more than `limit` + 3
+/// bytes long is cut to `limit` bytes followed by `...` (as s6-log: cutting fewer bytes
+/// than the ellipsis adds would not shorten it).
 pub fn alert(out: &mut Vec<u8>, prog: &[u8], f: &Format, s: &Stamps, line: &[u8], limit: usize) {
     out.extend_from_slice(prog);
     out.extend_from_slice(b": alert: ");
@@ -173,7 +174,7 @@ pub fn alert(out: &mut Vec<u8>, prog: &[u8], f: &Format, s: &Stamps, line: &[u8]
         return;
     }
     head(out, f, s);
-    if limit > 0 && line.len() > limit {
+    if limit > 0 && line.len() > limit.saturating_add(3) {
         out.extend_from_slice(&line[..limit]);
         out.extend_from_slice(b"...");
     } else {
@@ -244,5 +245,8 @@ mod tests {
         let mut o = Vec::new();
         alert(&mut o, b"tend-log", &fmt(false, false, false, false, Some("X")), &s, b"hello world", 5);
         assert_eq!(o, b"tend-log: alert: X hello...\n");
+        o.clear();
+        alert(&mut o, b"tend-log", &Format::default(), &s, b"abcdefgh", 5);
+        assert_eq!(o, b"tend-log: alert: abcdefgh\n");
     }
 }

@@ -170,6 +170,31 @@ pub fn render_digits(out: &mut [u8], mut v: u32) {
     }
 }
 
+/// Unix times at which each leap second since 1972 took effect (TAI - UTC went from 10 to
+/// 37 over these 27 steps).
+const LEAPS: [i64; 27] = [
+    78_796_800, 94_694_400, 126_230_400, 157_766_400, 189_302_400, 220_924_800,
+    252_460_800, 283_996_800, 315_532_800, 362_793_600, 394_329_600, 425_865_600,
+    489_024_000, 567_993_600, 631_152_000, 662_688_000, 709_948_800, 741_484_800,
+    773_020_800, 820_454_400, 867_715_200, 915_148_800, 1_136_073_600, 1_230_768_000,
+    1_341_100_800, 1_435_708_800, 1_483_228_800,
+];
+
+/// The unix (UTC) second of a TAI64 label, through the leap-second table as skalibs does;
+/// None for labels before 1970 or outside TAI64's range (>= 2^63).
+pub fn unix_from_label(secs: u64) -> Option<i64> {
+    if secs >= 1 << 63 || secs < BASE + 10 {
+        return None;
+    }
+    let x = (secs - BASE) as i64;
+    let passed = LEAPS
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| x >= **l + 11 + *i as i64)
+        .count() as i64;
+    Some(x - 10 - passed)
+}
+
 fn hexval(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -206,6 +231,17 @@ mod tests {
         let mut n = [0u8; 9];
         render_digits(&mut n, 1234);
         assert_eq!(&n, b"000001234");
+    }
+
+    #[test]
+    fn leap_table() {
+        assert_eq!(unix_from_label(BASE + 37), Some(27));
+        assert_eq!(unix_from_label(BASE + 9), None);
+        assert_eq!(unix_from_label(u64::MAX), None);
+        let now = Tai64n::from_unix(1_795_910_400, 0);
+        assert_eq!(unix_from_label(now.secs), Some(1_795_910_400));
+        // 1990-01-01: TAI - UTC was 25.
+        assert_eq!(unix_from_label(BASE + 631_152_000 + 25), Some(631_152_000));
     }
 
     #[test]
