@@ -316,15 +316,16 @@ impl Logdir {
                 self.written = 0;
                 return;
             }
-            if self.rotate_due && self.phase == Phase::Idle && self.at_boundary() {
-                continue;
+            if self.rotate_due && self.at_boundary() {
+                if self.phase == Phase::Idle {
+                    continue;
+                }
+                // A processor still works on the previous rotation: hold the data (as
+                // s6-log does) rather than let current grow past its size.
+                return;
             }
             let rest = &self.pending[self.written..];
-            let n = if self.phase == Phase::Idle {
-                policy::write_bound(rest, self.size, self.spec.size, self.spec.tolerance)
-            } else {
-                rest.len()
-            };
+            let n = policy::write_bound(rest, self.size, self.spec.size, self.spec.tolerance);
             let Some(fd) = self.current.as_ref() else {
                 return;
             };
@@ -334,7 +335,6 @@ impl Logdir {
                     self.size += w as u64;
                     if self.at_boundary()
                         && policy::due(self.size, self.spec.size, self.spec.tolerance)
-                        && self.phase == Phase::Idle
                     {
                         self.rotate_due = true;
                     }
