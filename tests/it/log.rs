@@ -24,8 +24,7 @@ fn mask(b: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'@' && i + 25 <= b.len() && b[i + 1..i + 25].iter().all(u8::is_ascii_hexdigit)
-        {
+        if b[i] == b'@' && i + 25 <= b.len() && b[i + 1..i + 25].iter().all(u8::is_ascii_hexdigit) {
             out.extend_from_slice(b"@<TAI>");
             i += 25;
             continue;
@@ -43,9 +42,13 @@ fn mask(b: &[u8]) -> Vec<u8> {
 
 fn is_date(s: &[u8]) -> bool {
     let pat = b"dddd-dd-dd dd:dd:dd.ddddddddd";
-    s.iter()
-        .zip(pat.iter())
-        .all(|(c, p)| if *p == b'd' { c.is_ascii_digit() } else { c == p })
+    s.iter().zip(pat.iter()).all(|(c, p)| {
+        if *p == b'd' {
+            c.is_ascii_digit()
+        } else {
+            c == p
+        }
+    })
 }
 
 /// A logdir (or any dir) as (masked name, mode, masked content), sorted by real name.
@@ -81,7 +84,11 @@ fn progress(root: &Path, watch: &[&str]) -> String {
     for w in watch {
         let p = root.join(w);
         match fs::read(&p) {
-            Ok(b) => s.push_str(&format!("{w}:{}:{};", b.len(), b.iter().map(|&x| x as u64).sum::<u64>())),
+            Ok(b) => s.push_str(&format!(
+                "{w}:{}:{};",
+                b.len(),
+                b.iter().map(|&x| x as u64).sum::<u64>()
+            )),
             Err(_) => s.push_str(&format!("{w}:-;")),
         }
     }
@@ -91,7 +98,13 @@ fn progress(root: &Path, watch: &[&str]) -> String {
 /// Run `prog script` in `root`, feeding `lines` one at a time and waiting until each has
 /// visibly been written (so the logger sees exactly one line per read), then close stdin
 /// and wait for exit. Returns (exit code, stderr).
-fn run_fed(prog: &str, root: &Path, args: &[&str], lines: &[Vec<u8>], watch: &[&str]) -> (i32, String) {
+fn run_fed(
+    prog: &str,
+    root: &Path,
+    args: &[&str],
+    lines: &[Vec<u8>],
+    watch: &[&str],
+) -> (i32, String) {
     let mut c = cmd(prog);
     c.current_dir(root)
         .args(args)
@@ -105,13 +118,22 @@ fn run_fed(prog: &str, root: &Path, args: &[&str], lines: &[Vec<u8>], watch: &[&
         stdin.write_all(l).unwrap();
         let deadline = Instant::now() + SEC5;
         while progress(root, watch) == before {
-            assert!(Instant::now() < deadline, "{prog}: line {:?} never written", text(l));
+            assert!(
+                Instant::now() < deadline,
+                "{prog}: line {:?} never written",
+                text(l)
+            );
             std::thread::sleep(Duration::from_micros(300));
         }
     }
     drop(stdin);
-    let st = d.wait_exit(SEC20).unwrap_or_else(|| panic!("{prog} did not exit"));
-    (st.code().unwrap_or(-1), fs::read_to_string(root.join("stderr")).unwrap())
+    let st = d
+        .wait_exit(SEC20)
+        .unwrap_or_else(|| panic!("{prog} did not exit"));
+    (
+        st.code().unwrap_or(-1),
+        fs::read_to_string(root.join("stderr")).unwrap(),
+    )
 }
 
 /// Lines of varied lengths, numbered.
@@ -119,7 +141,8 @@ fn numbered(n: usize, seed: usize) -> Vec<Vec<u8>> {
     (0..n)
         .map(|i| {
             let len = 10 + (i * 37 + seed) % 90;
-            let mut l = format!("{}{i:05} ", ["alpha", "beta", "gamma", "delta"][i % 4]).into_bytes();
+            let mut l =
+                format!("{}{i:05} ", ["alpha", "beta", "gamma", "delta"][i % 4]).into_bytes();
             while l.len() < len {
                 l.push(b'a' + (l.len() % 26) as u8);
             }
@@ -172,8 +195,23 @@ fn same_as_s6_selection_status_stdout_and_size_pruning() {
     compare_with_s6(
         "log-cmp-sel",
         &[
-            "-", "+^alpha", "s4096", "n20", "./a", "-", "+^beta", "^60", "t", "=./status",
-            "pB:", "1", "f", "p", "S7000", "s4096", "./rest",
+            "-",
+            "+^alpha",
+            "s4096",
+            "n20",
+            "./a",
+            "-",
+            "+^beta",
+            "^60",
+            "t",
+            "=./status",
+            "pB:",
+            "1",
+            "f",
+            "p",
+            "S7000",
+            "s4096",
+            "./rest",
         ],
         &numbered(500, 7),
         &["a/current", "rest/current", "status", "stdout"],
@@ -188,7 +226,9 @@ fn same_as_s6_with_processor_and_state() {
     let proc_ = "?tr a-z A-Z; n=$(cat <&4); echo $((${n:-0}+1)) >&5";
     compare_with_s6(
         "log-cmp-proc",
-        &["s4096", "n5", proc_, "./p", "?", "+^gamma", "-^alpha", "./g"],
+        &[
+            "s4096", "n5", proc_, "./p", "?", "+^gamma", "-^alpha", "./g",
+        ],
         &numbered(300, 3),
         &["p/current", "g/current"],
         &["p", "g"],
@@ -202,7 +242,13 @@ fn same_as_s6_line_limit_and_missing_final_newline() {
     lines.last_mut().unwrap().push(b'\n');
     lines.push(vec![b'y'; 48]);
     lines.last_mut().unwrap().push(b'\n');
-    compare_with_s6("log-cmp-limit", &["-l", "48", "./d"], &lines, &["d/current"], &["d"]);
+    compare_with_s6(
+        "log-cmp-limit",
+        &["-l", "48", "./d"],
+        &lines,
+        &["d/current"],
+        &["d"],
+    );
     // s6-log 2.11 drops a final line without newline; tend writes it (with a newline).
     let sc = Scratch::new("log-lastline");
     let mut c = cmd("tend-log");
@@ -241,13 +287,22 @@ fn bulk_input_rotates_at_the_same_points_as_line_by_line() {
     let o = tend_in(&sc.path, &["s4096", "n1000", "./bulk"], &all);
     assert_code(&o, 0);
     fs::create_dir_all(sc.join("fed")).unwrap();
-    let (c, e) = run_fed("tend-log", &sc.join("fed"), &["s4096", "n1000", "./d"], &lines[..600], &["d/current"]);
+    let (c, e) = run_fed(
+        "tend-log",
+        &sc.join("fed"),
+        &["s4096", "n1000", "./d"],
+        &lines[..600],
+        &["d/current"],
+    );
     assert_eq!(c, 0, "{e}");
     let bulk = snapshot(&sc.join("bulk"));
     let fed = snapshot(&sc.join("fed/d"));
     // The archives of the first 600 lines are the same files.
     let arch = |v: &[(String, u32, String)]| -> Vec<String> {
-        v.iter().filter(|x| x.0.ends_with(".s")).map(|x| x.2.clone()).collect()
+        v.iter()
+            .filter(|x| x.0.ends_with(".s"))
+            .map(|x| x.2.clone())
+            .collect()
     };
     let (b, f) = (arch(&bulk), arch(&fed));
     assert!(f.len() > 5);
@@ -268,13 +323,34 @@ fn usage_and_bad_scripts_exit_100() {
     assert_code(&o, 100);
     assert!(text(&o.stderr).starts_with("tend-log: usage: tend-log [ -d notif ]"));
     for (args, msg) in [
-        (vec!["xyz"], "tend-log: fatal: unrecognized directive: xyz\n"),
-        (vec!["t", "n5"], "tend-log: fatal: no action directive specified\n"),
-        (vec!["tt", "1"], "tend-log: fatal: syntax error at directive: tt\n"),
-        (vec!["nfive", "1"], "tend-log: fatal: unrecognized directive: nfive\n"),
-        (vec!["s4096", "l3000", "1"], "tend-log: fatal: directive l3000 conflicts with previous s directive\n"),
-        (vec!["-d", "1", "1"], "tend-log: fatal: notification fd must be 3 or more\n"),
-        (vec!["-d", "9", "1"], "tend-log: fatal: invalid notification fd: EBADF\n"),
+        (
+            vec!["xyz"],
+            "tend-log: fatal: unrecognized directive: xyz\n",
+        ),
+        (
+            vec!["t", "n5"],
+            "tend-log: fatal: no action directive specified\n",
+        ),
+        (
+            vec!["tt", "1"],
+            "tend-log: fatal: syntax error at directive: tt\n",
+        ),
+        (
+            vec!["nfive", "1"],
+            "tend-log: fatal: unrecognized directive: nfive\n",
+        ),
+        (
+            vec!["s4096", "l3000", "1"],
+            "tend-log: fatal: directive l3000 conflicts with previous s directive\n",
+        ),
+        (
+            vec!["-d", "1", "1"],
+            "tend-log: fatal: notification fd must be 3 or more\n",
+        ),
+        (
+            vec!["-d", "9", "1"],
+            "tend-log: fatal: invalid notification fd: EBADF\n",
+        ),
     ] {
         let o = tend("tend-log", &args);
         assert_code(&o, 100);
@@ -284,7 +360,8 @@ fn usage_and_bad_scripts_exit_100() {
     let o = tend("tend-log", ["+(unclosed", "1"]);
     assert_code(&o, 100);
     assert!(
-        text(&o.stderr).starts_with("tend-log: fatal: invalid regular expression in directive: +(unclosed: "),
+        text(&o.stderr)
+            .starts_with("tend-log: fatal: invalid regular expression in directive: +(unclosed: "),
         "{}",
         text(&o.stderr)
     );
@@ -301,7 +378,10 @@ fn unwritable_logdir_exits_111_naming_it() {
     assert_code(&o, 111);
     assert_eq!(
         text(&o.stderr),
-        format!("tend-log: fatal: unable to mkdir {}: Not a directory\n", d.display())
+        format!(
+            "tend-log: fatal: unable to mkdir {}: Not a directory\n",
+            d.display()
+        )
     );
 }
 
@@ -394,7 +474,9 @@ fn recovery_matches_s6_and_fixes_its_name_clash() {
         let mut c = cmd(who);
         c.current_dir(&sc.path).arg(format!("./{who}-r"));
         let mut c2 = c;
-        c2.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c2.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut ch = c2.spawn().unwrap();
         ch.stdin.take().unwrap().write_all(b"x\n").unwrap();
         let o = ch.wait_with_output().unwrap();
@@ -414,7 +496,11 @@ fn recovery_matches_s6_and_fixes_its_name_clash() {
     let o = tend_in(&sc.path, &["./clash"], b"x\n");
     assert_code(&o, 0);
     let snap = snapshot(&d);
-    let us: Vec<&str> = snap.iter().filter(|x| x.0.ends_with(".u")).map(|x| x.2.as_str()).collect();
+    let us: Vec<&str> = snap
+        .iter()
+        .filter(|x| x.0.ends_with(".u"))
+        .map(|x| x.2.as_str())
+        .collect();
     assert_eq!(us, ["prev\n", "cur\n"]);
 }
 
@@ -430,20 +516,32 @@ fn processor_state_with_one_logdir_and_sigalrm() {
     let dir = sc.join("d");
     for i in 1..=3 {
         si.write_all(format!("line {i}\n").as_bytes()).unwrap();
-        wait_until(SEC5, "line", || (file_len(&dir.join("current")) > 0).then_some(()));
+        wait_until(SEC5, "line", || {
+            (file_len(&dir.join("current")) > 0).then_some(())
+        });
         d.signal(nix::sys::signal::Signal::SIGALRM);
         wait_until(SEC5, "archive", || {
-            let n = snapshot(&dir).iter().filter(|x| x.0.ends_with(".s")).count();
+            let n = snapshot(&dir)
+                .iter()
+                .filter(|x| x.0.ends_with(".s"))
+                .count();
             (n == i && !dir.join("previous").exists()).then_some(())
         });
     }
     drop(si);
     assert!(d.wait_exit(SEC5).unwrap().success());
     let snap = snapshot(&dir);
-    let arch: Vec<&str> = snap.iter().filter(|x| x.0.ends_with(".s")).map(|x| x.2.as_str()).collect();
+    let arch: Vec<&str> = snap
+        .iter()
+        .filter(|x| x.0.ends_with(".s"))
+        .map(|x| x.2.as_str())
+        .collect();
     assert_eq!(arch, ["P:line 1\n", "P:line 2\n", "P:line 3\n"]);
     assert_eq!(fs::read_to_string(dir.join("state")).unwrap(), "3\n");
-    assert!(snap.iter().all(|x| !x.0.ends_with(".s") || x.1 & 0o100 != 0));
+    assert!(
+        snap.iter()
+            .all(|x| !x.0.ends_with(".s") || x.1 & 0o100 != 0)
+    );
     let err = fs::read_to_string(sc.join("tend-log.err")).unwrap();
     assert_eq!(err, "");
 }
@@ -458,7 +556,9 @@ fn failing_processor_is_retried_and_nothing_is_lost() {
     );
     let dir = sc.join("d");
     si.write_all(b"kept line\n").unwrap();
-    wait_until(SEC5, "line", || (file_len(&dir.join("current")) > 0).then_some(()));
+    wait_until(SEC5, "line", || {
+        (file_len(&dir.join("current")) > 0).then_some(())
+    });
     d.signal(nix::sys::signal::Signal::SIGALRM);
     let errf = sc.join("tend-log.err");
     wait_until(SEC5, "two failures", || {
@@ -468,19 +568,32 @@ fn failing_processor_is_retried_and_nothing_is_lost() {
     assert_eq!(fs::read(dir.join("previous")).unwrap(), b"kept line\n");
     // Lines keep flowing into the new current meanwhile.
     si.write_all(b"during\n").unwrap();
-    wait_until(SEC5, "during", || (file_len(&dir.join("current")) == 7).then_some(()));
+    wait_until(SEC5, "during", || {
+        (file_len(&dir.join("current")) == 7).then_some(())
+    });
     fs::write(dir.join("okflag"), "").unwrap();
     wait_until(SEC5, "archive", || {
-        snapshot(&dir).iter().find(|x| x.0.ends_with(".s")).map(|x| x.2.clone())
+        snapshot(&dir)
+            .iter()
+            .find(|x| x.0.ends_with(".s"))
+            .map(|x| x.2.clone())
     });
     assert!(!dir.join("previous").exists());
     drop(si);
     assert!(d.wait_exit(SEC5).unwrap().success());
     let snap = snapshot(&dir);
-    assert_eq!(snap.iter().find(|x| x.0.ends_with(".s")).unwrap().2, "kept line\n");
+    assert_eq!(
+        snap.iter().find(|x| x.0.ends_with(".s")).unwrap().2,
+        "kept line\n"
+    );
     assert_eq!(fs::read(dir.join("current")).unwrap(), b"during\n");
     let e = fs::read_to_string(&errf).unwrap();
-    assert!(e.lines().all(|l| l.starts_with("tend-log: warning: processor failed for logdir ./d (exit code 1), retrying in 100 ms")), "{e}");
+    assert!(
+        e.lines().all(|l| l.starts_with(
+            "tend-log: warning: processor failed for logdir ./d (exit code 1), retrying in 100 ms"
+        )),
+        "{e}"
+    );
 }
 
 #[test]
@@ -506,7 +619,10 @@ fn sigterm_finishes_the_current_line_and_leaves_the_rest_in_the_pipe() {
     let st = d.wait_exit(SEC5).expect("exit");
     assert!(st.success());
     assert_eq!(fs::read(&cur).unwrap(), b"one\npartial\n");
-    assert_eq!(fs::metadata(&cur).unwrap().permissions().mode() & 0o100, 0o100);
+    assert_eq!(
+        fs::metadata(&cur).unwrap().permissions().mode() & 0o100,
+        0o100
+    );
     drop(w);
     let mut rest = String::new();
     fs::File::from(keep).read_to_string(&mut rest).unwrap();
@@ -558,12 +674,25 @@ fn extensions_rfc3339_json_and_prefix() {
     let z = text(lines[1]);
     assert_eq!(z.len(), 27 + 1 + 6 + 14);
     let b = z.as_bytes();
-    assert!(b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[26] == b'Z' && b[27] == b' ', "{z}");
-    assert!(z.ends_with(" [svc] say \"hi\"\t\\ \u{fffd}") || lines[1].ends_with(b"[svc] say \"hi\"\t\\ \xff"));
+    assert!(
+        b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[26] == b'Z' && b[27] == b' ',
+        "{z}"
+    );
+    assert!(
+        z.ends_with(" [svc] say \"hi\"\t\\ \u{fffd}")
+            || lines[1].ends_with(b"[svc] say \"hi\"\t\\ \xff")
+    );
     let j = text(lines[2]);
-    assert!(j.starts_with("{\"time\":\"20") && j.ends_with("Z\",\"prefix\":\"[svc]\",\"line\":\"say \\\"hi\\\"\\t\\\\ \\ufffd\"}"), "{j}");
+    assert!(
+        j.starts_with("{\"time\":\"20")
+            && j.ends_with("Z\",\"prefix\":\"[svc]\",\"line\":\"say \\\"hi\\\"\\t\\\\ \\ufffd\"}"),
+        "{j}"
+    );
     let j2 = text(lines[3]);
-    assert!(j2.contains("\",\"tai64n\":\"@4000") && !j2.contains("prefix"), "{j2}");
+    assert!(
+        j2.contains("\",\"tai64n\":\"@4000") && !j2.contains("prefix"),
+        "{j2}"
+    );
     assert_eq!(lines.len(), 5);
 }
 
@@ -575,16 +704,30 @@ fn alerts_and_status_render_like_s6() {
     let o = tend_in(&sc.path, &args, b"hello world\nsecond\n");
     assert_code(&o, 0);
     // Cut only when more than E + 3 bytes long.
-    assert_eq!(text(&o.stderr), "tend-log: alert: X hello...\ntend-log: alert: X second\n");
+    assert_eq!(
+        text(&o.stderr),
+        "tend-log: alert: X hello...\ntend-log: alert: X second\n"
+    );
     assert_eq!(fs::read(sc.join("st")).unwrap(), b"second\n");
     let mut c = Command::new("s6-log");
-    c.current_dir(&sc.path).args(["E5", "pX", "2", "p", "^0", "=st6"]);
+    c.current_dir(&sc.path)
+        .args(["E5", "pX", "2", "p", "^0", "=st6"]);
     c.stdin(Stdio::piped()).stderr(Stdio::piped());
     let mut ch = c.spawn().unwrap();
-    ch.stdin.take().unwrap().write_all(b"hello world\nsecond\n").unwrap();
+    ch.stdin
+        .take()
+        .unwrap()
+        .write_all(b"hello world\nsecond\n")
+        .unwrap();
     let o6 = ch.wait_with_output().unwrap();
-    assert_eq!(text(&o6.stderr).replace("s6-log", "tend-log"), text(&o.stderr));
-    assert_eq!(fs::read(sc.join("st6")).unwrap(), fs::read(sc.join("st")).unwrap());
+    assert_eq!(
+        text(&o6.stderr).replace("s6-log", "tend-log"),
+        text(&o.stderr)
+    );
+    assert_eq!(
+        fs::read(sc.join("st6")).unwrap(),
+        fs::read(sc.join("st")).unwrap()
+    );
 }
 
 /// A tmpfs of `size` mounted on a scratch dir, unmounted on drop.
@@ -598,7 +741,11 @@ impl Tmpfs {
             .arg(&dir)
             .output()
             .unwrap();
-        assert!(o.status.success(), "mount tmpfs (tests run as root): {}", text(&o.stderr));
+        assert!(
+            o.status.success(),
+            "mount tmpfs (tests run as root): {}",
+            text(&o.stderr)
+        );
         Tmpfs(dir)
     }
 }
@@ -619,7 +766,8 @@ fn disk_full_waits_and_resumes_without_losing_a_line() {
     let block = vec![b'F'; 4096];
     while f.write_all(&block).is_ok() {}
     drop(f);
-    let (mut d, mut si) = start_logger("tend-log", &sc.path, &["r50", "s100000", "n100", "./mnt/d"]);
+    let (mut d, mut si) =
+        start_logger("tend-log", &sc.path, &["r50", "s100000", "n100", "./mnt/d"]);
     let lines = numbered(4000, 4); // ~220 KB: fits once the filler is gone
     let all = lines.concat();
     let writer = std::thread::spawn(move || {
@@ -633,7 +781,9 @@ fn disk_full_waits_and_resumes_without_losing_a_line() {
     });
     let e = fs::read_to_string(&errf).unwrap();
     assert!(
-        e.starts_with("tend-log: warning: unable to write to ./mnt/d/current: No space left on device\n"),
+        e.starts_with(
+            "tend-log: warning: unable to write to ./mnt/d/current: No space left on device\n"
+        ),
         "{e}"
     );
     assert!(d.child.try_wait().unwrap().is_none(), "still running");
@@ -642,7 +792,10 @@ fn disk_full_waits_and_resumes_without_losing_a_line() {
     let st = d.wait_exit(SEC20).expect("exits once written");
     assert!(st.success());
     let dir = mnt.0.join("d");
-    let mut names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     names.sort();
     let mut got = Vec::new();
     for n in &names {
@@ -652,7 +805,12 @@ fn disk_full_waits_and_resumes_without_losing_a_line() {
         }
     }
     got.extend(fs::read(dir.join("current")).unwrap());
-    assert!(got == all, "lost or reordered data: got {} bytes, sent {}", got.len(), all.len());
+    assert!(
+        got == all,
+        "lost or reordered data: got {} bytes, sent {}",
+        got.len(),
+        all.len()
+    );
 }
 
 #[test]
@@ -663,9 +821,17 @@ fn two_million_lines_arrive_complete_and_in_order() {
     // the 8192-byte limit), bytes 1..255 except \n, no final newline.
     let mut input = Vec::with_capacity(230 << 20);
     let mut expected = Vec::with_capacity(232 << 20);
-    let pool: Vec<u8> = (0..=255u8).filter(|&b| b != b'\n').cycle().take(40_000).collect();
+    let pool: Vec<u8> = (0..=255u8)
+        .filter(|&b| b != b'\n')
+        .cycle()
+        .take(40_000)
+        .collect();
     for i in 0..2_000_000usize {
-        let len = if i % 100_000 == 99_999 { 20_000 } else { 20 + (i * 7919) % 181 };
+        let len = if i % 100_000 == 99_999 {
+            20_000
+        } else {
+            20 + (i * 7919) % 181
+        };
         let start = (i * 31) % 20_000;
         let body = &pool[start..start + len];
         input.extend_from_slice(body);
@@ -693,15 +859,30 @@ fn two_million_lines_arrive_complete_and_in_order() {
     assert_code(&o, 0);
     let took = t0.elapsed();
     let dir = mnt.0.join("d");
-    let mut names: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let mut names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     names.sort();
     // Compare file by file against the expected stream, in order.
     let mut off = 0;
     let mut archives = 0;
-    for n in names.iter().filter(|n| n.to_string_lossy().ends_with(".s")).chain([&std::ffi::OsString::from("current")]) {
+    for n in names
+        .iter()
+        .filter(|n| n.to_string_lossy().ends_with(".s"))
+        .chain([&std::ffi::OsString::from("current")])
+    {
         let b = fs::read(dir.join(n)).unwrap();
-        assert!(off + b.len() <= expected.len(), "more output than input at {}", n.to_string_lossy());
-        assert!(b == expected[off..off + b.len()], "content differs in {}", n.to_string_lossy());
+        assert!(
+            off + b.len() <= expected.len(),
+            "more output than input at {}",
+            n.to_string_lossy()
+        );
+        assert!(
+            b == expected[off..off + b.len()],
+            "content differs in {}",
+            n.to_string_lossy()
+        );
         off += b.len();
         archives += 1;
     }
@@ -724,7 +905,10 @@ fn tai64n_matches_s6_tai64n() {
         text(&mask(&o.stdout))
     };
     assert_eq!(run_filter("tend-tai64n"), run_filter("s6-tai64n"));
-    assert_eq!(run_filter("tend-tai64n"), "@<TAI> a\n@<TAI> \n@<TAI> b c\n@<TAI> no newline\n");
+    assert_eq!(
+        run_filter("tend-tai64n"),
+        "@<TAI> a\n@<TAI> \n@<TAI> b c\n@<TAI> no newline\n"
+    );
     let o = tend("tend-tai64n", ["x"]);
     assert_code(&o, 100);
     assert_eq!(text(&o.stderr), "tend-tai64n: usage: tend-tai64n\n");
@@ -734,21 +918,36 @@ fn tai64n_matches_s6_tai64n() {
 fn tai64nlocal_matches_s6_tai64nlocal() {
     require("s6-tai64nlocal");
     let input: &[u8] = b"@400000006b0c5a1b2a013136 x\n@400000006b0c5a1b2a01313 short\nplain\n@400000006b0c5a1b2a013136\n@4000000000000000000000ff old\n@400000000000002500000000 epoch\n@40000000259cdf1900000000 1990\n@ffffffffffffffff00000000 bad\n@400000006b0c5a1b2a013136tail";
-    for (tz, flag) in [("UTC", None), ("Europe/Paris", None), ("America/New_York", Some("-g")), ("Asia/Kolkata", None)] {
+    for (tz, flag) in [
+        ("UTC", None),
+        ("Europe/Paris", None),
+        ("America/New_York", Some("-g")),
+        ("Asia/Kolkata", None),
+    ] {
         let run_filter = |prog: &str| {
             let mut c = cmd(prog);
-            c.env("TZ", tz).args(flag).stdin(Stdio::piped()).stdout(Stdio::piped());
+            c.env("TZ", tz)
+                .args(flag)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped());
             let mut ch = c.spawn().unwrap();
             ch.stdin.take().unwrap().write_all(input).unwrap();
             let o = ch.wait_with_output().unwrap();
             assert_code(&o, 0);
             text(&o.stdout)
         };
-        assert_eq!(run_filter("tend-tai64nlocal"), run_filter("s6-tai64nlocal"), "TZ={tz} {flag:?}");
+        assert_eq!(
+            run_filter("tend-tai64nlocal"),
+            run_filter("s6-tai64nlocal"),
+            "TZ={tz} {flag:?}"
+        );
     }
     let o = tend("tend-tai64nlocal", ["-x"]);
     assert_code(&o, 100);
-    assert_eq!(text(&o.stderr), "tend-tai64nlocal: usage: tend-tai64nlocal [ -g ]\n");
+    assert_eq!(
+        text(&o.stderr),
+        "tend-tai64nlocal: usage: tend-tai64nlocal [ -g ]\n"
+    );
 }
 
 #[test]
@@ -764,7 +963,11 @@ fn man_pages_are_clean_and_complete() {
         for c in letters.chars() {
             assert!(src.contains(&format!("\\-{c}")), "{prog}.8 lacks -{c}");
         }
-        let o = Command::new("groff").args(["-man", "-ww", "-z"]).arg(&page).output().unwrap();
+        let o = Command::new("groff")
+            .args(["-man", "-ww", "-z"])
+            .arg(&page)
+            .output()
+            .unwrap();
         assert_eq!(text(&o.stderr), "", "{prog}.8");
     }
 }

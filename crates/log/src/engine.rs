@@ -147,15 +147,22 @@ fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
 
 fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
     match a.target {
-        Target::Logdir(i) => format::record(&mut out.logdirs[i].pending, &a.format, &out.stamps, line),
+        Target::Logdir(i) => {
+            format::record(&mut out.logdirs[i].pending, &a.format, &out.stamps, line)
+        }
         Target::Stdout => {
             if out.stdout_on {
                 format::record(&mut out.stdout, &a.format, &out.stamps, line)
             }
         }
-        Target::Alert(limit) => {
-            format::alert(&mut out.alerts, b"tend-log", &a.format, &out.stamps, line, limit)
-        }
+        Target::Alert(limit) => format::alert(
+            &mut out.alerts,
+            b"tend-log",
+            &a.format,
+            &out.stamps,
+            line,
+            limit,
+        ),
         Target::Status(i, size) => {
             let st = &mut out.statuses[i];
             format::status(&mut st.buf, &a.format, &out.stamps, line, size);
@@ -203,7 +210,8 @@ pub fn run(
             warn_out(m)
         }
     };
-    tend_sys::signals::ignore(Signal::SIGPIPE).map_err(|e| RunError::System(Error::new("ignore SIGPIPE", e)))?;
+    tend_sys::signals::ignore(Signal::SIGPIPE)
+        .map_err(|e| RunError::System(Error::new("ignore SIGPIPE", e)))?;
     let sigfd = tend_sys::signals::signalfd(&[
         Signal::SIGTERM,
         Signal::SIGHUP,
@@ -272,7 +280,7 @@ pub fn run(
         if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
             break;
         }
-        let reading = !input.done && !(opts.blocking && busy);
+        let reading = !(input.done || (opts.blocking && busy));
         let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
         let deadline = out.logdirs.iter().filter_map(|l| l.deadline).min();
         let timeout = match deadline {
@@ -301,7 +309,13 @@ pub fn run(
                 },
             ),
         ];
-        let nfds = if want_out { 3 } else if reading { 2 } else { 1 };
+        let nfds = if want_out {
+            3
+        } else if reading {
+            2
+        } else {
+            1
+        };
         match poll(&mut fds[..nfds], timeout) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(RunError::System(Error::new("poll", e))),
@@ -375,8 +389,15 @@ fn read_input(
         let n = input.buf.len() * 2;
         input.buf.resize(n, 0);
     }
-    let want = if input.stopping { 1 } else { input.buf.len() - input.end };
-    match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&stdin.as_fd()), &mut input.buf[input.end..input.end + want]) {
+    let want = if input.stopping {
+        1
+    } else {
+        input.buf.len() - input.end
+    };
+    match nix::unistd::read(
+        std::os::fd::AsRawFd::as_raw_fd(&stdin.as_fd()),
+        &mut input.buf[input.end..input.end + want],
+    ) {
         Ok(0) => input.eof = true,
         Ok(n) => input.end += n,
         Err(Errno::EAGAIN | Errno::EINTR) => return,
@@ -385,7 +406,9 @@ fn read_input(
             input.eof = true;
         }
     }
-    while let Some((line, used)) = policy::next_line(&input.buf[input.start..input.end], limit, input.eof) {
+    while let Some((line, used)) =
+        policy::next_line(&input.buf[input.start..input.end], limit, input.eof)
+    {
         dispatch(script, out, line);
         input.start += used;
     }

@@ -17,7 +17,10 @@ fn read_stdin(buf: &mut [u8]) -> Result<usize, Error> {
             Err(Errno::EINTR) => continue,
             Err(Errno::EAGAIN) => {
                 let stdin = std::io::stdin();
-                let mut f = [nix::poll::PollFd::new(stdin.as_fd(), nix::poll::PollFlags::POLLIN)];
+                let mut f = [nix::poll::PollFd::new(
+                    stdin.as_fd(),
+                    nix::poll::PollFlags::POLLIN,
+                )];
                 let _ = nix::poll::poll(&mut f, nix::poll::PollTimeout::NONE);
             }
             r => return r.map_err(|e| Error::at("read from", "stdin", e)),
@@ -32,7 +35,10 @@ fn write_stdout(mut buf: &[u8]) -> Result<(), Error> {
             Ok(n) => buf = &buf[n..],
             Err(Errno::EINTR) => {}
             Err(Errno::EAGAIN) => {
-                let mut f = [nix::poll::PollFd::new(out.as_fd(), nix::poll::PollFlags::POLLOUT)];
+                let mut f = [nix::poll::PollFd::new(
+                    out.as_fd(),
+                    nix::poll::PollFlags::POLLOUT,
+                )];
                 let _ = nix::poll::poll(&mut f, nix::poll::PollTimeout::NONE);
             }
             Err(e) => return Err(Error::at("write to", "stdout", e)),

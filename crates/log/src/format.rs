@@ -202,7 +202,12 @@ mod tests {
         let mut s = Stamps::default();
         s.set(1_795_962_222, 123_456_789, true, false, true);
         let mut o = Vec::new();
-        record(&mut o, &fmt(true, false, true, false, Some("svc")), &s, b"hello");
+        record(
+            &mut o,
+            &fmt(true, false, true, false, Some("svc")),
+            &s,
+            b"hello",
+        );
         let t = String::from_utf8(o).unwrap();
         assert!(t.starts_with("@400000006b0"), "{t}");
         assert_eq!(&t[26..], "2026-11-29T14:23:42.123456Z svc hello\n");
@@ -220,7 +225,12 @@ mod tests {
         let mut s = Stamps::default();
         s.set(1_795_962_222, 5_000, false, false, true);
         let mut o = Vec::new();
-        record(&mut o, &fmt(false, false, false, true, Some("a\"b")), &s, b"q\"\\\t\x01\xffok\xc3\xa9");
+        record(
+            &mut o,
+            &fmt(false, false, false, true, Some("a\"b")),
+            &s,
+            b"q\"\\\t\x01\xffok\xc3\xa9",
+        );
         assert_eq!(
             String::from_utf8(o).unwrap(),
             "{\"time\":\"2026-11-29T14:23:42.000005Z\",\"prefix\":\"a\\\"b\",\"line\":\"q\\\"\\\\\\t\\u0001\\ufffdok\u{e9}\"}\n"
@@ -243,7 +253,14 @@ mod tests {
     fn alert_truncates_line_only() {
         let s = Stamps::default();
         let mut o = Vec::new();
-        alert(&mut o, b"tend-log", &fmt(false, false, false, false, Some("X")), &s, b"hello world", 5);
+        alert(
+            &mut o,
+            b"tend-log",
+            &fmt(false, false, false, false, Some("X")),
+            &s,
+            b"hello world",
+            5,
+        );
         assert_eq!(o, b"tend-log: alert: X hello...\n");
         o.clear();
         alert(&mut o, b"tend-log", &Format::default(), &s, b"abcdefgh", 5);

@@ -6,14 +6,14 @@ use crate::policy;
 use crate::script::LogdirSpec;
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use nix::sys::stat::{Mode, fchmod, fstat, stat};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::{Pid, fsync, unlink};
 use std::ffi::CString;
+use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_proto::Tai64n;
@@ -299,7 +299,10 @@ impl Logdir {
             };
             match step {
                 Ok(p) if p != self.phase => {
-                    if p == Phase::Idle && policy::due(self.size, self.spec.size, self.spec.tolerance) && self.at_boundary() {
+                    if p == Phase::Idle
+                        && policy::due(self.size, self.spec.size, self.spec.tolerance)
+                        && self.at_boundary()
+                    {
                         self.rotate_due = true;
                     }
                     self.phase = p;
@@ -396,9 +399,7 @@ impl Logdir {
         match spawn(prog, &opts) {
             Ok(pid) => Ok(Phase::Running(pid)),
             Err(SpawnError::Fork(e)) => Err(Error::at("fork processor for", &self.spec.path, e)),
-            Err(SpawnError::Exec(e)) => {
-                Err(Error::at("spawn processor for", &self.spec.path, e))
-            }
+            Err(SpawnError::Exec(e)) => Err(Error::at("spawn processor for", &self.spec.path, e)),
         }
     }
 
@@ -434,8 +435,11 @@ impl Logdir {
             let fd = openf(&p.processed, How::Write, 0)?;
             fsync(fd.as_raw_fd()).map_err(io_err("fsync", &p.processed))?;
             let st = fstat(fd.as_raw_fd()).map_err(io_err("stat", &p.processed))?;
-            fchmod(fd.as_raw_fd(), Mode::from_bits_truncate((st.st_mode & 0o7777) | 0o100))
-                .map_err(io_err("chmod", &p.processed))?;
+            fchmod(
+                fd.as_raw_fd(),
+                Mode::from_bits_truncate((st.st_mode & 0o7777) | 0o100),
+            )
+            .map_err(io_err("chmod", &p.processed))?;
         }
         if exists(&p.newstate)?.is_some() {
             let fd = openf(&p.newstate, How::Write, 0)?;
@@ -465,8 +469,11 @@ impl Logdir {
         if let Some(fd) = &self.current {
             fsync(fd.as_raw_fd()).map_err(io_err("fsync", &self.paths.current))?;
             let st = fstat(fd.as_raw_fd()).map_err(io_err("stat", &self.paths.current))?;
-            fchmod(fd.as_raw_fd(), Mode::from_bits_truncate((st.st_mode & 0o7777) | 0o100))
-                .map_err(io_err("chmod", &self.paths.current))?;
+            fchmod(
+                fd.as_raw_fd(),
+                Mode::from_bits_truncate((st.st_mode & 0o7777) | 0o100),
+            )
+            .map_err(io_err("chmod", &self.paths.current))?;
         }
         Ok(())
     }

@@ -320,7 +320,7 @@ pub fn parse(args: &[OsString]) -> Result<Script, ScriptError> {
                         Target::Logdir(script.logdirs.len() - 1)
                     }
                 };
-                script.needs_tai |= next.tai || (next.json && next.tai);
+                script.needs_tai |= next.tai;
                 script.needs_local |= next.local;
                 script.needs_rfc3339 |= next.rfc3339 || next.json;
                 cur.actions.push(Action {
@@ -394,7 +394,13 @@ mod tests {
         let acts = &s.elements[0].actions;
         assert!(acts[0].format.tai && acts[0].format.local);
         assert_eq!(acts[0].format.prefix.as_deref(), Some(&b"X"[..]));
-        assert_eq!(acts[1].format, Format { prefix: Some(b"X".to_vec()), ..Default::default() });
+        assert_eq!(
+            acts[1].format,
+            Format {
+                prefix: Some(b"X".to_vec()),
+                ..Default::default()
+            }
+        );
         assert!(acts[2].format.rfc3339 && acts[2].format.json && acts[2].format.prefix.is_none());
         assert_eq!(s.logdirs[0].count, 5);
         assert_eq!(s.logdirs[0].size, MIN_SIZE);

@@ -10,7 +10,11 @@ use std::os::fd::RawFd;
 pub fn write_raw(fd: RawFd, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: buf is valid for buf.len() bytes; a bad fd only makes write fail with EBADF.
     let r = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-    if r < 0 { Err(Errno::last()) } else { Ok(r as usize) }
+    if r < 0 {
+        Err(Errno::last())
+    } else {
+        Ok(r as usize)
+    }
 }
 
 #[cfg(test)]

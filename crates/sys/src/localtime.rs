@@ -15,7 +15,7 @@ pub struct DateTime {
 
 /// Local time (TZ, /etc/localtime) for unix seconds `t`; None if libc cannot convert it.
 pub fn local(t: i64) -> Option<DateTime> {
-    let tt: libc::time_t = t.try_into().ok()?;
+    let tt: libc::time_t = t;
     // SAFETY: tm is a plain C struct; all-zero is a valid value for localtime_r to fill.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are valid for the duration of the call; localtime_r is
