@@ -596,10 +596,26 @@ fn failing_processor_is_retried_and_nothing_is_lost() {
     );
 }
 
+/// Whether `pid` has no signal pending (it has read it from its signalfd).
+fn signals_taken(pid: i32) -> bool {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .filter(|l| l.starts_with("ShdPnd:") || l.starts_with("SigPnd:"))
+        .all(|l| l.split_whitespace().nth(1).is_some_and(|v| v.bytes().all(|c| c == b'0')))
+}
+
+/// Whether a pipe (by either end we hold) has unread data.
+fn pipe_has_data(fd: &std::os::fd::OwnedFd) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut f = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+    poll(&mut f, PollTimeout::ZERO).unwrap() > 0
+}
+
 #[test]
 fn sigterm_finishes_the_current_line_and_leaves_the_rest_in_the_pipe() {
     let sc = Scratch::new("log-term");
-    let (rd, wr) = nix::unistd::pipe().unwrap();
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
     let keep = rd.try_clone().unwrap();
     let mut c = cmd("tend-log");
     c.current_dir(&sc.path)
@@ -611,22 +627,51 @@ fn sigterm_finishes_the_current_line_and_leaves_the_rest_in_the_pipe() {
     w.write_all(b"one\npar").unwrap();
     let cur = sc.join("d/current");
     wait_until(SEC5, "one", || (file_len(&cur) == 4).then_some(()));
-    // Give the logger time to have read "par" too.
-    std::thread::sleep(Duration::from_millis(50));
+    wait_until(SEC5, "\"par\" read", || (!pipe_has_data(&keep)).then_some(()));
     d.signal(nix::sys::signal::Signal::SIGTERM);
-    std::thread::sleep(Duration::from_millis(50));
+    wait_until(SEC5, "SIGTERM taken", || signals_taken(d.pid()).then_some(()));
     w.write_all(b"tial\nleft for the next logger\n").unwrap();
     let st = d.wait_exit(SEC5).expect("exit");
     assert!(st.success());
     assert_eq!(fs::read(&cur).unwrap(), b"one\npartial\n");
-    assert_eq!(
-        fs::metadata(&cur).unwrap().permissions().mode() & 0o100,
-        0o100
-    );
+    assert_eq!(fs::metadata(&cur).unwrap().permissions().mode() & 0o100, 0o100);
     drop(w);
     let mut rest = String::new();
     fs::File::from(keep).read_to_string(&mut rest).unwrap();
     assert_eq!(rest, "left for the next logger\n");
+}
+
+#[test]
+fn blocking_mode_stops_reading_while_data_is_unwritten() {
+    let sc = Scratch::new("log-block");
+    let mnt = Tmpfs::mount(sc.join("mnt"), "64k");
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let keep = rd.try_clone().unwrap();
+    let mut c = cmd("tend-log");
+    c.current_dir(&sc.path)
+        .args(["-b", "r20", "./mnt/d"])
+        .stdin(Stdio::from(rd))
+        .stderr(fs::File::create(sc.join("err")).unwrap());
+    let mut d = Daemon::start(c);
+    wait_until(SEC5, "logdir", || mnt.0.join("d/current").exists().then_some(()));
+    let filler = mnt.0.join("filler");
+    let mut f = fs::File::create(&filler).unwrap();
+    while f.write_all(&[b'F'; 1024]).is_ok() {}
+    drop(f);
+    let mut w = fs::File::from(wr);
+    w.write_all(b"first\n").unwrap();
+    let warnings = || fs::read_to_string(sc.join("err")).unwrap_or_default().lines().count();
+    wait_until(SEC5, "a warning", || (warnings() >= 1).then_some(()));
+    w.write_all(b"second\n").unwrap();
+    // Two more retry rounds pass while "second" stays in the pipe.
+    let n = warnings();
+    wait_until(SEC5, "two more retries", || (warnings() >= n + 2).then_some(()));
+    assert!(pipe_has_data(&keep), "-b read stdin while data was unwritten");
+    fs::remove_file(&filler).unwrap();
+    drop(w);
+    drop(keep);
+    assert!(d.wait_exit(SEC5).expect("exit").success());
+    assert_eq!(fs::read(mnt.0.join("d/current")).unwrap(), b"first\nsecond\n");
 }
 
 #[test]
@@ -637,6 +682,7 @@ fn protect_ignores_sigterm_but_not_sighup() {
     let cur = sc.join("d/current");
     wait_until(SEC5, "a", || (file_len(&cur) == 2).then_some(()));
     d.signal(nix::sys::signal::Signal::SIGTERM);
+    wait_until(SEC5, "SIGTERM taken", || signals_taken(d.pid()).then_some(()));
     si.write_all(b"b\n").unwrap();
     wait_until(SEC5, "b", || (file_len(&cur) == 4).then_some(()));
     assert!(d.child.try_wait().unwrap().is_none());

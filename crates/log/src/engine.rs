@@ -290,38 +290,27 @@ pub fn run(
             }
             None => PollTimeout::NONE,
         };
-        let mut fds = [
-            PollFd::new(sigfd.as_fd(), PollFlags::POLLIN),
-            PollFd::new(
-                stdin.as_fd(),
-                if reading {
-                    PollFlags::POLLIN
-                } else {
-                    PollFlags::empty()
-                },
-            ),
-            PollFd::new(
-                stdout.as_fd(),
-                if want_out {
-                    PollFlags::POLLOUT
-                } else {
-                    PollFlags::empty()
-                },
-            ),
-        ];
-        let nfds = if want_out {
-            3
-        } else if reading {
-            2
-        } else {
-            1
-        };
+        // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
+        // POLLERR, which would turn the loop into a spin.
+        let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
+        let mut nfds = 1;
+        let mut in_slot = None;
+        if reading {
+            fds[nfds] = PollFd::new(stdin.as_fd(), PollFlags::POLLIN);
+            in_slot = Some(nfds);
+            nfds += 1;
+        }
+        if want_out {
+            fds[nfds] = PollFd::new(stdout.as_fd(), PollFlags::POLLOUT);
+            nfds += 1;
+        }
         match poll(&mut fds[..nfds], timeout) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(RunError::System(Error::new("poll", e))),
         }
-        let sig_ready = fds[0].revents().is_some_and(|r| !r.is_empty());
-        let in_ready = nfds > 1 && reading && fds[1].revents().is_some_and(|r| !r.is_empty());
+        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
+        let sig_ready = ready(0);
+        let in_ready = in_slot.is_some_and(ready);
         if sig_ready {
             while let Ok(Some(si)) = sigfd.read_signal() {
                 let now = Instant::now();

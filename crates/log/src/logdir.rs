@@ -333,6 +333,10 @@ impl Logdir {
                 return;
             };
             match nix::unistd::write(fd, &rest[..n]) {
+                Ok(0) => {
+                    let p = self.paths.current.clone();
+                    return self.fail(now, Error::at("write to", p, Errno::EIO), warn);
+                }
                 Ok(w) => {
                     self.written += w;
                     self.size += w as u64;
