@@ -52,6 +52,7 @@ fn is_date(s: &[u8]) -> bool {
 }
 
 /// A logdir (or any dir) as (masked name, mode, masked content), sorted by real name.
+/// Files that vanish while it is taken (a rotation in progress) are left out.
 fn snapshot(dir: &Path) -> Vec<(String, u32, String)> {
     let mut names: Vec<_> = fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
@@ -60,19 +61,19 @@ fn snapshot(dir: &Path) -> Vec<(String, u32, String)> {
     names.sort();
     names
         .into_iter()
-        .map(|n| {
+        .filter_map(|n| {
             let p = dir.join(&n);
-            let md = fs::metadata(&p).unwrap();
+            let md = fs::metadata(&p).ok()?;
             let content = if md.is_file() {
-                text(&mask(&fs::read(&p).unwrap()))
+                text(&mask(&fs::read(&p).ok()?))
             } else {
                 "<dir>".into()
             };
-            (
+            Some((
                 text(&mask(n.to_string_lossy().as_bytes())),
                 md.permissions().mode() & 0o7777,
                 content,
-            )
+            ))
         })
         .collect()
 }
