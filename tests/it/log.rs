@@ -96,9 +96,16 @@ fn progress(root: &Path, watch: &[&str]) -> String {
     s
 }
 
+/// Whether `pid` sleeps in poll/ppoll (its loop is idle).
+fn in_poll(pid: i32) -> bool {
+    let s = fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+    s.starts_with("7 ") || s.starts_with("271 ")
+}
+
 /// Run `prog script` in `root`, feeding `lines` one at a time and waiting until each has
-/// visibly been written (so the logger sees exactly one line per read), then close stdin
-/// and wait for exit. Returns (exit code, stderr).
+/// visibly been written and the logger is idle again with the pipe empty (so it sees
+/// exactly one line per read), then close stdin and wait for exit.
+/// Returns (exit code, stderr).
 fn run_fed(
     prog: &str,
     root: &Path,
@@ -106,28 +113,39 @@ fn run_fed(
     lines: &[Vec<u8>],
     watch: &[&str],
 ) -> (i32, String) {
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let keep = rd.try_clone().unwrap();
     let mut c = cmd(prog);
     c.current_dir(root)
         .args(args)
-        .stdin(Stdio::piped())
+        .stdin(Stdio::from(rd))
         .stdout(fs::File::create(root.join("stdout")).unwrap())
         .stderr(fs::File::create(root.join("stderr")).unwrap());
     let mut d = Daemon::start(c);
-    let mut stdin = d.child.stdin.take().unwrap();
+    let pid = d.pid();
+    let mut stdin = fs::File::from(wr);
+    let settled = || !pipe_has_data(&keep) && in_poll(pid);
     for l in lines {
         let before = progress(root, watch);
         stdin.write_all(l).unwrap();
         let deadline = Instant::now() + SEC5;
-        while progress(root, watch) == before {
+        loop {
+            if progress(root, watch) != before && settled() {
+                std::thread::sleep(Duration::from_micros(300));
+                if settled() {
+                    break;
+                }
+            }
             assert!(
                 Instant::now() < deadline,
                 "{prog}: line {:?} never written",
                 text(l)
             );
-            std::thread::sleep(Duration::from_micros(300));
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
     drop(stdin);
+    drop(keep);
     let st = d
         .wait_exit(SEC20)
         .unwrap_or_else(|| panic!("{prog} did not exit"));
@@ -602,7 +620,11 @@ fn signals_taken(pid: i32) -> bool {
     let s = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     s.lines()
         .filter(|l| l.starts_with("ShdPnd:") || l.starts_with("SigPnd:"))
-        .all(|l| l.split_whitespace().nth(1).is_some_and(|v| v.bytes().all(|c| c == b'0')))
+        .all(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|v| v.bytes().all(|c| c == b'0'))
+        })
 }
 
 /// Whether a pipe (by either end we hold) has unread data.
@@ -628,18 +650,34 @@ fn sigterm_finishes_the_current_line_and_leaves_the_rest_in_the_pipe() {
     w.write_all(b"one\npar").unwrap();
     let cur = sc.join("d/current");
     wait_until(SEC5, "one", || (file_len(&cur) == 4).then_some(()));
-    wait_until(SEC5, "\"par\" read", || (!pipe_has_data(&keep)).then_some(()));
+    wait_until(SEC5, "\"par\" read", || {
+        (!pipe_has_data(&keep)).then_some(())
+    });
     d.signal(nix::sys::signal::Signal::SIGTERM);
-    wait_until(SEC5, "SIGTERM taken", || signals_taken(d.pid()).then_some(()));
+    wait_until(SEC5, "SIGTERM taken", || {
+        signals_taken(d.pid()).then_some(())
+    });
     w.write_all(b"tial\nleft for the next logger\n").unwrap();
     let st = d.wait_exit(SEC5).expect("exit");
     assert!(st.success());
     assert_eq!(fs::read(&cur).unwrap(), b"one\npartial\n");
-    assert_eq!(fs::metadata(&cur).unwrap().permissions().mode() & 0o100, 0o100);
+    assert_eq!(
+        fs::metadata(&cur).unwrap().permissions().mode() & 0o100,
+        0o100
+    );
     drop(w);
-    let mut rest = String::new();
-    fs::File::from(keep).read_to_string(&mut rest).unwrap();
-    assert_eq!(rest, "left for the next logger\n");
+    // The rest is still in the pipe. (Read what is there: tend-log made the pipe
+    // non-blocking, and a sibling test's child may briefly hold a copy of the write end.)
+    let mut rest = Vec::new();
+    let mut keep = fs::File::from(keep);
+    wait_until(SEC5, "the rest of the pipe", || {
+        let mut b = [0u8; 256];
+        if let Ok(n) = keep.read(&mut b) {
+            rest.extend_from_slice(&b[..n]);
+        }
+        (rest.len() >= 25).then_some(())
+    });
+    assert_eq!(text(&rest), "left for the next logger\n");
 }
 
 #[test]
@@ -654,25 +692,40 @@ fn blocking_mode_stops_reading_while_data_is_unwritten() {
         .stdin(Stdio::from(rd))
         .stderr(fs::File::create(sc.join("err")).unwrap());
     let mut d = Daemon::start(c);
-    wait_until(SEC5, "logdir", || mnt.0.join("d/current").exists().then_some(()));
+    wait_until(SEC5, "logdir", || {
+        mnt.0.join("d/current").exists().then_some(())
+    });
     let filler = mnt.0.join("filler");
     let mut f = fs::File::create(&filler).unwrap();
     while f.write_all(&[b'F'; 1024]).is_ok() {}
     drop(f);
     let mut w = fs::File::from(wr);
     w.write_all(b"first\n").unwrap();
-    let warnings = || fs::read_to_string(sc.join("err")).unwrap_or_default().lines().count();
+    let warnings = || {
+        fs::read_to_string(sc.join("err"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     wait_until(SEC5, "a warning", || (warnings() >= 1).then_some(()));
     w.write_all(b"second\n").unwrap();
     // Two more retry rounds pass while "second" stays in the pipe.
     let n = warnings();
-    wait_until(SEC5, "two more retries", || (warnings() >= n + 2).then_some(()));
-    assert!(pipe_has_data(&keep), "-b read stdin while data was unwritten");
+    wait_until(SEC5, "two more retries", || {
+        (warnings() >= n + 2).then_some(())
+    });
+    assert!(
+        pipe_has_data(&keep),
+        "-b read stdin while data was unwritten"
+    );
     fs::remove_file(&filler).unwrap();
     drop(w);
     drop(keep);
     assert!(d.wait_exit(SEC5).expect("exit").success());
-    assert_eq!(fs::read(mnt.0.join("d/current")).unwrap(), b"first\nsecond\n");
+    assert_eq!(
+        fs::read(mnt.0.join("d/current")).unwrap(),
+        b"first\nsecond\n"
+    );
 }
 
 #[test]
@@ -683,7 +736,9 @@ fn protect_ignores_sigterm_but_not_sighup() {
     let cur = sc.join("d/current");
     wait_until(SEC5, "a", || (file_len(&cur) == 2).then_some(()));
     d.signal(nix::sys::signal::Signal::SIGTERM);
-    wait_until(SEC5, "SIGTERM taken", || signals_taken(d.pid()).then_some(()));
+    wait_until(SEC5, "SIGTERM taken", || {
+        signals_taken(d.pid()).then_some(())
+    });
     si.write_all(b"b\n").unwrap();
     wait_until(SEC5, "b", || (file_len(&cur) == 4).then_some(()));
     assert!(d.child.try_wait().unwrap().is_none());
