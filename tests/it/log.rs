@@ -225,6 +225,7 @@ fn same_as_s6_selection_status_stdout_and_size_pruning() {
             "t",
             "=./status",
             "pB:",
+            "T",
             "1",
             "f",
             "p",
@@ -246,11 +247,22 @@ fn same_as_s6_with_processor_and_state() {
     compare_with_s6(
         "log-cmp-proc",
         &[
-            "s4096", "n5", proc_, "./p", "?", "+^gamma", "-^alpha", "./g",
+            "s4096",
+            "n5",
+            proc_,
+            "./p",
+            "?",
+            "+^gamma",
+            "-^alpha",
+            "./g",
+            "-",
+            "+^delta",
+            "!tr a-z A-Z",
+            "./x",
         ],
-        &numbered(300, 3),
-        &["p/current", "g/current"],
-        &["p", "g"],
+        &numbered(400, 3),
+        &["p/current", "g/current", "x/current"],
+        &["p", "g", "x"],
     );
 }
 
@@ -744,6 +756,61 @@ fn protect_ignores_sigterm_but_not_sighup() {
     assert!(d.child.try_wait().unwrap().is_none());
     d.signal(nix::sys::signal::Signal::SIGHUP);
     assert!(d.wait_exit(SEC5).expect("exit on HUP").success());
+}
+
+#[test]
+fn quiet_silences_warnings() {
+    let sc = Scratch::new("log-quiet");
+    let (mut d, mut si) = start_logger(
+        "tend-log",
+        &sc.path,
+        &["-q", "r20", "?echo x >> ../attempts; exit 1", "./d"],
+    );
+    si.write_all(b"a\n").unwrap();
+    wait_until(SEC5, "a", || {
+        (file_len(&sc.join("d/current")) == 2).then_some(())
+    });
+    d.signal(nix::sys::signal::Signal::SIGALRM);
+    wait_until(SEC5, "three attempts", || {
+        (fs::read_to_string(sc.join("attempts"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+            >= 3)
+            .then_some(())
+    });
+    assert_eq!(fs::read_to_string(sc.join("tend-log.err")).unwrap(), "");
+    assert_eq!(fs::read(sc.join("d/previous")).unwrap(), b"a\n");
+    drop(si);
+}
+
+#[test]
+fn stdout_error_disables_1_and_keeps_logging() {
+    let sc = Scratch::new("log-epipe");
+    let mut c = cmd("tend-log");
+    c.current_dir(&sc.path)
+        .args(["1", "./d"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(fs::File::create(sc.join("err")).unwrap());
+    let mut d = Daemon::start(c);
+    drop(d.child.stdout.take()); // the reader goes away
+    let mut si = d.child.stdin.take().unwrap();
+    si.write_all(b"one\ntwo\n").unwrap();
+    wait_until(SEC5, "two", || {
+        (file_len(&sc.join("d/current")) == 8).then_some(())
+    });
+    si.write_all(b"three\n").unwrap();
+    drop(si);
+    assert!(d.wait_exit(SEC5).expect("exit").success());
+    assert_eq!(
+        fs::read(sc.join("d/current")).unwrap(),
+        b"one\ntwo\nthree\n"
+    );
+    assert_eq!(
+        fs::read_to_string(sc.join("err")).unwrap(),
+        "tend-log: warning: unable to write to stdout: Broken pipe\n"
+    );
 }
 
 #[test]
