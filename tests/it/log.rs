@@ -761,7 +761,7 @@ fn protect_ignores_sigterm_but_not_sighup() {
 #[test]
 fn quiet_silences_warnings() {
     let sc = Scratch::new("log-quiet");
-    let (mut d, mut si) = start_logger(
+    let (d, mut si) = start_logger(
         "tend-log",
         &sc.path,
         &["-q", "r20", "?echo x >> ../attempts; exit 1", "./d"],
