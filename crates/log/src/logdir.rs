@@ -263,9 +263,10 @@ impl Logdir {
         self.written == self.pending.len() && self.phase == Phase::Idle && !self.rotate_due
     }
 
-    /// SIGALRM: rotate at the next line boundary if `current` is not empty.
+    /// SIGALRM: rotate at the next line boundary if `current` is not empty and no
+    /// rotation is already under way.
     pub fn force_rotation(&mut self) {
-        if self.size > 0 || self.written < self.pending.len() {
+        if self.phase == Phase::Idle && (self.size > 0 || self.written < self.pending.len()) {
             self.rotate_due = true;
         }
     }
