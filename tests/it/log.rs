@@ -759,6 +759,28 @@ fn protect_ignores_sigterm_but_not_sighup() {
 }
 
 #[test]
+fn rotates_as_soon_as_due_without_waiting_for_more_input() {
+    let sc = Scratch::new("log-rot-now");
+    let (mut d, mut si) = start_logger("tend-log", &sc.path, &["s4096", "./d"]);
+    let line = [b'x'; 99];
+    for _ in 0..21 {
+        si.write_all(&line).unwrap();
+        si.write_all(b"\n").unwrap();
+    }
+    let dir = sc.join("d");
+    let arch = wait_until(SEC5, "an archive while stdin stays open", || {
+        if !dir.join("current").exists() {
+            return None;
+        }
+        snapshot(&dir).into_iter().find(|x| x.0 == "@<TAI>.s")
+    });
+    assert_eq!(arch.2.len(), 2100);
+    assert_eq!(file_len(&dir.join("current")), 0);
+    drop(si);
+    assert!(d.wait_exit(SEC5).unwrap().success());
+}
+
+#[test]
 fn quiet_silences_warnings() {
     let sc = Scratch::new("log-quiet");
     let (d, mut si) = start_logger(

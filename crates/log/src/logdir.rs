@@ -315,17 +315,17 @@ impl Logdir {
             if self.phase == Phase::NoCurrent {
                 return;
             }
-            if self.written == self.pending.len() {
-                self.pending.clear();
-                self.written = 0;
-                return;
-            }
             if self.rotate_due && self.at_boundary() {
                 if self.phase == Phase::Idle {
                     continue;
                 }
                 // A processor still works on the previous rotation: hold the data (as
                 // s6-log does) rather than let current grow past its size.
+                return;
+            }
+            if self.written == self.pending.len() {
+                self.pending.clear();
+                self.written = 0;
                 return;
             }
             let rest = &self.pending[self.written..];
