@@ -20,7 +20,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tend_sys::Error;
 
 /// Size of one read from stdin.
-pub const CHUNK: usize = 1 << 17;
+pub const CHUNK: usize = 1 << 16;
 
 /// Command-line options of tend-log.
 #[derive(Debug, Clone)]
@@ -240,7 +240,7 @@ pub fn run(
         .collect();
     let mut out = Outputs {
         logdirs,
-        stdout: Vec::with_capacity(CHUNK * 2),
+        stdout: Vec::new(),
         stdout_written: 0,
         stdout_on: true,
         alerts: Vec::new(),

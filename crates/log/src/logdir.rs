@@ -156,7 +156,7 @@ impl Logdir {
             _lock: lock,
             current: None,
             size: 0,
-            pending: Vec::with_capacity(1 << 16),
+            pending: Vec::new(),
             written: 0,
             phase: Phase::Idle,
             deadline: None,
