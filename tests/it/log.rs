@@ -273,6 +273,9 @@ fn same_as_s6_line_limit_and_missing_final_newline() {
     lines.last_mut().unwrap().push(b'\n');
     lines.push(vec![b'y'; 48]);
     lines.last_mut().unwrap().push(b'\n');
+    // A NUL byte ends a line in s6-log.
+    lines.push(b"before\0after\n".to_vec());
+    lines.push(b"\0\n".to_vec());
     compare_with_s6(
         "log-cmp-limit",
         &["-l", "48", "./d"],
@@ -1008,8 +1011,9 @@ fn disk_full_waits_and_resumes_without_losing_a_line() {
 fn two_million_lines_arrive_complete_and_in_order() {
     let sc = Scratch::new("log-2m");
     let mnt = Tmpfs::mount(sc.join("mnt"), "600m");
-    // 2,000,000 lines of 20..200 bytes, every 100,000th line 20,000 bytes long (split at
-    // the 8192-byte limit), bytes 1..255 except \n, no final newline.
+    // 2,000,000 lines of 20..200 bytes of every value but \n (NUL included: like s6-log,
+    // tend-log ends a line at NUL), every 100,000th line 20,000 bytes long (split at the
+    // 8192-byte limit), no final newline.
     let mut input = Vec::with_capacity(230 << 20);
     let mut expected = Vec::with_capacity(232 << 20);
     let pool: Vec<u8> = (0..=255u8)
@@ -1017,25 +1021,33 @@ fn two_million_lines_arrive_complete_and_in_order() {
         .cycle()
         .take(40_000)
         .collect();
-    for i in 0..2_000_000usize {
-        let len = if i % 100_000 == 99_999 {
-            20_000
+    let long = vec![b'L'; 20_000];
+    let last = 1_999_999;
+    for i in 0..=last {
+        let body = if i % 100_000 == 99_999 {
+            &long[..]
         } else {
-            20 + (i * 7919) % 181
+            let len = 20 + (i * 7919) % 181;
+            let start = (i * 31) % 20_000;
+            &pool[start..start + len]
         };
-        let start = (i * 31) % 20_000;
-        let body = &pool[start..start + len];
         input.extend_from_slice(body);
-        let mut rest = body;
-        while rest.len() > 8192 {
-            expected.extend_from_slice(&rest[..8192]);
-            expected.push(b'\n');
-            rest = &rest[8192..];
-        }
-        expected.extend_from_slice(rest);
-        expected.push(b'\n');
-        if i != 1_999_999 {
+        if i != last {
             input.push(b'\n');
+        }
+        let segments: Vec<&[u8]> = body.split(|&b| b == 0).collect();
+        for (k, seg) in segments.iter().enumerate() {
+            if i == last && k == segments.len() - 1 && seg.is_empty() && k > 0 {
+                break; // input ends right after a NUL: no further line
+            }
+            let mut rest = *seg;
+            while rest.len() > 8192 {
+                expected.extend_from_slice(&rest[..8192]);
+                expected.push(b'\n');
+                rest = &rest[8192..];
+            }
+            expected.extend_from_slice(rest);
+            expected.push(b'\n');
         }
     }
     let input_path = mnt.0.join("input");

@@ -1,6 +1,6 @@
 //! tend-log's event loop: one thread, one poll on stdin, stdout, a signalfd and the
-//! logdirs' retry deadlines. Input is read in large chunks, split into lines with a
-//! word-at-a-time newline search, rendered into per-destination buffers, and each buffer
+//! logdirs' retry deadlines. Input is read in large chunks, split into lines (ended by
+//! `\n` or NUL, as s6-log) with a word-at-a-time search, rendered into per-destination buffers, and each buffer
 //! is written with one write per chunk.
 
 use crate::format::{self, Stamps};

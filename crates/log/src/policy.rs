@@ -24,7 +24,38 @@ pub fn find_newline(hay: &[u8]) -> Option<usize> {
         .map(|i| base + i)
 }
 
-/// The next line of `buf`: `(line, consumed)` where `line` excludes the newline. A line
+/// Index of the first line terminator of tend-log's input: `\n`, or a NUL byte (s6-log
+/// ends lines at NUL too, since it handles lines as C strings).
+pub fn find_eol(hay: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut chunks = hay.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+        let n = w ^ NL;
+        // The lowest flagged byte is the first match (false flags only appear above a
+        // true one), so the OR of both masks still gives the first terminator.
+        let z = (n.wrapping_sub(LO) & !n & HI) | (w.wrapping_sub(LO) & !w & HI);
+        if z != 0 {
+            return Some(base + (z.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n' || b == 0)
+        .map(|i| base + i)
+}
+
+fn is_eol(b: u8) -> bool {
+    b == b'\n' || b == 0
+}
+
+/// The next line of `buf`: `(line, consumed)` where `line` excludes its terminator
+/// (`\n` or NUL, see `find_eol`). A line
 /// longer than `limit` (0 = no limit) is cut after `limit` bytes; the rest is the next
 /// line. `eof`: a final fragment without a newline is a line too. None: need more input.
 pub fn next_line(buf: &[u8], limit: usize, eof: bool) -> Option<(&[u8], usize)> {
@@ -36,11 +67,11 @@ pub fn next_line(buf: &[u8], limit: usize, eof: bool) -> Option<(&[u8], usize)> 
     } else {
         buf
     };
-    match find_newline(window) {
+    match find_eol(window) {
         Some(i) => Some((&buf[..i], i + 1)),
         None if limit > 0 && buf.len() >= limit => {
-            // Exactly `limit` bytes then a newline: s6 keeps it one line.
-            if buf.len() > limit && buf[limit] == b'\n' {
+            // Exactly `limit` bytes then a terminator: s6 keeps it one line.
+            if buf.len() > limit && is_eol(buf[limit]) {
                 Some((&buf[..limit], limit + 1))
             } else if buf.len() > limit || eof {
                 Some((&buf[..limit], limit))
@@ -127,6 +158,29 @@ mod tests {
         }
         assert_eq!(find_newline(b"ab\ncd\n"), Some(2));
         assert_eq!(find_newline(&[0x0b; 17]), None);
+    }
+
+    #[test]
+    fn nul_ends_a_line_too() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut v = vec![b'x'; len];
+                v[at] = 0;
+                assert_eq!(find_eol(&v), Some(at));
+                v[at] = b'\n';
+                assert_eq!(find_eol(&v), Some(at));
+                if at + 1 < len {
+                    v[at + 1] = 0;
+                    assert_eq!(find_eol(&v), Some(at));
+                }
+            }
+        }
+        assert_eq!(
+            find_eol(&[0x80, 0x01, 0x0b, 0xff, 0x8a, 0x7f, 0x81, 0x09, 0x0a]),
+            Some(8)
+        );
+        assert_eq!(next_line(b"a\0b\n", 0, false), Some((&b"a"[..], 2)));
+        assert_eq!(next_line(b"abcd\0", 4, false), Some((&b"abcd"[..], 5)));
     }
 
     #[test]
