@@ -404,6 +404,26 @@ fn usage_and_bad_scripts_exit_100() {
 }
 
 #[test]
+fn huge_sizes_are_not_allocated_up_front() {
+    let sc = Scratch::new("log-huge");
+    let long = vec![b'z'; 300_000];
+    let mut input = long.clone();
+    input.extend_from_slice(b"\nend\n");
+    let o = tend_in(
+        &sc.path,
+        &["-l", "4000000000", "^3000000", "=st", "1"],
+        &input,
+    );
+    assert_code(&o, 0);
+    assert_eq!(o.stdout, input);
+    let st = fs::read(sc.join("st")).unwrap();
+    assert_eq!(st.len(), 3_000_000);
+    assert!(st.starts_with(b"end\n") && st[4..].iter().all(|&b| b == b'\n'));
+    let o = tend_in(&sc.path, &["^4294967296", "=st"], b"");
+    assert_code(&o, 100);
+}
+
+#[test]
 fn unwritable_logdir_exits_111_naming_it() {
     let sc = Scratch::new("log-unwritable");
     sc.write("file", "x", false);

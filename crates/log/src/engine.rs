@@ -74,6 +74,8 @@ struct Status {
     path: PathBuf,
     new: PathBuf,
     buf: Vec<u8>,
+    /// Newlines to add after `buf`.
+    pad: usize,
     dirty: bool,
 }
 
@@ -165,7 +167,7 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
         ),
         Target::Status(i, size) => {
             let st = &mut out.statuses[i];
-            format::status(&mut st.buf, &a.format, &out.stamps, line, size);
+            st.pad = format::status(&mut st.buf, &a.format, &out.stamps, line, size);
             st.dirty = true;
         }
     }
@@ -234,6 +236,7 @@ pub fn run(
                 path: s.path.clone(),
                 new: PathBuf::from(new),
                 buf: Vec::new(),
+                pad: 0,
                 dirty: false,
             }
         })
@@ -264,7 +267,8 @@ pub fn run(
         n => n.max(48),
     };
     let mut input = Input {
-        buf: vec![0; CHUNK + limit.max(4096)],
+        // Grows (doubling) only if a line longer than this has no limit.
+        buf: vec![0; CHUNK + limit.clamp(4096, 1 << 16)],
         start: 0,
         end: 0,
         eof: false,
@@ -374,7 +378,8 @@ fn read_input(
         input.end -= input.start;
         input.start = 0;
     }
-    if input.end == input.buf.len() {
+    if input.buf.len() - input.end < 4096 {
+        // Only an unsplit line longer than the buffer gets here.
         let n = input.buf.len() * 2;
         input.buf.resize(n, 0);
     }
@@ -463,6 +468,17 @@ fn flush(
 }
 
 fn write_status(st: &Status) -> Result<(), Error> {
-    std::fs::write(&st.new, &st.buf).map_err(|e| Error::io("write", &st.new, &e))?;
+    use std::io::Write;
+    let err = |e: std::io::Error| Error::io("write", &st.new, &e);
+    let mut f = std::fs::File::create(&st.new).map_err(err)?;
+    f.write_all(&st.buf).map_err(err)?;
+    let nl = [b'\n'; 4096];
+    let mut pad = st.pad;
+    while pad > 0 {
+        let n = pad.min(nl.len());
+        f.write_all(&nl[..n]).map_err(err)?;
+        pad -= n;
+    }
+    drop(f);
     std::fs::rename(&st.new, &st.path).map_err(|e| Error::io("rename", &st.new, &e))
 }

@@ -153,13 +153,20 @@ pub fn json_escape(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// The bytes a status file gets: head + line + `\n`, truncated or padded with `\n` to
-/// `size` (0 = as is).
-pub fn status(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8], size: usize) {
+/// The bytes a status file gets: head + line + `\n`, cut to `size` (0 = as is). Returns
+/// how many `\n` must follow to pad it to exactly `size` bytes (written without building
+/// them in memory, since `size` may be large).
+pub fn status(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8], size: usize) -> usize {
     out.clear();
     record(out, f, s, line);
-    if size > 0 {
-        out.resize(size, b'\n');
+    if size == 0 {
+        return 0;
+    }
+    if out.len() >= size {
+        out.truncate(size);
+        0
+    } else {
+        size - out.len()
     }
 }
 
@@ -241,11 +248,11 @@ mod tests {
     fn status_pads_and_truncates() {
         let s = Stamps::default();
         let mut o = Vec::new();
-        status(&mut o, &Format::default(), &s, b"hello", 8);
-        assert_eq!(o, b"hello\n\n\n");
-        status(&mut o, &Format::default(), &s, b"hello world", 5);
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello", 8), 2);
+        assert_eq!(o, b"hello\n");
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello world", 5), 0);
         assert_eq!(o, b"hello");
-        status(&mut o, &Format::default(), &s, b"hello", 0);
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello", 0), 0);
         assert_eq!(o, b"hello\n");
     }
 

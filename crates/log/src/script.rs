@@ -191,7 +191,12 @@ fn number(rest: &[u8]) -> Option<u64> {
     if rest.is_empty() || !rest.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(rest).ok()?.parse().ok()
+    // s6-log scans 32-bit numbers; anything larger is not a number to it.
+    std::str::from_utf8(rest)
+        .ok()?
+        .parse::<u32>()
+        .ok()
+        .map(u64::from)
 }
 
 /// Parse a script (the operands of tend-log).
@@ -382,6 +387,11 @@ mod tests {
             ScriptError::BadRegex(d, _) if d == "+("
         ));
         assert_eq!(p(&[""]).unwrap_err(), ScriptError::Unrecognized("".into()));
+        assert_eq!(
+            p(&["^4294967296", "1"]).unwrap_err(),
+            ScriptError::Unrecognized("^4294967296".into())
+        );
+        assert!(p(&["^4294967295", "1"]).is_ok());
     }
 
     #[test]
