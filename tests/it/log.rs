@@ -1,11 +1,15 @@
 //! tend-log, tend-tai64n, tend-tai64nlocal against the real binaries and against Debian's
 //! s6-log / s6-tai64n / s6-tai64nlocal.
 //!
-//! Not tested here: SIGTERM arriving while the disk is full (s6 and tend both keep
-//! retrying; a test would have to wait a cooldown under a full disk, covered in part by
-//! `disk_full_waits_and_resumes`); `-v` (no extra messages exist yet); a processor via
-//! `!` when execlineb is missing; rotation timing when lines arrive in bursts (s6's
-//! rotation points then depend on its 8 KiB read size: see tend-log(8) NOTES).
+//! Not tested here: that `current` is fsynced before the rename (not observable without
+//! a crash of the machine); SIGTERM arriving while the disk is full (s6 and tend both keep
+//! retrying; covered in part by `disk_full_waits_and_resumes_without_losing_a_line`);
+//! `-v` (no extra messages exist yet); a `!` processor when execlineb is missing; rotation
+//! points when lines arrive in bursts (s6-log's then depend on its 8 KiB reads, see
+//! tend-log(8) NOTES: the comparisons feed one line at a time, and
+//! `bulk_input_rotates_at_the_same_points_as_line_by_line` shows tend does not depend on
+//! it); memory use under an endless full disk without `-b` (unbounded, as s6-log).
+//! Needs root (tmpfs mounts) and Debian's s6, execline.
 
 use crate::common::*;
 use std::fs;
