@@ -267,8 +267,9 @@ pub fn run(
         n => n.max(48),
     };
     let mut input = Input {
-        // Grows (doubling) only if a line longer than this has no limit.
-        buf: vec![0; CHUNK + limit.clamp(4096, 1 << 16)],
+        // Starts small (an idle logger stays small); doubles up to CHUNK when reads fill
+        // it, and beyond only for a line longer than that.
+        buf: vec![0; 1 << 14],
         start: 0,
         end: 0,
         eof: false,
@@ -372,8 +373,8 @@ fn read_input(
     out: &mut Outputs,
     warn: &mut dyn FnMut(&dyn Display),
 ) {
-    // Keep room for a full chunk after any partial line.
-    if input.start > 0 && input.buf.len() - input.end < CHUNK {
+    // Keep room for a full read after any partial line.
+    if input.start > 0 && input.buf.len() - input.end < input.buf.len() / 2 {
         input.buf.copy_within(input.start..input.end, 0);
         input.end -= input.start;
         input.start = 0;
@@ -393,7 +394,13 @@ fn read_input(
         &mut input.buf[input.end..input.end + want],
     ) {
         Ok(0) => input.eof = true,
-        Ok(n) => input.end += n,
+        Ok(n) => {
+            input.end += n;
+            if n == want && input.buf.len() < CHUNK {
+                let len = input.buf.len() * 2;
+                input.buf.resize(len, 0);
+            }
+        }
         Err(Errno::EAGAIN | Errno::EINTR) => return,
         Err(e) => {
             warn(&Error::at("read", "stdin", e));
