@@ -1,7 +1,17 @@
-//! tend-tai64n — not written yet.
+//! tend-tai64n — prefix every line of stdin with a TAI64N timestamp, as s6-tai64n. See man/man8/tend-tai64n.8.
 #![forbid(unsafe_code)]
 
+use tend_cli::{Program, code};
+
+const PROG: Program = Program::new("tend-tai64n", "tend-tai64n");
+
 fn main() {
-    eprintln!("tend-tai64n: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "");
+    if !p.operands.is_empty() {
+        PROG.usage_exit();
+    }
+    match tend_log::filter::tai64n() {
+        Ok(()) => std::process::exit(code::OK),
+        Err(e) => PROG.fatal(code::SYSTEM, e),
+    }
 }

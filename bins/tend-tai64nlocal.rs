@@ -1,7 +1,17 @@
-//! tend-tai64nlocal — not written yet.
+//! tend-tai64nlocal — render leading TAI64N labels as local (or UTC) dates, as s6-tai64nlocal. See man/man8/tend-tai64nlocal.8.
 #![forbid(unsafe_code)]
 
+use tend_cli::{Program, code};
+
+const PROG: Program = Program::new("tend-tai64nlocal", "tend-tai64nlocal [ -g ]");
+
 fn main() {
-    eprintln!("tend-tai64nlocal: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "g");
+    if !p.operands.is_empty() {
+        PROG.usage_exit();
+    }
+    match tend_log::filter::tai64nlocal(p.has('g')) {
+        Ok(()) => std::process::exit(code::OK),
+        Err(e) => PROG.fatal(code::SYSTEM, e),
+    }
 }

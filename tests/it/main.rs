@@ -3,4 +3,5 @@
 mod clients;
 mod common;
 mod compat;
+mod log;
 mod supervise;

@@ -115,6 +115,108 @@ impl Tai64n {
     }
 }
 
+/// The UTC calendar date and time of unix seconds `t` (proleptic Gregorian, no leap
+/// seconds), computed without libc.
+pub fn utc_datetime(t: i64) -> tend_sys::localtime::DateTime {
+    let days = t.div_euclid(86_400);
+    let rem = t.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
+    tend_sys::localtime::DateTime {
+        year,
+        month,
+        day,
+        hour: (rem / 3600) as u8,
+        minute: (rem / 60 % 60) as u8,
+        second: (rem % 60) as u8,
+    }
+}
+
+fn two(out: &mut [u8], v: u8) {
+    out[0] = b'0' + v / 10 % 10;
+    out[1] = b'0' + v % 10;
+}
+
+/// `YYYY-MM-DD?HH:MM:SS` with `sep` between date and time (' ' for s6's T, 'T' for RFC 3339).
+pub fn render_datetime(d: &tend_sys::localtime::DateTime, sep: u8) -> [u8; 19] {
+    let mut o = *b"0000-00-00 00:00:00";
+    let y = d.year.clamp(0, 9999) as u32;
+    o[0] = b'0' + (y / 1000) as u8;
+    o[1] = b'0' + (y / 100 % 10) as u8;
+    o[2] = b'0' + (y / 10 % 10) as u8;
+    o[3] = b'0' + (y % 10) as u8;
+    two(&mut o[5..], d.month);
+    two(&mut o[8..], d.day);
+    o[10] = sep;
+    two(&mut o[11..], d.hour);
+    two(&mut o[14..], d.minute);
+    two(&mut o[17..], d.second);
+    o
+}
+
+/// Write `v` as exactly `out.len()` decimal digits (zero-padded, high digits dropped).
+pub fn render_digits(out: &mut [u8], mut v: u32) {
+    for b in out.iter_mut().rev() {
+        *b = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+}
+
+/// Unix times at which each leap second since 1972 took effect (TAI - UTC went from 10 to
+/// 37 over these 27 steps).
+const LEAPS: [i64; 27] = [
+    78_796_800,
+    94_694_400,
+    126_230_400,
+    157_766_400,
+    189_302_400,
+    220_924_800,
+    252_460_800,
+    283_996_800,
+    315_532_800,
+    362_793_600,
+    394_329_600,
+    425_865_600,
+    489_024_000,
+    567_993_600,
+    631_152_000,
+    662_688_000,
+    709_948_800,
+    741_484_800,
+    773_020_800,
+    820_454_400,
+    867_715_200,
+    915_148_800,
+    1_136_073_600,
+    1_230_768_000,
+    1_341_100_800,
+    1_435_708_800,
+    1_483_228_800,
+];
+
+/// The unix (UTC) second of a TAI64 label, through the leap-second table as skalibs does;
+/// None for labels before 1970 or outside TAI64's range (>= 2^63).
+pub fn unix_from_label(secs: u64) -> Option<i64> {
+    if !(BASE + 10..1 << 63).contains(&secs) {
+        return None;
+    }
+    let x = (secs - BASE) as i64;
+    let passed = LEAPS
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| x >= **l + 11 + *i as i64)
+        .count() as i64;
+    Some(x - 10 - passed)
+}
+
 fn hexval(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -139,6 +241,38 @@ mod tests {
         assert_eq!(Tai64n::parse_hex(&hex), Some(t));
         assert_eq!(Tai64n::decode(&t.encode()), t);
         assert_eq!(t.to_unix(), (1_795_910_400, 0x11fe4f77));
+    }
+
+    #[test]
+    fn utc_calendar() {
+        let d = utc_datetime(1_795_962_222);
+        assert_eq!(&render_datetime(&d, b'T'), b"2026-11-29T14:23:42");
+        assert_eq!(
+            &render_datetime(&utc_datetime(0), b' '),
+            b"1970-01-01 00:00:00"
+        );
+        assert_eq!(
+            &render_datetime(&utc_datetime(951_782_400), b' '),
+            b"2000-02-29 00:00:00"
+        );
+        assert_eq!(
+            &render_datetime(&utc_datetime(-1), b' '),
+            b"1969-12-31 23:59:59"
+        );
+        let mut n = [0u8; 9];
+        render_digits(&mut n, 1234);
+        assert_eq!(&n, b"000001234");
+    }
+
+    #[test]
+    fn leap_table() {
+        assert_eq!(unix_from_label(BASE + 37), Some(27));
+        assert_eq!(unix_from_label(BASE + 9), None);
+        assert_eq!(unix_from_label(u64::MAX), None);
+        let now = Tai64n::from_unix(1_795_910_400, 0);
+        assert_eq!(unix_from_label(now.secs), Some(1_795_910_400));
+        // 1990-01-01: TAI - UTC was 25.
+        assert_eq!(unix_from_label(BASE + 631_152_000 + 25), Some(631_152_000));
     }
 
     #[test]

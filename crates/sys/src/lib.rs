@@ -8,7 +8,9 @@
 pub mod error;
 pub mod exec;
 pub mod fd;
+pub mod localtime;
 pub mod process;
+pub mod regex;
 pub mod signals;
 
 pub use error::Error;

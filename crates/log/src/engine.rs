@@ -1,0 +1,491 @@
+//! tend-log's event loop: one thread, one poll on stdin, stdout, a signalfd and the
+//! logdirs' retry deadlines. Input is read in large chunks, split into lines (ended by
+//! `\n` or NUL, as s6-log) with a word-at-a-time search, rendered into per-destination buffers, and each buffer
+//! is written with one write per chunk.
+
+use crate::format::{self, Stamps};
+use crate::logdir::Logdir;
+use crate::policy;
+use crate::script::{self, Script, Selection, Target};
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::Signal;
+use nix::sys::wait::{WaitPidFlag, waitpid};
+use std::ffi::{CStr, OsString};
+use std::fmt::Display;
+use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use tend_sys::Error;
+
+/// Size of one read from stdin.
+pub const CHUNK: usize = 1 << 16;
+
+/// Command-line options of tend-log.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `-d`: fd to write a newline to once ready.
+    pub notify: Option<RawFd>,
+    /// 0 quiet, 1 default, 2 verbose.
+    pub verbosity: u8,
+    /// `-b`: do not read while anything is unwritten.
+    pub blocking: bool,
+    /// `-p`: ignore SIGTERM.
+    pub protect: bool,
+    /// `-l`: split lines longer than this (0 = never).
+    pub linelimit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            notify: None,
+            verbosity: 1,
+            blocking: false,
+            protect: false,
+            linelimit: 8192,
+        }
+    }
+}
+
+/// Why tend-log could not run.
+#[derive(Debug)]
+pub enum RunError {
+    /// The script is invalid (exit 100).
+    Script(script::ScriptError),
+    /// `-d` names a fd that is not open (exit 100).
+    Notify(Errno),
+    /// A system call failed at start-up (exit 111).
+    System(Error),
+}
+
+impl Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Script(e) => e.fmt(f),
+            RunError::Notify(e) => write!(f, "invalid notification fd: {}", e.desc()),
+            RunError::System(e) => e.fmt(f),
+        }
+    }
+}
+
+struct Status {
+    path: PathBuf,
+    new: PathBuf,
+    buf: Vec<u8>,
+    /// Newlines to add after `buf`.
+    pad: usize,
+    dirty: bool,
+}
+
+/// Everything a line can be sent to.
+struct Outputs {
+    logdirs: Vec<Logdir>,
+    stdout: Vec<u8>,
+    stdout_written: usize,
+    stdout_on: bool,
+    alerts: Vec<u8>,
+    statuses: Vec<Status>,
+    stamps: Stamps,
+    /// The line plus a NUL, for regexec.
+    cline: Vec<u8>,
+}
+
+fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
+    if script.needs_tai || script.needs_local || script.needs_rfc3339 {
+        let d = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        out.stamps.set(
+            d.as_secs() as i64,
+            d.subsec_nanos(),
+            script.needs_tai,
+            script.needs_local,
+            script.needs_rfc3339,
+        );
+    }
+    if !script.selects {
+        for e in &script.elements {
+            for a in &e.actions {
+                emit(out, a, line);
+            }
+        }
+        return;
+    }
+    let mut cready = false;
+    let mut selected = true;
+    let mut acted = false;
+    for e in &script.elements {
+        for s in &e.selections {
+            let re = match s {
+                Selection::Default => {
+                    selected = !acted;
+                    continue;
+                }
+                Selection::Plus(re) if !selected => re,
+                Selection::Minus(re) if selected => re,
+                _ => continue,
+            };
+            if !cready {
+                out.cline.clear();
+                out.cline.extend_from_slice(line);
+                out.cline.push(0);
+                cready = true;
+            }
+            let c = CStr::from_bytes_until_nul(&out.cline).unwrap_or(c"");
+            if re.is_match(c) {
+                selected = !selected;
+            }
+        }
+        if selected {
+            acted = true;
+            for a in &e.actions {
+                emit(out, a, line);
+            }
+        }
+    }
+}
+
+fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
+    match a.target {
+        Target::Logdir(i) => {
+            format::record(&mut out.logdirs[i].pending, &a.format, &out.stamps, line)
+        }
+        Target::Stdout => {
+            if out.stdout_on {
+                format::record(&mut out.stdout, &a.format, &out.stamps, line)
+            }
+        }
+        Target::Alert(limit) => format::alert(
+            &mut out.alerts,
+            b"tend-log",
+            &a.format,
+            &out.stamps,
+            line,
+            limit,
+        ),
+        Target::Status(i, size) => {
+            let st = &mut out.statuses[i];
+            st.pad = format::status(&mut st.buf, &a.format, &out.stamps, line, size);
+            st.dirty = true;
+        }
+    }
+}
+
+fn set_nonblock(fd: BorrowedFd<'_>) {
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
+    if let Ok(fl) = fcntl(raw, FcntlArg::F_GETFL) {
+        let _ = fcntl(
+            raw,
+            FcntlArg::F_SETFL(OFlag::from_bits_truncate(fl) | OFlag::O_NONBLOCK),
+        );
+    }
+}
+
+struct Input {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// SIGTERM/SIGHUP: finish the current line, then stop.
+    stopping: bool,
+    /// No more reading.
+    done: bool,
+}
+
+/// Run tend-log: parse the script, open the logdirs, then log stdin until EOF or a
+/// signal says stop. `warn` receives every warning (already filtered by verbosity).
+pub fn run(
+    opts: &Options,
+    args: &[OsString],
+    warn_out: &mut dyn FnMut(&dyn Display),
+) -> Result<(), RunError> {
+    let script = script::parse(args).map_err(RunError::Script)?;
+    if let Some(fd) = opts.notify {
+        // Is it open?
+        nix::fcntl::fcntl(fd, FcntlArg::F_GETFD).map_err(RunError::Notify)?;
+    }
+    let verbosity = opts.verbosity;
+    let mut warn = |m: &dyn Display| {
+        if verbosity > 0 {
+            warn_out(m)
+        }
+    };
+    tend_sys::signals::ignore(Signal::SIGPIPE)
+        .map_err(|e| RunError::System(Error::new("ignore SIGPIPE", e)))?;
+    let sigfd = tend_sys::signals::signalfd(&[
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGALRM,
+        Signal::SIGCHLD,
+    ])
+    .map_err(|e| RunError::System(Error::new("create signalfd", e)))?;
+
+    let mut logdirs = Vec::with_capacity(script.logdirs.len());
+    for spec in &script.logdirs {
+        logdirs.push(Logdir::open(spec.clone()).map_err(RunError::System)?);
+    }
+    let statuses = script
+        .statuses
+        .iter()
+        .map(|s| {
+            let mut new = s.path.clone().into_os_string();
+            new.push(".new");
+            Status {
+                path: s.path.clone(),
+                new: PathBuf::from(new),
+                buf: Vec::new(),
+                pad: 0,
+                dirty: false,
+            }
+        })
+        .collect();
+    let mut out = Outputs {
+        logdirs,
+        stdout: Vec::new(),
+        stdout_written: 0,
+        stdout_on: true,
+        alerts: Vec::new(),
+        statuses,
+        stamps: Stamps::default(),
+        cline: Vec::with_capacity(512),
+    };
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    set_nonblock(stdin.as_fd());
+    set_nonblock(stdout.as_fd());
+
+    if let Some(fd) = opts.notify {
+        let _ = tend_sys::fd::write_raw(fd, b"\n");
+        let _ = nix::unistd::close(fd);
+    }
+
+    let limit = match opts.linelimit {
+        0 => 0,
+        n => n.max(48),
+    };
+    let mut input = Input {
+        // Starts small (an idle logger stays small); doubles up to CHUNK when reads fill
+        // it, and beyond only for a line longer than that.
+        buf: vec![0; 1 << 14],
+        start: 0,
+        end: 0,
+        eof: false,
+        stopping: false,
+        done: false,
+    };
+
+    loop {
+        let now = Instant::now();
+        flush(&mut out, &stderr, now, &mut warn);
+        let busy = out.logdirs.iter().any(|l| !l.idle())
+            || (out.stdout_on && out.stdout_written < out.stdout.len());
+        if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
+            break;
+        }
+        let reading = !(input.done || (opts.blocking && busy));
+        let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
+        let deadline = out.logdirs.iter().filter_map(|l| l.deadline).min();
+        let timeout = match deadline {
+            Some(d) => {
+                let ms = d.saturating_duration_since(now).as_millis() + 1;
+                PollTimeout::try_from(ms.min(60_000) as i32).unwrap_or(PollTimeout::MAX)
+            }
+            None => PollTimeout::NONE,
+        };
+        // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
+        // POLLERR, which would turn the loop into a spin.
+        let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
+        let mut nfds = 1;
+        let mut in_slot = None;
+        if reading {
+            fds[nfds] = PollFd::new(stdin.as_fd(), PollFlags::POLLIN);
+            in_slot = Some(nfds);
+            nfds += 1;
+        }
+        if want_out {
+            fds[nfds] = PollFd::new(stdout.as_fd(), PollFlags::POLLOUT);
+            nfds += 1;
+        }
+        match poll(&mut fds[..nfds], timeout) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => return Err(RunError::System(Error::new("poll", e))),
+        }
+        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
+        let sig_ready = ready(0);
+        let in_ready = in_slot.is_some_and(ready);
+        if sig_ready {
+            while let Ok(Some(si)) = sigfd.read_signal() {
+                let now = Instant::now();
+                match Signal::try_from(si.ssi_signo as i32) {
+                    Ok(Signal::SIGTERM) if !opts.protect => input.stop(),
+                    Ok(Signal::SIGHUP) => input.stop(),
+                    Ok(Signal::SIGALRM) => out.logdirs.iter_mut().for_each(Logdir::force_rotation),
+                    Ok(Signal::SIGCHLD) => reap(&mut out.logdirs, now, &mut warn),
+                    _ => {}
+                }
+            }
+        }
+        if in_ready && !input.done {
+            read_input(&mut input, &stdin, limit, &script, &mut out, &mut warn);
+        }
+    }
+    for l in &mut out.logdirs {
+        if let Err(e) = l.finalize() {
+            warn(&e);
+        }
+    }
+    Ok(())
+}
+
+impl Input {
+    fn stop(&mut self) {
+        self.stopping = true;
+        if self.start == self.end {
+            self.done = true;
+        }
+    }
+}
+
+fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)) {
+    for l in logdirs.iter_mut() {
+        if let Some(pid) = l.processor_pid() {
+            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
+                Ok(st) => l.reaped(st, now, warn),
+                Err(e) => l.reaped(
+                    nix::sys::wait::WaitStatus::Exited(pid, 256 + e as i32),
+                    now,
+                    warn,
+                ),
+            }
+        }
+    }
+}
+
+fn read_input(
+    input: &mut Input,
+    stdin: &std::io::Stdin,
+    limit: usize,
+    script: &Script,
+    out: &mut Outputs,
+    warn: &mut dyn FnMut(&dyn Display),
+) {
+    // Keep room for a full read after any partial line.
+    if input.start > 0 && input.buf.len() - input.end < input.buf.len() / 2 {
+        input.buf.copy_within(input.start..input.end, 0);
+        input.end -= input.start;
+        input.start = 0;
+    }
+    if input.buf.len() - input.end < 4096 {
+        // Only an unsplit line longer than the buffer gets here.
+        let n = input.buf.len() * 2;
+        input.buf.resize(n, 0);
+    }
+    let want = if input.stopping {
+        1
+    } else {
+        input.buf.len() - input.end
+    };
+    match nix::unistd::read(
+        std::os::fd::AsRawFd::as_raw_fd(&stdin.as_fd()),
+        &mut input.buf[input.end..input.end + want],
+    ) {
+        Ok(0) => input.eof = true,
+        Ok(n) => {
+            input.end += n;
+            if n == want && input.buf.len() < CHUNK {
+                let len = input.buf.len() * 2;
+                input.buf.resize(len, 0);
+            }
+        }
+        Err(Errno::EAGAIN | Errno::EINTR) => return,
+        Err(e) => {
+            warn(&Error::at("read", "stdin", e));
+            input.eof = true;
+        }
+    }
+    while let Some((line, used)) =
+        policy::next_line(&input.buf[input.start..input.end], limit, input.eof)
+    {
+        dispatch(script, out, line);
+        input.start += used;
+    }
+    if input.start == input.end {
+        input.start = 0;
+        input.end = 0;
+    }
+    if input.eof || (input.stopping && input.start == input.end) {
+        input.done = true;
+    }
+}
+
+fn flush(
+    out: &mut Outputs,
+    stderr: &std::io::Stderr,
+    now: Instant,
+    warn: &mut dyn FnMut(&dyn Display),
+) {
+    for l in &mut out.logdirs {
+        l.flush(now, warn);
+    }
+    if out.stdout_on {
+        while out.stdout_written < out.stdout.len() {
+            match nix::unistd::write(std::io::stdout().as_fd(), &out.stdout[out.stdout_written..]) {
+                Ok(n) => out.stdout_written += n,
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => break,
+                Err(e) => {
+                    warn(&Error::at("write to", "stdout", e));
+                    out.stdout_on = false;
+                    break;
+                }
+            }
+        }
+        if out.stdout_written == out.stdout.len() || !out.stdout_on {
+            out.stdout.clear();
+            out.stdout_written = 0;
+        }
+    }
+    if !out.alerts.is_empty() {
+        let mut done = 0;
+        while done < out.alerts.len() {
+            match nix::unistd::write(stderr.as_fd(), &out.alerts[done..]) {
+                Ok(n) => done += n,
+                Err(Errno::EINTR) => {}
+                Err(Errno::EAGAIN) => {
+                    let mut f = [PollFd::new(stderr.as_fd(), PollFlags::POLLOUT)];
+                    let _ = poll(&mut f, PollTimeout::from(1000u16));
+                }
+                Err(_) => break,
+            }
+        }
+        out.alerts.clear();
+    }
+    for st in &mut out.statuses {
+        if st.dirty {
+            st.dirty = false;
+            if let Err(e) = write_status(st) {
+                warn(&e);
+            }
+        }
+    }
+}
+
+fn write_status(st: &Status) -> Result<(), Error> {
+    use std::io::Write;
+    let err = |e: std::io::Error| Error::io("write", &st.new, &e);
+    let mut f = std::fs::File::create(&st.new).map_err(err)?;
+    f.write_all(&st.buf).map_err(err)?;
+    let nl = [b'\n'; 4096];
+    let mut pad = st.pad;
+    while pad > 0 {
+        let n = pad.min(nl.len());
+        f.write_all(&nl[..n]).map_err(err)?;
+        pad -= n;
+    }
+    drop(f);
+    std::fs::rename(&st.new, &st.path).map_err(|e| Error::io("rename", &st.new, &e))
+}

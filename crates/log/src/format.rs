@@ -1,0 +1,276 @@
+//! Rendering a line for an action: timestamps, prefix, plain or JSON form. Everything
+//! writes into caller-owned buffers; nothing allocates per line.
+
+use crate::script::Format;
+use tend_proto::tai64n::{Tai64n, render_datetime, render_digits, utc_datetime};
+
+/// The stamps of one line, rendered once and shared by every action.
+pub struct Stamps {
+    /// `@` + 24 hex + space.
+    pub tai: [u8; 26],
+    /// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` + two spaces.
+    pub local: [u8; 31],
+    /// `YYYY-MM-DDTHH:MM:SS.uuuuuuZ` + space.
+    pub rfc3339: [u8; 28],
+    // Per-second caches: the unix second each cached date part belongs to.
+    local_sec: i64,
+    utc_sec: i64,
+    tai_sec: u64,
+}
+
+impl Default for Stamps {
+    fn default() -> Self {
+        Stamps {
+            tai: [b' '; 26],
+            local: [b' '; 31],
+            rfc3339: [b' '; 28],
+            local_sec: i64::MIN,
+            utc_sec: i64::MIN,
+            tai_sec: u64::MAX,
+        }
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl Stamps {
+    /// Render the requested stamps for unix time (`secs`, `nanos`).
+    pub fn set(&mut self, secs: i64, nanos: u32, tai: bool, local: bool, rfc: bool) {
+        if tai {
+            let t = Tai64n::from_unix(secs.max(0) as u64, nanos);
+            if t.secs != self.tai_sec {
+                self.tai = [b' '; 26];
+                self.tai[..25].copy_from_slice(&t.label());
+                self.tai_sec = t.secs;
+            } else {
+                for (i, b) in nanos.to_be_bytes().iter().enumerate() {
+                    self.tai[17 + 2 * i] = HEX[(b >> 4) as usize];
+                    self.tai[18 + 2 * i] = HEX[(b & 15) as usize];
+                }
+            }
+        }
+        if local {
+            if secs != self.local_sec {
+                let d = tend_sys::localtime::local(secs).unwrap_or_else(|| utc_datetime(secs));
+                self.local[..19].copy_from_slice(&render_datetime(&d, b' '));
+                self.local[19] = b'.';
+                self.local_sec = secs;
+            }
+            render_digits(&mut self.local[20..29], nanos);
+        }
+        if rfc {
+            if secs != self.utc_sec {
+                let d = utc_datetime(secs);
+                self.rfc3339[..19].copy_from_slice(&render_datetime(&d, b'T'));
+                self.rfc3339[19] = b'.';
+                self.rfc3339[26] = b'Z';
+                self.utc_sec = secs;
+            }
+            render_digits(&mut self.rfc3339[20..26], nanos / 1000);
+        }
+    }
+}
+
+/// Append the stamps and prefix an action asks for (the part before the line).
+pub fn head(out: &mut Vec<u8>, f: &Format, s: &Stamps) {
+    if f.tai {
+        out.extend_from_slice(&s.tai);
+    }
+    if f.local {
+        out.extend_from_slice(&s.local);
+    }
+    if f.rfc3339 {
+        out.extend_from_slice(&s.rfc3339);
+    }
+    if let Some(p) = &f.prefix {
+        out.extend_from_slice(p);
+        out.push(b' ');
+    }
+}
+
+/// Append one output record for `line` (without its newline): plain or JSON, ending in `\n`.
+pub fn record(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
+    if f.json {
+        json(out, f, s, line);
+    } else {
+        head(out, f, s);
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+}
+
+/// `{"time":"…Z","tai64n":"@…","local":"…","prefix":"…","line":"…"}` + `\n`; `time` is
+/// always there, `tai64n`/`local` when `t`/`T` were given, `prefix` when one is set.
+pub fn json(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
+    out.extend_from_slice(b"{\"time\":\"");
+    out.extend_from_slice(&s.rfc3339[..27]);
+    if f.tai {
+        out.extend_from_slice(b"\",\"tai64n\":\"");
+        out.extend_from_slice(&s.tai[..25]);
+    }
+    if f.local {
+        out.extend_from_slice(b"\",\"local\":\"");
+        out.extend_from_slice(&s.local[..29]);
+    }
+    if let Some(p) = &f.prefix {
+        out.extend_from_slice(b"\",\"prefix\":\"");
+        json_escape(out, p);
+    }
+    out.extend_from_slice(b"\",\"line\":\"");
+    json_escape(out, line);
+    out.extend_from_slice(b"\"}\n");
+}
+
+/// Escape bytes as the inside of a JSON string: `"` `\` and control characters escaped,
+/// valid UTF-8 copied, each invalid byte replaced by U+FFFD.
+pub fn json_escape(out: &mut Vec<u8>, bytes: &[u8]) {
+    for chunk in bytes.utf8_chunks() {
+        let v = chunk.valid().as_bytes();
+        let mut start = 0;
+        for (i, &b) in v.iter().enumerate() {
+            if b >= 0x20 && b != b'"' && b != b'\\' {
+                continue;
+            }
+            out.extend_from_slice(&v[start..i]);
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                _ => {
+                    out.extend_from_slice(b"\\u00");
+                    out.push(HEX[(b >> 4) as usize]);
+                    out.push(HEX[(b & 15) as usize]);
+                }
+            }
+            start = i + 1;
+        }
+        out.extend_from_slice(&v[start..]);
+        for _ in chunk.invalid() {
+            out.extend_from_slice(b"\\ufffd");
+        }
+    }
+}
+
+/// The bytes a status file gets: head + line + `\n`, cut to `size` (0 = as is). Returns
+/// how many `\n` must follow to pad it to exactly `size` bytes (written without building
+/// them in memory, since `size` may be large).
+pub fn status(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8], size: usize) -> usize {
+    out.clear();
+    record(out, f, s, line);
+    if size == 0 {
+        return 0;
+    }
+    if out.len() >= size {
+        out.truncate(size);
+        0
+    } else {
+        size - out.len()
+    }
+}
+
+/// An alert line: `PROG: alert: ` + head + the line + `\n`; a line more than `limit` + 3
+/// bytes long is cut to `limit` bytes followed by `...` (as s6-log: cutting fewer bytes
+/// than the ellipsis adds would not shorten it).
+pub fn alert(out: &mut Vec<u8>, prog: &[u8], f: &Format, s: &Stamps, line: &[u8], limit: usize) {
+    out.extend_from_slice(prog);
+    out.extend_from_slice(b": alert: ");
+    if f.json {
+        json(out, f, s, line);
+        return;
+    }
+    head(out, f, s);
+    if limit > 0 && line.len() > limit.saturating_add(3) {
+        out.extend_from_slice(&line[..limit]);
+        out.extend_from_slice(b"...");
+    } else {
+        out.extend_from_slice(line);
+    }
+    out.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(tai: bool, local: bool, rfc: bool, json: bool, prefix: Option<&str>) -> Format {
+        Format {
+            tai,
+            local,
+            rfc3339: rfc,
+            json,
+            prefix: prefix.map(|p| p.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn plain_order_tai_local_rfc_prefix() {
+        let mut s = Stamps::default();
+        s.set(1_795_962_222, 123_456_789, true, false, true);
+        let mut o = Vec::new();
+        record(
+            &mut o,
+            &fmt(true, false, true, false, Some("svc")),
+            &s,
+            b"hello",
+        );
+        let t = String::from_utf8(o).unwrap();
+        assert!(t.starts_with("@400000006b0"), "{t}");
+        assert_eq!(&t[26..], "2026-11-29T14:23:42.123456Z svc hello\n");
+        assert_eq!(&t[17..25], "075bcd15");
+        // Same second, new nanos: only the nanosecond part changes.
+        s.set(1_795_962_222, 1, true, false, true);
+        let mut o = Vec::new();
+        record(&mut o, &fmt(true, false, true, false, None), &s, b"x");
+        assert_eq!(&o[17..25], b"00000001");
+        assert_eq!(&o[26..], b"2026-11-29T14:23:42.000000Z x\n");
+    }
+
+    #[test]
+    fn json_escapes_and_replaces() {
+        let mut s = Stamps::default();
+        s.set(1_795_962_222, 5_000, false, false, true);
+        let mut o = Vec::new();
+        record(
+            &mut o,
+            &fmt(false, false, false, true, Some("a\"b")),
+            &s,
+            b"q\"\\\t\x01\xffok\xc3\xa9",
+        );
+        assert_eq!(
+            String::from_utf8(o).unwrap(),
+            "{\"time\":\"2026-11-29T14:23:42.000005Z\",\"prefix\":\"a\\\"b\",\"line\":\"q\\\"\\\\\\t\\u0001\\ufffdok\u{e9}\"}\n"
+        );
+    }
+
+    #[test]
+    fn status_pads_and_truncates() {
+        let s = Stamps::default();
+        let mut o = Vec::new();
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello", 8), 2);
+        assert_eq!(o, b"hello\n");
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello world", 5), 0);
+        assert_eq!(o, b"hello");
+        assert_eq!(status(&mut o, &Format::default(), &s, b"hello", 0), 0);
+        assert_eq!(o, b"hello\n");
+    }
+
+    #[test]
+    fn alert_truncates_line_only() {
+        let s = Stamps::default();
+        let mut o = Vec::new();
+        alert(
+            &mut o,
+            b"tend-log",
+            &fmt(false, false, false, false, Some("X")),
+            &s,
+            b"hello world",
+            5,
+        );
+        assert_eq!(o, b"tend-log: alert: X hello...\n");
+        o.clear();
+        alert(&mut o, b"tend-log", &Format::default(), &s, b"abcdefgh", 5);
+        assert_eq!(o, b"tend-log: alert: abcdefgh\n");
+    }
+}
