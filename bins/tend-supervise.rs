@@ -1,7 +1,21 @@
-//! tend-supervise — not written yet.
+//! tend-supervise — keep one service running and obey its control FIFO. See man/man8/tend-supervise.8.
 #![forbid(unsafe_code)]
 
+use tend_cli::{Program, code};
+use tend_supervise::{Reporter, StartError, Supervisor};
+
+const PROG: Program = Program::new("tend-supervise", "tend-supervise servicedir");
+
 fn main() {
-    eprintln!("tend-supervise: fatal: not implemented");
-    std::process::exit(111);
+    let args = PROG.parse(std::env::args_os().skip(1), "");
+    let [dir] = args.operands.as_slice() else {
+        PROG.usage_exit()
+    };
+    match Supervisor::new(dir, Reporter::new(dir)) {
+        Ok(sup) => std::process::exit(sup.run()),
+        Err(e @ (StartError::AlreadyRunning | StartError::Misconfigured(_))) => {
+            PROG.fatal(code::USAGE, e)
+        }
+        Err(e @ StartError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
+    }
 }

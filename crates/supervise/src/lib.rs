@@ -1,1 +1,11 @@
-//! tend-supervise — not written yet.
+//! tend-supervise's library: one supervisor for one service directory, byte-compatible
+//! with s6-supervise 2.11 on disk.
+//!
+//! `core` is the pure state machine (state × input → actions), tested without processes;
+//! `daemon` owns the files, fds and children and runs the event loop. tend-svscan can call
+//! `daemon::Supervisor` in a forked child instead of exec'ing tend-supervise.
+
+pub mod core;
+pub mod daemon;
+
+pub use daemon::{Reporter, StartError, Supervisor};

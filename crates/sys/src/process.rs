@@ -47,6 +47,20 @@ pub struct SpawnOptions {
     pub fds: Vec<(RawFd, RawFd)>,
     /// Fds to close in the child (after the moves).
     pub close: Vec<RawFd>,
+    /// Take an open-file-description lock before exec and hand it to the program.
+    pub lock: Option<ServiceLock>,
+}
+
+/// s6's `lock-fd`: the child opens `path`, takes a whole-file OFD write lock on it (so the
+/// lock is shared with every descendant that inherits the fd, unlike a per-process fcntl
+/// lock), and gets it on fd `fd`. If the lock is held by a previous instance, the child
+/// writes `warning` to stderr, stops reporting to the parent (which then sees the spawn as
+/// successful) and blocks until the lock is free.
+#[derive(Debug, Clone)]
+pub struct ServiceLock {
+    pub path: CString,
+    pub fd: RawFd,
+    pub warning: Vec<u8>,
 }
 
 /// Why a spawn failed.
@@ -126,6 +140,38 @@ unsafe fn child_exec(
         if opts.setpgid && libc::setpgid(0, 0) < 0 {
             fail(*libc::__errno_location());
         }
+        if let Some(lock) = &opts.lock {
+            let fd = libc::open(
+                lock.path.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC,
+                0o644,
+            );
+            if fd < 0 {
+                fail(*libc::__errno_location());
+            }
+            let mut fl: libc::flock = std::mem::zeroed();
+            fl.l_type = libc::F_WRLCK as i16;
+            fl.l_whence = libc::SEEK_SET as i16;
+            if libc::fcntl(fd, libc::F_OFD_SETLK, &fl) < 0 {
+                let e = *libc::__errno_location();
+                if e != libc::EAGAIN && e != libc::EACCES {
+                    fail(e);
+                }
+                libc::write(2, lock.warning.as_ptr().cast(), lock.warning.len());
+                libc::close(report);
+                while libc::fcntl(fd, libc::F_OFD_SETLKW, &fl) < 0 {
+                    if *libc::__errno_location() != libc::EINTR {
+                        libc::_exit(111);
+                    }
+                }
+            }
+            if libc::dup2(fd, lock.fd) < 0 {
+                fail(*libc::__errno_location());
+            }
+            if fd != lock.fd {
+                libc::close(fd);
+            }
+        }
         // Move sources out of the way first (above every target), then into place.
         let mut moved = [-1 as RawFd; 16];
         for (i, (src, _)) in opts.fds.iter().enumerate().take(16) {
@@ -154,6 +200,15 @@ unsafe fn child_exec(
     }
     let e = crate::exec::execve_prepared(argv, envp, candidates);
     fail(e as i32)
+}
+
+/// Reap one dead child without blocking: Some((pid, raw wait status)), or None when no
+/// child has changed state (or there are no children).
+pub fn reap_any() -> Option<(i32, i32)> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: waitpid writes only to our local status.
+    let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+    if pid > 0 { Some((pid, status)) } else { None }
 }
 
 /// Restore default dispositions and an empty mask (async-signal-safe).

@@ -1,0 +1,854 @@
+//! The supervisor's state machine, free of processes and files.
+//!
+//! Every input (a control letter, a child's death, a signal, a timer) goes through one
+//! method that updates the state and returns the actions to carry out, in order. The
+//! driver (`crate::daemon`) performs them; the unit tests check every state × input cell
+//! without forking anything.
+
+use tend_proto::{ControlCommand, StatusRecord, Tai64n};
+
+/// Monotonic milliseconds.
+pub type Ms = u64;
+
+/// Pacing: at least this long between two spawns of ./run (start to start).
+pub const MIN_RESTART_MS: Ms = 1000;
+/// Retry delay after ./run could not be exec'd.
+pub const EXEC_RETRY_MS: Ms = 10_000;
+/// Retry delay after fork itself failed.
+pub const FORK_RETRY_MS: Ms = 60_000;
+
+/// The current time, twice: monotonic for timers, wall clock for the status file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub mono: Ms,
+    pub wall: Tai64n,
+}
+
+/// Where the service is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing running.
+    Down,
+    /// ./run is alive.
+    Up,
+    /// ./run died; ./finish is running.
+    Finishing,
+}
+
+/// Per-run settings read from the service directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    pub down_signal: i32,
+    /// 0: never SIGKILL after `d`.
+    pub timeout_kill: Ms,
+    /// 0: let ./finish run forever.
+    pub timeout_finish: Ms,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            down_signal: libc::SIGTERM,
+            timeout_kill: 0,
+            timeout_finish: 5000,
+        }
+    }
+}
+
+/// Something for the driver to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// kill(pid, sig) on the current ./run (or ./finish for SIGKILL on timeout).
+    Kill { pid: i32, sig: i32 },
+    /// killpg(pid, sig).
+    KillGroup { pid: i32, sig: i32 },
+    /// Fork and exec ./run; report back with `spawned` or `spawn_failed`.
+    SpawnRun,
+    /// Fork ./finish with ./run's wait status; report back with `finish_spawned`.
+    SpawnFinish { wstat: i32 },
+    /// Rewrite supervise/status (no event).
+    WriteStatus,
+    /// Rewrite supervise/status, then send these events to event/.
+    Publish(&'static [u8]),
+    /// Send events without rewriting the status.
+    Notify(&'static [u8]),
+    /// Append a death to death_tally.
+    RecordDeath { wstat: i32 },
+    /// Create ./down.
+    CreateDown,
+    /// Remove ./down.
+    RemoveDown,
+    /// Reopen our own stdin and stdout on /dev/null.
+    CloseStdio,
+    /// Send the `x` event and exit 0.
+    Exit,
+}
+
+/// A short, fixed-capacity list of actions (no allocation per event).
+#[derive(Debug, Clone, Copy)]
+pub struct Actions {
+    buf: [Action; 8],
+    len: usize,
+}
+
+impl Actions {
+    fn new() -> Actions {
+        Actions {
+            buf: [Action::WriteStatus; 8],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, a: Action) {
+        if self.len < self.buf.len() {
+            self.buf[self.len] = a;
+            self.len += 1;
+        }
+    }
+
+    pub fn as_slice(&self) -> &[Action] {
+        &self.buf[..self.len]
+    }
+}
+
+/// The whole state of one supervisor.
+#[derive(Debug, Clone)]
+pub struct Core {
+    pub phase: Phase,
+    pub want_up: bool,
+    /// Exit once the service is down and ./finish is done (`x`, SIGHUP, SIGTERM).
+    pub exit_after: bool,
+    pub paused: bool,
+    pub ready: bool,
+    /// ./run's pid when Up, ./finish's pid when Finishing (0 if finish was not forked).
+    pub pid: i32,
+    pub wstat: u16,
+    pub stamp: Tai64n,
+    pub readystamp: Tai64n,
+    pub last_spawn: Option<Ms>,
+    /// When ./run is due to be (re)started.
+    pub spawn_at: Option<Ms>,
+    /// timeout-kill deadline after `d`.
+    pub kill_at: Option<Ms>,
+    /// timeout-finish deadline.
+    pub finish_kill_at: Option<Ms>,
+    pub settings: Settings,
+}
+
+impl Core {
+    /// A fresh supervisor: down and ready; `normally_up` is "no ./down file".
+    pub fn new(now: Now, normally_up: bool) -> Core {
+        Core {
+            phase: Phase::Down,
+            want_up: normally_up,
+            exit_after: false,
+            paused: false,
+            ready: true,
+            pid: 0,
+            wstat: 0,
+            stamp: now.wall,
+            readystamp: now.wall,
+            last_spawn: None,
+            spawn_at: None,
+            kill_at: None,
+            finish_kill_at: None,
+            settings: Settings::default(),
+        }
+    }
+
+    /// The status record to publish.
+    pub fn record(&self) -> StatusRecord {
+        StatusRecord {
+            stamp: self.stamp,
+            readystamp: self.readystamp,
+            pid: if self.phase == Phase::Down {
+                0
+            } else {
+                self.pid.max(0) as u64
+            },
+            wstat: self.wstat,
+            paused: self.paused,
+            finishing: self.phase == Phase::Finishing,
+            want_up: self.want_up,
+            ready: self.ready,
+        }
+    }
+
+    /// The first thing to do: publish `s`, then start ./run if wanted.
+    pub fn start(&mut self, now: Now) -> Actions {
+        let mut a = Actions::new();
+        a.push(Action::Publish(b"s"));
+        if self.want_up {
+            self.spawn_at = Some(now.mono);
+            a.push(Action::SpawnRun);
+        }
+        a
+    }
+
+    /// The earliest pending deadline, for the poll timeout.
+    pub fn next_deadline(&self) -> Option<Ms> {
+        [self.spawn_at, self.kill_at, self.finish_kill_at]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// ./run was forked and exec'd.
+    pub fn spawned(&mut self, pid: i32, now: Now) -> Actions {
+        let mut a = Actions::new();
+        self.phase = Phase::Up;
+        self.pid = pid;
+        self.ready = false;
+        self.paused = false;
+        self.stamp = now.wall;
+        self.last_spawn = Some(now.mono);
+        self.spawn_at = None;
+        self.kill_at = None;
+        a.push(Action::Publish(b"u"));
+        a
+    }
+
+    /// ./run could not be started: exec failed (`exec_code` = 126/127), or fork failed
+    /// (`exec_code` = None). Stay down and retry later; the status says why.
+    pub fn spawn_failed(&mut self, exec_code: Option<u8>, now: Now) -> Actions {
+        let mut a = Actions::new();
+        self.last_spawn = Some(now.mono);
+        let delay = match exec_code {
+            Some(code) => {
+                self.wstat = u16::from(code) << 8;
+                EXEC_RETRY_MS
+            }
+            None => FORK_RETRY_MS,
+        };
+        self.spawn_at = if self.want_up {
+            Some(now.mono + delay)
+        } else {
+            None
+        };
+        a.push(Action::WriteStatus);
+        if self.exit_after {
+            a.push(Action::Exit);
+        }
+        a
+    }
+
+    /// The readiness line arrived.
+    pub fn became_ready(&mut self, now: Now) -> Actions {
+        let mut a = Actions::new();
+        if self.phase == Phase::Up && !self.ready {
+            self.ready = true;
+            self.readystamp = now.wall;
+            a.push(Action::Publish(b"U"));
+        }
+        a
+    }
+
+    /// ./run died with `wstat`. `finish_exists` says whether to fork ./finish.
+    pub fn run_died(&mut self, wstat: i32, finish_exists: bool, now: Now) -> Actions {
+        let mut a = Actions::new();
+        self.wstat = (wstat & 0xffff) as u16;
+        self.paused = false;
+        self.ready = false;
+        self.stamp = now.wall;
+        self.kill_at = None;
+        a.push(Action::RecordDeath { wstat });
+        if finish_exists {
+            self.phase = Phase::Finishing;
+            self.pid = 0;
+            a.push(Action::SpawnFinish { wstat });
+        } else {
+            self.phase = Phase::Finishing;
+            self.pid = 0;
+            a.push(Action::Publish(b"d"));
+            self.finish_done(false, now, &mut a);
+        }
+        a
+    }
+
+    /// ./finish was forked (pid) or could not be (None).
+    pub fn finish_spawned(&mut self, pid: Option<i32>, now: Now) -> Actions {
+        let mut a = Actions::new();
+        match pid {
+            Some(pid) => {
+                self.pid = pid;
+                if self.settings.timeout_finish > 0 {
+                    self.finish_kill_at = Some(now.mono + self.settings.timeout_finish);
+                }
+                a.push(Action::Publish(b"d"));
+            }
+            None => {
+                a.push(Action::Publish(b"d"));
+                self.finish_done(false, now, &mut a);
+            }
+        }
+        a
+    }
+
+    /// ./finish exited with `wstat`.
+    pub fn finish_died(&mut self, wstat: i32, now: Now) -> Actions {
+        let mut a = Actions::new();
+        let permanent = wstat & 0x7f == 0 && (wstat >> 8) & 0xff == 125;
+        self.finish_done(permanent, now, &mut a);
+        a
+    }
+
+    fn finish_done(&mut self, permanent: bool, now: Now, a: &mut Actions) {
+        self.phase = Phase::Down;
+        self.pid = 0;
+        self.finish_kill_at = None;
+        self.ready = true;
+        self.readystamp = now.wall;
+        if permanent {
+            self.want_up = false;
+            a.push(Action::Publish(b"OD"));
+        } else {
+            a.push(Action::Publish(b"D"));
+        }
+        if self.exit_after {
+            a.push(Action::Exit);
+        } else if self.want_up {
+            let at = self
+                .last_spawn
+                .map_or(now.mono, |t| (t + MIN_RESTART_MS).max(now.mono));
+            self.spawn_at = Some(at);
+            if at <= now.mono {
+                a.push(Action::SpawnRun);
+            }
+        }
+    }
+
+    /// A timer may have expired.
+    pub fn tick(&mut self, now: Now) -> Actions {
+        let mut a = Actions::new();
+        if let Some(t) = self.kill_at
+            && t <= now.mono
+        {
+            self.kill_at = None;
+            if self.phase == Phase::Up {
+                a.push(Action::Kill {
+                    pid: self.pid,
+                    sig: libc::SIGKILL,
+                });
+            }
+        }
+        if let Some(t) = self.finish_kill_at
+            && t <= now.mono
+        {
+            self.finish_kill_at = None;
+            if self.phase == Phase::Finishing && self.pid > 0 {
+                a.push(Action::Kill {
+                    pid: self.pid,
+                    sig: libc::SIGKILL,
+                });
+            }
+        }
+        if let Some(t) = self.spawn_at
+            && t <= now.mono
+            && self.phase == Phase::Down
+        {
+            if self.want_up {
+                a.push(Action::SpawnRun);
+            } else {
+                self.spawn_at = None;
+            }
+        }
+        a
+    }
+
+    /// Start ./run now if down (explicit commands are not paced).
+    fn start_now(&mut self, now: Now, a: &mut Actions) {
+        if self.phase == Phase::Down {
+            self.spawn_at = Some(now.mono);
+            a.push(Action::SpawnRun);
+        }
+    }
+
+    fn bring_down(&mut self, now: Now, a: &mut Actions) {
+        self.want_up = false;
+        self.spawn_at = None;
+        if self.phase == Phase::Up {
+            a.push(Action::Kill {
+                pid: self.pid,
+                sig: self.settings.down_signal,
+            });
+            a.push(Action::Kill {
+                pid: self.pid,
+                sig: libc::SIGCONT,
+            });
+            self.paused = false;
+            if self.settings.timeout_kill > 0 {
+                self.kill_at = Some(now.mono + self.settings.timeout_kill);
+            }
+        }
+        a.push(Action::WriteStatus);
+    }
+
+    /// One control letter.
+    pub fn control(&mut self, cmd: ControlCommand, now: Now) -> Actions {
+        use ControlCommand as C;
+        let mut a = Actions::new();
+        let up = self.phase == Phase::Up;
+        match cmd {
+            C::Signal(sig) => {
+                if up {
+                    a.push(Action::Kill {
+                        pid: self.pid,
+                        sig: sig as i32,
+                    });
+                }
+            }
+            C::Pause => {
+                if up {
+                    a.push(Action::Kill {
+                        pid: self.pid,
+                        sig: libc::SIGSTOP,
+                    });
+                    self.paused = true;
+                    a.push(Action::WriteStatus);
+                }
+            }
+            C::Continue => {
+                if up {
+                    a.push(Action::Kill {
+                        pid: self.pid,
+                        sig: libc::SIGCONT,
+                    });
+                    self.paused = false;
+                    a.push(Action::WriteStatus);
+                }
+            }
+            C::Restart => {
+                if up {
+                    a.push(Action::Kill {
+                        pid: self.pid,
+                        sig: self.settings.down_signal,
+                    });
+                }
+            }
+            C::Down => self.bring_down(now, &mut a),
+            C::DownPermanent => {
+                a.push(Action::CreateDown);
+                self.bring_down(now, &mut a);
+            }
+            C::Up => {
+                self.want_up = true;
+                a.push(Action::WriteStatus);
+                self.start_now(now, &mut a);
+            }
+            C::UpPermanent => {
+                a.push(Action::RemoveDown);
+                self.want_up = true;
+                a.push(Action::WriteStatus);
+                self.start_now(now, &mut a);
+            }
+            C::Once => {
+                self.want_up = false;
+                a.push(Action::WriteStatus);
+                self.start_now(now, &mut a);
+            }
+            C::OnceNoStart => {
+                self.want_up = false;
+                self.spawn_at = None;
+                a.push(Action::WriteStatus);
+            }
+            C::QuitKeep => {
+                self.want_up = false;
+                self.spawn_at = None;
+                a.push(Action::CreateDown);
+                a.push(Action::WriteStatus);
+            }
+            C::Exit => {
+                if self.phase == Phase::Down {
+                    a.push(Action::Exit);
+                } else {
+                    self.exit_after = true;
+                    a.push(Action::CloseStdio);
+                }
+            }
+        }
+        a
+    }
+
+    /// A signal to the supervisor itself.
+    pub fn signal(&mut self, sig: i32, now: Now) -> Actions {
+        let mut a = Actions::new();
+        match sig {
+            libc::SIGTERM => match self.phase {
+                Phase::Down => a.push(Action::Exit),
+                Phase::Up => {
+                    self.exit_after = true;
+                    self.bring_down(now, &mut a);
+                }
+                Phase::Finishing => {
+                    self.exit_after = true;
+                    a.push(Action::CloseStdio);
+                }
+            },
+            libc::SIGHUP => {
+                if self.phase == Phase::Down {
+                    a.push(Action::Exit);
+                } else {
+                    self.exit_after = true;
+                    a.push(Action::CloseStdio);
+                }
+            }
+            libc::SIGQUIT => a.push(Action::Exit),
+            libc::SIGINT => {
+                if self.phase == Phase::Up {
+                    a.push(Action::KillGroup {
+                        pid: self.pid,
+                        sig: libc::SIGINT,
+                    });
+                }
+                a.push(Action::Exit);
+            }
+            _ => {}
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Action::*;
+    use ControlCommand as C;
+
+    fn at(ms: Ms) -> Now {
+        Now {
+            mono: ms,
+            wall: Tai64n::from_unix(1_800_000_000 + ms / 1000, 0),
+        }
+    }
+
+    fn down() -> Core {
+        Core::new(at(0), false)
+    }
+
+    fn up() -> Core {
+        let mut c = Core::new(at(0), true);
+        c.start(at(0));
+        c.spawned(100, at(0));
+        c
+    }
+
+    fn finishing() -> Core {
+        let mut c = up();
+        c.run_died(15, true, at(5000));
+        c.finish_spawned(Some(200), at(5000));
+        c
+    }
+
+    fn acts(a: Actions) -> Vec<Action> {
+        a.as_slice().to_vec()
+    }
+
+    #[test]
+    fn start_publishes_s_then_spawns_if_normally_up() {
+        let mut c = Core::new(at(0), true);
+        assert_eq!(acts(c.start(at(0))), vec![Publish(b"s"), SpawnRun]);
+        let mut c = Core::new(at(0), false);
+        assert_eq!(acts(c.start(at(0))), vec![Publish(b"s")]);
+        let r = c.record();
+        assert!(r.ready && !r.want_up && r.pid == 0 && r.stamp == r.readystamp);
+    }
+
+    #[test]
+    fn spawn_sets_up_not_ready() {
+        let c = up();
+        let r = c.record();
+        assert_eq!(
+            (r.pid, r.ready, r.want_up, r.finishing),
+            (100, false, true, false)
+        );
+    }
+
+    #[test]
+    fn signal_letters_only_reach_a_live_run() {
+        let letters = [
+            (b'a', libc::SIGALRM),
+            (b'b', libc::SIGABRT),
+            (b'q', libc::SIGQUIT),
+            (b'h', libc::SIGHUP),
+            (b'k', libc::SIGKILL),
+            (b't', libc::SIGTERM),
+            (b'i', libc::SIGINT),
+            (b'1', libc::SIGUSR1),
+            (b'2', libc::SIGUSR2),
+            (b'y', libc::SIGWINCH),
+        ];
+        for (l, sig) in letters {
+            let cmd = ControlCommand::from_byte(l).unwrap();
+            assert_eq!(
+                acts(up().control(cmd, at(10))),
+                vec![Kill { pid: 100, sig }]
+            );
+            assert_eq!(acts(down().control(cmd, at(10))), vec![]);
+            assert_eq!(acts(finishing().control(cmd, at(5001))), vec![]);
+        }
+    }
+
+    #[test]
+    fn pause_and_continue() {
+        let mut c = up();
+        assert_eq!(
+            acts(c.control(C::Pause, at(1))),
+            vec![
+                Kill {
+                    pid: 100,
+                    sig: libc::SIGSTOP
+                },
+                WriteStatus
+            ]
+        );
+        assert!(c.record().paused);
+        assert_eq!(
+            acts(c.control(C::Continue, at(2))),
+            vec![
+                Kill {
+                    pid: 100,
+                    sig: libc::SIGCONT
+                },
+                WriteStatus
+            ]
+        );
+        assert!(!c.record().paused);
+        assert_eq!(acts(down().control(C::Pause, at(1))), vec![]);
+        assert_eq!(acts(finishing().control(C::Continue, at(5001))), vec![]);
+    }
+
+    #[test]
+    fn down_in_each_phase() {
+        let mut c = up();
+        c.settings.timeout_kill = 300;
+        assert_eq!(
+            acts(c.control(C::Down, at(10))),
+            vec![
+                Kill {
+                    pid: 100,
+                    sig: libc::SIGTERM
+                },
+                Kill {
+                    pid: 100,
+                    sig: libc::SIGCONT
+                },
+                WriteStatus
+            ]
+        );
+        assert!(!c.want_up);
+        assert_eq!(c.kill_at, Some(310));
+        assert_eq!(
+            acts(c.tick(at(310))),
+            vec![Kill {
+                pid: 100,
+                sig: libc::SIGKILL
+            }]
+        );
+        let mut d = down();
+        assert_eq!(acts(d.control(C::Down, at(1))), vec![WriteStatus]);
+        let mut f = finishing();
+        assert_eq!(acts(f.control(C::Down, at(5001))), vec![WriteStatus]);
+        assert!(!f.want_up);
+        assert_eq!(acts(f.finish_died(0, at(5002))), vec![Publish(b"D")]);
+    }
+
+    #[test]
+    fn down_signal_is_configurable() {
+        let mut c = up();
+        c.settings.down_signal = libc::SIGHUP;
+        assert_eq!(
+            acts(c.control(C::Restart, at(10))),
+            vec![Kill {
+                pid: 100,
+                sig: libc::SIGHUP
+            }]
+        );
+        assert_eq!(acts(down().control(C::Restart, at(10))), vec![]);
+    }
+
+    #[test]
+    fn up_letters() {
+        let mut d = down();
+        assert_eq!(acts(d.control(C::Up, at(1))), vec![WriteStatus, SpawnRun]);
+        let mut d = down();
+        assert_eq!(
+            acts(d.control(C::UpPermanent, at(1))),
+            vec![RemoveDown, WriteStatus, SpawnRun]
+        );
+        let mut u = up();
+        assert_eq!(acts(u.control(C::Up, at(1))), vec![WriteStatus]);
+        let mut f = finishing();
+        f.want_up = false;
+        assert_eq!(acts(f.control(C::Up, at(5001))), vec![WriteStatus]);
+        assert!(f.want_up);
+    }
+
+    #[test]
+    fn once_letters() {
+        let mut d = Core::new(at(0), true);
+        d.want_up = false;
+        assert_eq!(acts(d.control(C::Once, at(1))), vec![WriteStatus, SpawnRun]);
+        assert!(!d.want_up);
+        let mut u = up();
+        assert_eq!(acts(u.control(C::Once, at(1))), vec![WriteStatus]);
+        assert!(!u.want_up);
+        let mut d = down();
+        assert_eq!(acts(d.control(C::OnceNoStart, at(1))), vec![WriteStatus]);
+        let mut u = up();
+        assert_eq!(
+            acts(u.control(C::QuitKeep, at(1))),
+            vec![CreateDown, WriteStatus]
+        );
+        assert!(!u.want_up && u.phase == Phase::Up);
+        let mut u = up();
+        assert_eq!(acts(u.control(C::DownPermanent, at(1)))[0], CreateDown);
+    }
+
+    #[test]
+    fn exit_letter() {
+        assert_eq!(acts(down().control(C::Exit, at(1))), vec![Exit]);
+        let mut u = up();
+        assert_eq!(acts(u.control(C::Exit, at(1))), vec![CloseStdio]);
+        assert_eq!(
+            acts(u.run_died(0, true, at(2))),
+            vec![RecordDeath { wstat: 0 }, SpawnFinish { wstat: 0 }]
+        );
+        assert_eq!(acts(u.finish_spawned(Some(7), at(2))), vec![Publish(b"d")]);
+        assert_eq!(acts(u.finish_died(0, at(3))), vec![Publish(b"D"), Exit]);
+        let mut f = finishing();
+        assert_eq!(acts(f.control(C::Exit, at(5001))), vec![CloseStdio]);
+        assert_eq!(acts(f.finish_died(0, at(5002))), vec![Publish(b"D"), Exit]);
+    }
+
+    #[test]
+    fn death_without_finish_is_d_then_d_at_once() {
+        let mut c = up();
+        c.spawned(100, at(0));
+        let a = acts(c.run_died(3 << 8, false, at(2000)));
+        assert_eq!(
+            a,
+            vec![
+                RecordDeath { wstat: 768 },
+                Publish(b"d"),
+                Publish(b"D"),
+                SpawnRun
+            ]
+        );
+        let r = c.record();
+        assert_eq!((r.wstat, r.ready, r.pid), (0x0300, true, 0));
+    }
+
+    #[test]
+    fn finishing_status_has_finish_pid() {
+        let c = finishing();
+        let r = c.record();
+        assert_eq!(
+            (r.pid, r.finishing, r.ready, r.want_up, r.wstat),
+            (200, true, false, true, 15)
+        );
+        assert!(!r.is_up());
+    }
+
+    #[test]
+    fn finish_125_is_permanent_failure() {
+        let mut c = finishing();
+        assert_eq!(
+            acts(c.finish_died(125 << 8, at(5001))),
+            vec![Publish(b"OD")]
+        );
+        assert!(!c.want_up);
+        assert_eq!(c.spawn_at, None);
+    }
+
+    #[test]
+    fn timeout_finish_kills_finish() {
+        let mut c = finishing();
+        assert_eq!(c.finish_kill_at, Some(10_000));
+        assert_eq!(
+            acts(c.tick(at(10_000))),
+            vec![Kill {
+                pid: 200,
+                sig: libc::SIGKILL
+            }]
+        );
+        let mut c = up();
+        c.settings.timeout_finish = 0;
+        c.run_died(0, true, at(1));
+        c.finish_spawned(Some(9), at(1));
+        assert_eq!(c.finish_kill_at, None);
+    }
+
+    #[test]
+    fn pacing_one_second_start_to_start() {
+        let mut c = up(); // spawned at 0
+        c.run_died(1 << 8, false, at(200));
+        // died quickly: the next start waits until 1000
+        assert_eq!(c.spawn_at, Some(1000));
+        assert_eq!(acts(c.tick(at(999))), vec![]);
+        assert_eq!(acts(c.tick(at(1000))), vec![SpawnRun]);
+        c.spawned(101, at(1000));
+        // lived longer than a second: restart at once
+        let a = acts(c.run_died(15, false, at(2500)));
+        assert_eq!(*a.last().unwrap(), SpawnRun);
+    }
+
+    #[test]
+    fn exec_failure_retries_after_ten_seconds_and_says_why() {
+        let mut c = Core::new(at(0), true);
+        c.start(at(0));
+        assert_eq!(acts(c.spawn_failed(Some(126), at(0))), vec![WriteStatus]);
+        assert_eq!(c.spawn_at, Some(EXEC_RETRY_MS));
+        assert_eq!(c.record().exitcode(), Some(126));
+        assert_eq!(acts(c.tick(at(9_999))), vec![]);
+        assert_eq!(acts(c.tick(at(10_000))), vec![SpawnRun]);
+        // an explicit `u` does not wait for the retry
+        let mut c2 = Core::new(at(0), true);
+        c2.spawn_failed(Some(127), at(0));
+        assert_eq!(acts(c2.control(C::Up, at(5))), vec![WriteStatus, SpawnRun]);
+        let mut c3 = Core::new(at(0), true);
+        c3.spawn_failed(None, at(0));
+        assert_eq!(c3.spawn_at, Some(FORK_RETRY_MS));
+    }
+
+    #[test]
+    fn readiness() {
+        let mut c = up();
+        assert_eq!(acts(c.became_ready(at(50))), vec![Publish(b"U")]);
+        assert!(c.record().ready);
+        assert_eq!(acts(c.became_ready(at(60))), vec![]);
+        assert_eq!(acts(down().became_ready(at(1))), vec![]);
+    }
+
+    #[test]
+    fn supervisor_signals() {
+        assert_eq!(acts(down().signal(libc::SIGTERM, at(1))), vec![Exit]);
+        let mut u = up();
+        let a = acts(u.signal(libc::SIGTERM, at(1)));
+        assert_eq!(
+            a[0],
+            Kill {
+                pid: 100,
+                sig: libc::SIGTERM
+            }
+        );
+        assert!(u.exit_after && !u.want_up && !a.contains(&CloseStdio));
+        let mut f = finishing();
+        assert_eq!(acts(f.signal(libc::SIGTERM, at(5001))), vec![CloseStdio]);
+        assert_eq!(acts(down().signal(libc::SIGHUP, at(1))), vec![Exit]);
+        let mut u = up();
+        assert_eq!(acts(u.signal(libc::SIGHUP, at(1))), vec![CloseStdio]);
+        assert!(u.want_up && u.exit_after);
+        assert_eq!(acts(up().signal(libc::SIGQUIT, at(1))), vec![Exit]);
+        assert_eq!(
+            acts(up().signal(libc::SIGINT, at(1))),
+            vec![
+                KillGroup {
+                    pid: 100,
+                    sig: libc::SIGINT
+                },
+                Exit
+            ]
+        );
+        assert_eq!(acts(down().signal(libc::SIGINT, at(1))), vec![Exit]);
+    }
+}

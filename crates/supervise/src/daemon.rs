@@ -1,0 +1,644 @@
+//! The supervisor's event loop: set up the service directory's `supervise/` and `event/`,
+//! then poll the signalfd, the control FIFO, the readiness pipe and the nearest timer,
+//! feeding each input to `Core` and carrying out the actions it returns.
+//!
+//! Single-threaded; after start-up nothing here allocates per event except when forking
+//! (building ./finish's argument strings), which costs far more than the allocation.
+
+use crate::core::{Action, Actions, Core, Now, Phase, Settings};
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::Signal;
+use nix::sys::signalfd::SignalFd;
+use nix::sys::stat::Mode;
+use std::ffi::{CStr, CString, OsStr, OsString};
+use std::fmt::Display;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use tend_proto::death_tally::{self, Death};
+use tend_proto::fifodir::{self, EventDir};
+use tend_proto::lock::{self, LockError};
+use tend_proto::servicedir as sd;
+use tend_proto::status::write_atomic_at;
+use tend_proto::{ControlCommand, StatusFile, Tai64n};
+use tend_sys::Error;
+use tend_sys::exec::Prepared;
+use tend_sys::fd::own;
+use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
+
+/// Why the supervisor could not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// Another supervisor holds supervise/lock (exit 100, as s6).
+    AlreadyRunning,
+    /// supervise/, event/ or supervise/control exists but is the wrong kind of file (100).
+    Misconfigured(String),
+    /// A system call failed (111).
+    Sys(Error),
+}
+
+impl Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::AlreadyRunning => {
+                write!(f, "another instance of tend-supervise is already running")
+            }
+            StartError::Misconfigured(m) => write!(f, "{m}"),
+            StartError::Sys(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Where warnings go: stderr, prefixed `tend-supervise DIR: warning: `.
+pub struct Reporter {
+    prefix: String,
+}
+
+impl Reporter {
+    pub fn new(dir: &OsStr) -> Reporter {
+        Reporter {
+            prefix: format!("tend-supervise {}", String::from_utf8_lossy(dir.as_bytes())),
+        }
+    }
+
+    pub fn warn(&self, msg: impl Display) {
+        let line = format!("{}: warning: {}\n", self.prefix, msg);
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+fn now() -> Now {
+    let ts = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .unwrap_or(nix::sys::time::TimeSpec::new(0, 0));
+    Now {
+        mono: ts.tv_sec() as u64 * 1000 + ts.tv_nsec() as u64 / 1_000_000,
+        wall: Tai64n::now(),
+    }
+}
+
+/// Create `supervise/` (or `event/`): mode 0700; a dangling symlink gets its target made.
+fn make_dir(name: &str) -> Result<(), StartError> {
+    match nix::unistd::mkdir(name, Mode::from_bits_truncate(0o700)) {
+        Ok(()) => Ok(()),
+        Err(Errno::EEXIST) => match nix::sys::stat::stat(name) {
+            Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Ok(()),
+            Ok(_) => Err(StartError::Misconfigured(format!(
+                "{name} exists and is not a directory"
+            ))),
+            Err(Errno::ENOENT) => {
+                let target = std::fs::read_link(name)
+                    .map_err(|e| StartError::Sys(Error::io("readlink", name, &e)))?;
+                nix::unistd::mkdir(&target, Mode::from_bits_truncate(0o700))
+                    .map_err(|e| StartError::Sys(Error::at("mkdir", &target, e)))
+            }
+            Err(e) => Err(StartError::Sys(Error::at("stat", name, e))),
+        },
+        Err(e) => Err(StartError::Sys(Error::at("mkdir", name, e))),
+    }
+}
+
+/// Read a small file into a stack buffer (no allocation).
+fn read_small<'a>(name: &CStr, buf: &'a mut [u8; 64]) -> Option<&'a [u8]> {
+    let fd = nix::fcntl::open(name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())
+        .ok()
+        .map(own)?;
+    let n = nix::unistd::read(fd.as_raw_fd(), buf).ok()?;
+    Some(&buf[..n])
+}
+
+/// One running supervisor.
+pub struct Supervisor {
+    core: Core,
+    report: Reporter,
+    dir_arg: OsString,
+    status: StatusFile,
+    supervise_dir: OwnedFd,
+    events: EventDir,
+    _lock: OwnedFd,
+    control: OwnedFd,
+    _control_writer: OwnedFd,
+    signals: SignalFd,
+    run: Prepared,
+    env: Vec<(OsString, OsString)>,
+    notify_pipe: Option<OwnedFd>,
+    deaths: Vec<Death>,
+    max_deaths: usize,
+    exiting: bool,
+}
+
+const WATCHED: [Signal; 5] = [
+    Signal::SIGCHLD,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGINT,
+];
+
+impl Supervisor {
+    /// Set up the service directory `dir` (as given on the command line) and take the lock.
+    pub fn new(dir: &OsStr, report: Reporter) -> Result<Supervisor, StartError> {
+        let dirpath = Path::new(dir);
+        nix::unistd::chdir(dirpath)
+            .map_err(|e| StartError::Sys(Error::at("chdir to", dirpath, e)))?;
+        make_dir(sd::SUPERVISE)?;
+        let egid = nix::unistd::getegid();
+        match fifodir::make_fifodir(Path::new(sd::EVENT), egid) {
+            Ok(()) => {}
+            Err(Errno::ENOTDIR) => {
+                return Err(StartError::Misconfigured(format!(
+                    "{} exists and is not a directory",
+                    sd::EVENT
+                )));
+            }
+            Err(Errno::ENOENT) => make_dir(sd::EVENT)?,
+            Err(e) => return Err(StartError::Sys(Error::at("mkdir", sd::EVENT, e))),
+        }
+        let lock = match lock::acquire(Path::new(sd::LOCK), 0o644) {
+            Ok(fd) => fd,
+            Err(LockError::Busy) => return Err(StartError::AlreadyRunning),
+            Err(LockError::Sys(e)) => return Err(StartError::Sys(Error::at("lock", sd::LOCK, e))),
+        };
+        match tend_proto::control::make_fifo(Path::new(sd::CONTROL)) {
+            Ok(()) => {}
+            Err(Errno::EEXIST) => {
+                return Err(StartError::Misconfigured(format!(
+                    "{} exists and is not a fifo",
+                    sd::CONTROL
+                )));
+            }
+            Err(e) => return Err(StartError::Sys(Error::at("mkfifo", sd::CONTROL, e))),
+        }
+        let (control, control_writer) = tend_proto::control::open_reader(Path::new(sd::CONTROL))
+            .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
+        std::fs::write(sd::DEATH_TALLY, b"")
+            .map_err(|e| StartError::Sys(Error::io("truncate", sd::DEATH_TALLY, &e)))?;
+        let supervise_dir = nix::fcntl::open(
+            sd::SUPERVISE,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .map(own)
+        .map_err(|e| StartError::Sys(Error::at("open", sd::SUPERVISE, e)))?;
+        let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
+        let events = EventDir::open(Path::new(sd::EVENT)).map_err(StartError::Sys)?;
+        events.clean();
+        tend_sys::signals::ignore(Signal::SIGPIPE)
+            .map_err(|e| StartError::Sys(Error::new("ignore SIGPIPE", e)))?;
+        let signals = tend_sys::signals::signalfd(&WATCHED)
+            .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
+        let env = tend_sys::exec::current_env();
+        let run = Prepared::new(&[OsString::from("./run"), dir.to_os_string()], &env)
+            .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
+        let max_deaths = match sd::read_number(Path::new("."), sd::MAX_DEATH_TALLY) {
+            sd::Setting::Value(v) => (v as usize).min(death_tally::LIMIT),
+            sd::Setting::Absent => death_tally::DEFAULT_MAX,
+            sd::Setting::Invalid => {
+                report.warn(format_args!(
+                    "invalid {}: using {}",
+                    sd::MAX_DEATH_TALLY,
+                    death_tally::DEFAULT_MAX
+                ));
+                death_tally::DEFAULT_MAX
+            }
+        };
+        let normally_up = !Path::new(sd::DOWN).exists();
+        Ok(Supervisor {
+            core: Core::new(now(), normally_up),
+            report,
+            dir_arg: dir.to_os_string(),
+            status,
+            supervise_dir,
+            events,
+            _lock: lock,
+            control,
+            _control_writer: control_writer,
+            signals,
+            run,
+            env,
+            notify_pipe: None,
+            deaths: Vec::with_capacity(max_deaths + 1),
+            max_deaths,
+            exiting: false,
+        })
+    }
+
+    /// Run until told to exit. Returns the exit code (0).
+    pub fn run(mut self) -> i32 {
+        let acts = self.core.start(now());
+        self.apply(acts);
+        while !self.exiting {
+            self.wait_and_dispatch();
+        }
+        0
+    }
+
+    fn wait_and_dispatch(&mut self) {
+        let t = now();
+        let timeout = match self.core.next_deadline() {
+            Some(d) if d <= t.mono => PollTimeout::ZERO,
+            Some(d) => PollTimeout::try_from(d - t.mono).unwrap_or(PollTimeout::MAX),
+            None => PollTimeout::NONE,
+        };
+        let (sig_ready, ctl_ready, note_ready) = {
+            let mut fds = [
+                PollFd::new(self.signals.as_fd(), PollFlags::POLLIN),
+                PollFd::new(self.control.as_fd(), PollFlags::POLLIN),
+                PollFd::new(
+                    self.notify_pipe
+                        .as_ref()
+                        .map_or(self.control.as_fd(), |p| p.as_fd()),
+                    PollFlags::POLLIN,
+                ),
+            ];
+            let n = if self.notify_pipe.is_some() { 3 } else { 2 };
+            match poll(&mut fds[..n], timeout) {
+                Ok(_) => {}
+                Err(Errno::EINTR) => return,
+                Err(e) => {
+                    self.report.warn(Error::new("poll", e));
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    return;
+                }
+            }
+            let ready = |f: &PollFd| f.revents().is_some_and(|r| !r.is_empty());
+            (ready(&fds[0]), ready(&fds[1]), n == 3 && ready(&fds[2]))
+        };
+        if sig_ready {
+            self.handle_signals();
+        }
+        if ctl_ready && !self.exiting {
+            self.handle_control();
+        }
+        if note_ready && !self.exiting {
+            self.handle_notification();
+        }
+        if !self.exiting {
+            let acts = self.core.tick(now());
+            self.apply(acts);
+        }
+    }
+
+    fn handle_signals(&mut self) {
+        while let Ok(Some(info)) = self.signals.read_signal() {
+            let sig = info.ssi_signo as i32;
+            if sig == libc::SIGCHLD {
+                self.reap();
+            } else {
+                let acts = self.core.signal(sig, now());
+                self.apply(acts);
+            }
+            if self.exiting {
+                return;
+            }
+        }
+    }
+
+    fn reap(&mut self) {
+        while let Some((pid, wstat)) = process::reap_any() {
+            if pid != self.core.pid {
+                continue;
+            }
+            let t = now();
+            match self.core.phase {
+                Phase::Up => {
+                    self.notify_pipe = None;
+                    self.warn_if_quick_death(wstat, t);
+                    let finish_exists = Path::new(sd::FINISH).exists();
+                    let acts = self.core.run_died(wstat, finish_exists, t);
+                    self.apply(acts);
+                }
+                Phase::Finishing => {
+                    let acts = self.core.finish_died(wstat, t);
+                    self.apply(acts);
+                }
+                Phase::Down => {}
+            }
+            if self.exiting {
+                return;
+            }
+        }
+    }
+
+    /// A crash loop gets one line per attempt saying how ./run ended.
+    fn warn_if_quick_death(&self, wstat: i32, t: Now) {
+        let Some(started) = self.core.last_spawn else {
+            return;
+        };
+        let lived = t.mono.saturating_sub(started);
+        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up {
+            return;
+        }
+        let how = if wstat & 0x7f == 0 {
+            format!("exitcode {}", (wstat >> 8) & 0xff)
+        } else {
+            format!(
+                "signal {}",
+                tend_sys::signals::name(wstat & 0x7f).unwrap_or("unknown")
+            )
+        };
+        self.report.warn(format_args!(
+            "./run died after {lived} ms ({how}): restarting in {} ms",
+            crate::core::MIN_RESTART_MS - lived
+        ));
+    }
+
+    fn handle_control(&mut self) {
+        let mut buf = [0u8; 64];
+        loop {
+            let n = match nix::unistd::read(self.control.as_raw_fd(), &mut buf) {
+                Ok(0) | Err(Errno::EAGAIN) => return,
+                Ok(n) => n,
+                Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    self.report.warn(Error::at("read", sd::CONTROL, e));
+                    return;
+                }
+            };
+            for &b in &buf[..n] {
+                if let Some(cmd) = ControlCommand::from_byte(b) {
+                    let acts = self.core.control(cmd, now());
+                    self.apply(acts);
+                    if self.exiting {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    fn handle_notification(&mut self) {
+        let Some(pipe) = &self.notify_pipe else {
+            return;
+        };
+        let mut buf = [0u8; 512];
+        let (ready, done) = match nix::unistd::read(pipe.as_raw_fd(), &mut buf) {
+            Ok(0) => (false, true),
+            Ok(n) => {
+                let nl = buf[..n].contains(&b'\n');
+                (nl, nl)
+            }
+            Err(Errno::EAGAIN) | Err(Errno::EINTR) => (false, false),
+            Err(_) => (false, true),
+        };
+        if done {
+            self.notify_pipe = None;
+        }
+        if ready {
+            let acts = self.core.became_ready(now());
+            self.apply(acts);
+        }
+    }
+
+    fn apply(&mut self, acts: Actions) {
+        for &a in acts.as_slice() {
+            if self.exiting {
+                return;
+            }
+            self.perform(a);
+        }
+    }
+
+    fn write_status(&self) {
+        if let Err(e) = self.status.write(&self.core.record()) {
+            self.report.warn(Error::at("write", sd::STATUS, e));
+        }
+    }
+
+    fn perform(&mut self, a: Action) {
+        match a {
+            Action::Kill { pid, sig } => {
+                if pid > 0
+                    && let Ok(s) = Signal::try_from(sig)
+                {
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), s);
+                }
+            }
+            Action::KillGroup { pid, sig } => {
+                if pid > 0
+                    && let Ok(s) = Signal::try_from(sig)
+                {
+                    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), s);
+                }
+            }
+            Action::SpawnRun => self.spawn_run(),
+            Action::SpawnFinish { wstat } => self.spawn_finish(wstat),
+            Action::WriteStatus => self.write_status(),
+            Action::Publish(ev) => {
+                self.write_status();
+                self.events.notify(ev);
+            }
+            Action::Notify(ev) => self.events.notify(ev),
+            Action::RecordDeath { wstat } => self.record_death(wstat),
+            Action::CreateDown => {
+                if let Err(e) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(sd::DOWN)
+                {
+                    self.report.warn(Error::io("create", sd::DOWN, &e));
+                }
+            }
+            Action::RemoveDown => match std::fs::remove_file(sd::DOWN) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => self.report.warn(Error::io("unlink", sd::DOWN, &e)),
+            },
+            Action::CloseStdio => {
+                if let Ok(null) =
+                    nix::fcntl::open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
+                        .map(own)
+                {
+                    let _ = nix::unistd::dup2(null.as_raw_fd(), 0);
+                    let _ = nix::unistd::dup2(null.as_raw_fd(), 1);
+                }
+            }
+            Action::Exit => {
+                self.events.notify(b"x");
+                self.exiting = true;
+            }
+        }
+    }
+
+    fn record_death(&mut self, wstat: i32) {
+        if self.max_deaths == 0 {
+            return;
+        }
+        if self.deaths.len() >= self.max_deaths {
+            self.deaths.remove(0);
+        }
+        self.deaths.push(Death::from_wstat(self.core.stamp, wstat));
+        let mut buf = [0u8; death_tally::RECORD_SIZE * death_tally::LIMIT];
+        let mut len = 0;
+        for d in &self.deaths {
+            buf[len..len + death_tally::RECORD_SIZE].copy_from_slice(&d.encode());
+            len += death_tally::RECORD_SIZE;
+        }
+        if let Err(e) = write_atomic_at(
+            &self.supervise_dir,
+            c"death_tally.new",
+            c"death_tally",
+            &buf[..len],
+        ) {
+            self.report.warn(Error::at("write", sd::DEATH_TALLY, e));
+        }
+    }
+
+    /// Settings are read at every start of ./run, as s6 does, so edits apply on restart.
+    fn read_settings(&mut self) -> (Option<i32>, Option<i32>) {
+        let mut buf = [0u8; 64];
+        let mut settings = Settings::default();
+        let number = |name: &CStr, label: &str, buf: &mut [u8; 64]| -> Option<u64> {
+            let data = read_small(name, buf)?;
+            let v = sd::parse_number(data);
+            if v.is_none() {
+                self.report
+                    .warn(format_args!("invalid {label}: ignoring it"));
+            }
+            v
+        };
+        if let Some(v) = number(c"timeout-kill", sd::TIMEOUT_KILL, &mut buf) {
+            settings.timeout_kill = v;
+        }
+        if let Some(v) = number(c"timeout-finish", sd::TIMEOUT_FINISH, &mut buf) {
+            settings.timeout_finish = v;
+        }
+        let notification = number(c"notification-fd", sd::NOTIFICATION_FD, &mut buf)
+            .and_then(|v| i32::try_from(v).ok());
+        let lockfd = number(c"lock-fd", sd::LOCK_FD, &mut buf).and_then(|v| i32::try_from(v).ok());
+        if let Some(data) = read_small(c"down-signal", &mut buf) {
+            match sd::parse_signal(data) {
+                Some(s) => settings.down_signal = s as i32,
+                None => self
+                    .report
+                    .warn(format_args!("invalid {}: using SIGTERM", sd::DOWN_SIGNAL)),
+            }
+        }
+        self.core.settings = settings;
+        (notification, lockfd)
+    }
+
+    fn spawn_run(&mut self) {
+        let (notification, lockfd) = self.read_settings();
+        let mut opts = SpawnOptions {
+            setsid: true,
+            ..Default::default()
+        };
+        let mut pipe_read = None;
+        let mut pipe_write = None;
+        if let Some(fd) = notification {
+            match nix::unistd::pipe2(OFlag::O_CLOEXEC) {
+                Ok((r, w)) => {
+                    let _ = nix::fcntl::fcntl(
+                        r.as_raw_fd(),
+                        nix::fcntl::FcntlArg::F_SETFL(OFlag::O_NONBLOCK),
+                    );
+                    opts.fds.push((w.as_raw_fd(), fd));
+                    pipe_read = Some(r);
+                    pipe_write = Some(w);
+                }
+                Err(e) => self.report.warn(Error::new("create notification pipe", e)),
+            }
+        }
+        if let Some(fd) = lockfd {
+            let warning = format!(
+                "{}: warning: service lock is held by a previous instance, waiting\n",
+                self.report.prefix
+            );
+            opts.lock = Some(ServiceLock {
+                path: CString::from(c"supervise/service-lock"),
+                fd,
+                warning: warning.into_bytes(),
+            });
+        }
+        let t = now();
+        match process::spawn(&self.run, &opts) {
+            Ok(pid) => {
+                drop(pipe_write);
+                self.notify_pipe = pipe_read;
+                let _ = nix::unistd::unlinkat(
+                    Some(self.supervise_dir.as_raw_fd()),
+                    c"spawn-error",
+                    nix::unistd::UnlinkatFlags::NoRemoveDir,
+                );
+                let acts = self.core.spawned(pid.as_raw(), t);
+                self.apply(acts);
+            }
+            Err(SpawnError::Exec(e)) => {
+                self.report.warn(format_args!(
+                    "unable to spawn ./run (retrying in 10 s): {}",
+                    e.desc()
+                ));
+                self.write_spawn_error(e, t);
+                let code = tend_sys::exec::exit_code_for(e) as u8;
+                let acts = self.core.spawn_failed(Some(code), t);
+                self.apply(acts);
+            }
+            Err(SpawnError::Fork(e)) => {
+                self.report.warn(format_args!(
+                    "unable to fork for ./run (retrying in 60 s): {}",
+                    e.desc()
+                ));
+                let acts = self.core.spawn_failed(None, t);
+                self.apply(acts);
+            }
+        }
+    }
+
+    /// tend's own `supervise/spawn-error`: `@TAI64N errno program\n`.
+    fn write_spawn_error(&self, e: Errno, t: Now) {
+        let mut line = Vec::with_capacity(48);
+        line.extend_from_slice(&t.wall.label());
+        line.push(b' ');
+        line.extend_from_slice((e as i32).to_string().as_bytes());
+        line.extend_from_slice(b" ./run\n");
+        if let Err(err) = write_atomic_at(
+            &self.supervise_dir,
+            c"spawn-error.new",
+            c"spawn-error",
+            &line,
+        ) {
+            self.report.warn(Error::at("write", sd::SPAWN_ERROR, err));
+        }
+    }
+
+    fn spawn_finish(&mut self, wstat: i32) {
+        let (code, sig) = if wstat & 0x7f == 0 {
+            (((wstat >> 8) & 0xff).to_string(), "0".to_string())
+        } else {
+            ("256".to_string(), (wstat & 0x7f).to_string())
+        };
+        let argv = [
+            OsString::from("./finish"),
+            OsString::from(code),
+            OsString::from(sig),
+            self.dir_arg.clone(),
+        ];
+        let t = now();
+        let pid = match Prepared::new(&argv, &self.env) {
+            Ok(p) => match process::spawn(
+                &p,
+                &SpawnOptions {
+                    setsid: true,
+                    ..Default::default()
+                },
+            ) {
+                Ok(pid) => Some(pid.as_raw()),
+                Err(SpawnError::Exec(e)) | Err(SpawnError::Fork(e)) => {
+                    self.report
+                        .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
+                    None
+                }
+            },
+            Err(e) => {
+                self.report
+                    .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
+                None
+            }
+        };
+        let acts = self.core.finish_spawned(pid, t);
+        self.apply(acts);
+    }
+}

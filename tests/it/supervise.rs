@@ -1,0 +1,602 @@
+//! tend-supervise against its specification (s6-supervise 2.11): files and modes, status
+//! bytes, events, control letters, signals, settings files, failure handling.
+//!
+//! Not tested here: fork failure (60 s retry) — it needs RLIMIT_NPROC games that are
+//! unreliable as root; the s6-client × tend-supervise matrix lives in compat.rs.
+
+use crate::common::*;
+use nix::sys::signal::Signal;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tend_proto::StatusRecord;
+use tend_proto::fifodir::{Subscription, make_fifodir};
+
+const T: Duration = Duration::from_secs(10);
+
+/// A tend-supervise on a service dir; on drop, its service is killed too (it runs in a
+/// session of its own, out of the daemon's process group).
+struct Supervised {
+    daemon: Daemon,
+    dir: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Supervised {
+    fn start(dir: &Path) -> Supervised {
+        let stderr = dir.with_extension("stderr");
+        let mut c = cmd("tend-supervise");
+        c.arg(dir).stdin(Stdio::null()).stdout(Stdio::null());
+        c.stderr(std::fs::File::create(&stderr).unwrap());
+        let s = Supervised {
+            daemon: Daemon::start(c),
+            dir: dir.to_path_buf(),
+            stderr,
+        };
+        wait_until(T, "supervise/status", || s.status_opt());
+        s
+    }
+
+    fn status_opt(&self) -> Option<StatusRecord> {
+        StatusRecord::read(&self.dir).ok()
+    }
+
+    fn status(&self) -> StatusRecord {
+        StatusRecord::read(&self.dir).unwrap()
+    }
+
+    fn send(&self, letters: &str) {
+        tend_proto::control::send(&self.dir.join("supervise/control"), letters.as_bytes()).unwrap();
+    }
+
+    fn wait_status(&self, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
+        wait_until(T, what, || self.status_opt().filter(|s| f(s)))
+    }
+
+    fn wait_up(&self) -> StatusRecord {
+        self.wait_status("service up", |s| s.is_up())
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        if let Some(s) = self.status_opt()
+            && s.pid != 0
+        {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(-(s.pid as i32)),
+                Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+/// Subscribe to DIR/event (creating it as s6-svwait does) before the supervisor starts.
+fn subscribe(dir: &Path) -> Subscription {
+    make_fifodir(&dir.join("event"), nix::unistd::getegid()).unwrap();
+    Subscription::new(&dir.join("event")).unwrap()
+}
+
+/// Read events until `want` has been seen as a suffix-free prefix match, or time out.
+fn events_until(sub: &Subscription, want: &str) -> String {
+    let mut got = String::new();
+    let deadline = Instant::now() + T;
+    while !got.contains(want) {
+        assert!(
+            Instant::now() < deadline,
+            "events: wanted {want:?}, got {got:?}"
+        );
+        let mut buf = [0u8; 64];
+        match sub.read(&mut buf) {
+            Ok(n) => got.push_str(&String::from_utf8_lossy(&buf[..n])),
+            Err(_) => std::thread::sleep(Duration::from_millis(5)),
+        }
+    }
+    got
+}
+
+fn service(s: &Scratch, name: &str, run: &str) -> PathBuf {
+    s.write(&format!("{name}/run"), run, true);
+    s.join(name)
+}
+
+const SLEEPER: &str = "#!/bin/sh\nexec sleep 300\n";
+
+#[test]
+fn creates_s6_layout_and_holds_the_lock() {
+    let s = Scratch::new("sup-layout");
+    let dir = service(&s, "svc", SLEEPER);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    let md = |p: &str| std::fs::symlink_metadata(dir.join(p)).unwrap();
+    assert_eq!(md("supervise").permissions().mode() & 0o7777, 0o700);
+    assert_eq!(md("event").permissions().mode() & 0o7777, 0o3730);
+    assert_eq!(md("event").gid(), nix::unistd::getegid().as_raw());
+    assert!(md("supervise/control").file_type().is_fifo());
+    assert_eq!(md("supervise/control").permissions().mode() & 0o777, 0o600);
+    assert_eq!(md("supervise/lock").len(), 0);
+    assert_eq!(md("supervise/status").len(), 35);
+    assert_eq!(md("supervise/death_tally").len(), 0);
+    assert!(tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
+    // /proc/locks shows a POSIX lock (not flock), visible to s6's clients.
+    let locks = std::fs::read_to_string("/proc/locks").unwrap();
+    let ino = md("supervise/lock").ino();
+    assert!(
+        locks
+            .lines()
+            .any(|l| l.contains("POSIX") && l.contains("WRITE") && l.contains(&format!(":{ino} "))),
+        "{locks}"
+    );
+    // a second supervisor on the same dir: exit 100, clear message
+    let o = tend("tend-supervise", [&dir]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-supervise: fatal: another instance of tend-supervise is already running\n"
+    );
+    let r = sup.status();
+    assert!(r.want_up && !r.ready && !r.finishing && !r.paused && r.pid > 0);
+}
+
+#[test]
+fn events_for_a_whole_life() {
+    let s = Scratch::new("sup-events");
+    let dir = service(&s, "svc", SLEEPER);
+    s.write("svc/finish", "#!/bin/sh\necho \"$@\" > finish.args\n", true);
+    let sub = subscribe(&dir);
+    let sup = Supervised::start(&dir);
+    assert_eq!(events_until(&sub, "su"), "su");
+    sup.wait_up();
+    sup.send("d");
+    assert_eq!(events_until(&sub, "dD"), "dD");
+    let r = sup.wait_status("down", |r| r.pid == 0 && r.ready);
+    assert_eq!((r.wstat, r.want_up, r.finishing), (15, false, false));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("finish.args")).unwrap(),
+        format!("256 15 {}\n", dir.display())
+    );
+    sup.send("u");
+    assert_eq!(events_until(&sub, "u"), "u");
+    sup.wait_up();
+    sup.send("x");
+    // x while up: the supervisor waits for the service to die
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(sup.status().is_up());
+    sup.send("k");
+    assert_eq!(events_until(&sub, "dDx"), "dDx");
+    let mut sup = sup;
+    let st = sup.daemon.wait_exit(T).expect("supervisor exits after x");
+    assert_eq!(st.code(), Some(0));
+    assert_eq!(sup.status().wstat, 9);
+    assert!(!tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
+}
+
+#[test]
+fn down_file_keeps_it_down_and_once_runs_once() {
+    let s = Scratch::new("sup-once");
+    let dir = service(&s, "svc", "#!/bin/sh\necho ran >> runs\nexit 3\n");
+    s.write("svc/down", "", false);
+    let sub = subscribe(&dir);
+    let sup = Supervised::start(&dir);
+    assert_eq!(events_until(&sub, "s"), "s");
+    let r = sup.status();
+    assert_eq!((r.pid, r.want_up, r.ready, r.wstat), (0, false, true, 0));
+    assert_eq!(r.stamp, r.readystamp);
+    sup.send("o");
+    assert_eq!(events_until(&sub, "udD"), "udD");
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("runs")).unwrap(),
+        "ran\n",
+        "o runs once only"
+    );
+    let r = sup.status();
+    assert_eq!((r.exitcode(), r.want_up), (Some(3), false));
+    // U removes ./down and starts; D creates it and stops
+    sup.send("O");
+    sup.send("U");
+    wait_until(T, "./down removed", || {
+        (!dir.join("down").exists()).then_some(())
+    });
+    sup.send("D");
+    wait_until(T, "./down created", || {
+        dir.join("down").exists().then_some(())
+    });
+    sup.wait_status("want down", |r| !r.want_up);
+}
+
+#[test]
+fn notification_fd_readiness() {
+    let s = Scratch::new("sup-ready");
+    let dir = service(
+        &s,
+        "svc",
+        "#!/bin/sh\nsleep 0.2\necho ready >&5\nexec sleep 300\n",
+    );
+    s.write("svc/notification-fd", "5\n", false);
+    let sub = subscribe(&dir);
+    let sup = Supervised::start(&dir);
+    assert_eq!(events_until(&sub, "suU"), "suU");
+    let r = sup.status();
+    assert!(r.is_up() && r.ready);
+    assert!(r.readystamp >= r.stamp);
+}
+
+#[test]
+fn finish_125_is_a_permanent_failure() {
+    let s = Scratch::new("sup-125");
+    let dir = service(&s, "svc", "#!/bin/sh\nexit 7\n");
+    s.write("svc/finish", "#!/bin/sh\nexit 125\n", true);
+    let sub = subscribe(&dir);
+    let sup = Supervised::start(&dir);
+    assert_eq!(events_until(&sub, "sudOD"), "sudOD");
+    std::thread::sleep(Duration::from_millis(1300));
+    let r = sup.status();
+    assert_eq!((r.pid, r.want_up, r.exitcode()), (0, false, Some(7)));
+    let mut buf = [0u8; 8];
+    assert!(sub.read(&mut buf).is_err(), "no restart after 125");
+}
+
+#[test]
+fn timeout_kill_and_down_signal() {
+    let s = Scratch::new("sup-tkill");
+    let dir = service(
+        &s,
+        "svc",
+        "#!/bin/sh\ntrap '' TERM HUP\nwhile :; do sleep 1; done\n",
+    );
+    s.write("svc/timeout-kill", "200\n", false);
+    s.write("svc/down-signal", "SIGHUP\n", false);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    std::thread::sleep(Duration::from_millis(100));
+    let t0 = Instant::now();
+    sup.send("d");
+    let r = sup.wait_status("killed after timeout-kill", |r| r.pid == 0 && r.ready);
+    assert_eq!(r.signal(), Some(9), "SIGHUP ignored, then SIGKILL");
+    assert!(t0.elapsed() >= Duration::from_millis(190));
+}
+
+#[test]
+fn timeout_finish_kills_a_slow_finish() {
+    let s = Scratch::new("sup-tfinish");
+    let dir = service(&s, "svc", "#!/bin/sh\nexec sleep 300\n");
+    s.write("svc/finish", "#!/bin/sh\nexec sleep 300\n", true);
+    s.write("svc/timeout-finish", "300\n", false);
+    let sub = subscribe(&dir);
+    let sup = Supervised::start(&dir);
+    events_until(&sub, "su");
+    sup.send("d");
+    let r = sup.wait_status("finishing", |r| r.finishing);
+    assert!(r.pid > 0 && !r.ready);
+    events_until(&sub, "dD");
+    let r = sup.status();
+    assert!(!r.finishing && r.pid == 0 && r.ready);
+}
+
+#[test]
+fn missing_run_retries_slowly_and_says_why() {
+    let s = Scratch::new("sup-norun");
+    std::fs::create_dir_all(s.join("svc")).unwrap();
+    let dir = s.join("svc");
+    let sup = Supervised::start(&dir);
+    let r = sup.wait_status("exitcode 127", |r| r.exitcode() == Some(127));
+    assert_eq!((r.pid, r.want_up), (0, true));
+    let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
+    assert!(
+        err.starts_with("@4000") && err.ends_with(" 2 ./run\n"),
+        "{err:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let stderr = sup.stderr();
+    assert_eq!(stderr.lines().count(), 1, "one attempt in 1.5 s: {stderr}");
+    assert!(
+        stderr.contains("unable to spawn ./run") && stderr.contains("No such file or directory"),
+        "{stderr}"
+    );
+    assert!(cpu_ticks(sup.daemon.pid()) < 20, "supervisor must not spin");
+    // fix it, then `u` starts it at once and the record is cleared
+    s.write("svc/run", SLEEPER, true);
+    sup.send("u");
+    sup.wait_up();
+    assert!(!dir.join("supervise/spawn-error").exists());
+}
+
+#[test]
+fn run_not_executable_is_exitcode_126() {
+    let s = Scratch::new("sup-noexec");
+    let dir = s.join("svc");
+    s.write("svc/run", SLEEPER, false);
+    let sup = Supervised::start(&dir);
+    sup.wait_status("exitcode 126", |r| r.exitcode() == Some(126));
+    let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
+    assert!(err.ends_with(" 13 ./run\n"), "{err:?}");
+    wait_until(T, "warning", || {
+        sup.stderr().contains("Permission denied").then_some(())
+    });
+}
+
+#[test]
+fn crash_loop_is_paced_at_one_spawn_per_second() {
+    let s = Scratch::new("sup-crash");
+    let dir = service(&s, "svc", "#!/bin/sh\necho x >> runs\nexit 1\n");
+    let sup = Supervised::start(&dir);
+    std::thread::sleep(Duration::from_millis(2500));
+    let runs = std::fs::read_to_string(dir.join("runs"))
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert!((2..=4).contains(&runs), "{runs} spawns in 2.5 s");
+    let stderr = sup.stderr();
+    assert!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("./run died after") && l.contains("exitcode 1"))
+            .count()
+            >= 2,
+        "{stderr}"
+    );
+    assert!(cpu_ticks(sup.daemon.pid()) < 20);
+    let tally = std::fs::read(dir.join("supervise/death_tally")).unwrap();
+    assert_eq!(tally.len() % 14, 0);
+    assert!(tally.len() >= 28);
+    assert_eq!(&tally[12..14], &[1, 0]);
+}
+
+#[test]
+fn restart_of_a_long_lived_service_is_immediate() {
+    let s = Scratch::new("sup-restart");
+    let dir = service(&s, "svc", SLEEPER);
+    let sup = Supervised::start(&dir);
+    let first = sup.wait_up().pid;
+    std::thread::sleep(Duration::from_millis(1100));
+    let t0 = Instant::now();
+    sup.send("r");
+    let r = sup.wait_status("new pid", |r| r.is_up() && r.pid != first);
+    assert!(
+        t0.elapsed() < Duration::from_millis(800),
+        "restart took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(r.wstat, 15);
+}
+
+#[test]
+fn max_death_tally_keeps_the_last_records() {
+    let s = Scratch::new("sup-tally");
+    let dir = service(&s, "svc", SLEEPER);
+    s.write("svc/max-death-tally", "2\n", false);
+    let sup = Supervised::start(&dir);
+    for sig in ["t", "k", "1"] {
+        let pid = sup.wait_up().pid;
+        std::thread::sleep(Duration::from_millis(1050));
+        sup.send(sig);
+        sup.wait_status("restarted", |r| r.is_up() && r.pid != pid);
+    }
+    let tally = std::fs::read(dir.join("supervise/death_tally")).unwrap();
+    assert_eq!(tally.len(), 28);
+    assert_eq!(
+        (&tally[12..14], &tally[26..28]),
+        (&[137u8, 9][..], &[138u8, 10][..])
+    );
+}
+
+#[test]
+fn pause_and_continue_set_the_paused_bit() {
+    let s = Scratch::new("sup-pause");
+    let dir = service(&s, "svc", SLEEPER);
+    let sup = Supervised::start(&dir);
+    let pid = sup.wait_up().pid;
+    sup.send("p");
+    sup.wait_status("paused", |r| r.paused);
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap()
+            .split(' ')
+            .nth(2)
+            .unwrap()
+            .to_string()
+    };
+    wait_until(T, "stopped", || (state() == "T").then_some(()));
+    sup.send("c");
+    sup.wait_status("continued", |r| !r.paused);
+    wait_until(T, "running", || (state() != "T").then_some(()));
+}
+
+#[test]
+fn garbage_on_control_is_ignored() {
+    let s = Scratch::new("sup-garbage");
+    let dir = service(&s, "svc", SLEEPER);
+    let sup = Supervised::start(&dir);
+    let pid = sup.wait_up().pid;
+    let garbage: Vec<u8> = (0u8..=255)
+        .filter(|b| !b"abqhktiy12pcrodDuUxOQ".contains(b))
+        .collect();
+    sup.send("lPCK");
+    tend_proto::control::send(&dir.join("supervise/control"), &garbage).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let r = sup.status();
+    assert_eq!((r.pid, r.is_up()), (pid, true));
+    assert!(tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
+    assert_eq!(sup.stderr(), "");
+}
+
+#[test]
+fn sigterm_brings_down_and_exits() {
+    let s = Scratch::new("sup-term");
+    let dir = service(&s, "svc", SLEEPER);
+    let sub = subscribe(&dir);
+    let mut sup = Supervised::start(&dir);
+    events_until(&sub, "su");
+    sup.daemon.signal(Signal::SIGTERM);
+    assert_eq!(events_until(&sub, "dDx"), "dDx");
+    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    assert_eq!(sup.status().pid, 0);
+}
+
+#[test]
+fn sigquit_leaves_the_service_running() {
+    let s = Scratch::new("sup-quit");
+    let dir = service(&s, "svc", SLEEPER);
+    let mut sup = Supervised::start(&dir);
+    let pid = sup.wait_up().pid as i32;
+    sup.daemon.signal(Signal::SIGQUIT);
+    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    assert!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok(),
+        "service survives"
+    );
+}
+
+#[test]
+fn sighup_exits_when_the_service_dies() {
+    let s = Scratch::new("sup-hup");
+    let dir = service(&s, "svc", SLEEPER);
+    let mut sup = Supervised::start(&dir);
+    let pid = sup.wait_up().pid as i32;
+    sup.daemon.signal(Signal::SIGHUP);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        sup.daemon.child.try_wait().unwrap().is_none(),
+        "still waiting for the service"
+    );
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
+    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+}
+
+#[test]
+fn sigint_interrupts_the_process_group() {
+    let s = Scratch::new("sup-int");
+    let dir = service(
+        &s,
+        "svc",
+        "#!/bin/sh\n# a non-interactive shell's background jobs ignore SIGINT; perl resets it\nperl -e '$SIG{INT}=\"DEFAULT\"; open F, \">c.tmp\"; print F \"$$\\n\"; close F; rename \"c.tmp\", \"child\"; sleep 300' &\nwait\n",
+    );
+    let mut sup = Supervised::start(&dir);
+    sup.wait_up();
+    let child: i32 = wait_until(T, "child pid", || {
+        std::fs::read_to_string(dir.join("child"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    });
+    sup.daemon.signal(Signal::SIGINT);
+    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    // dead (maybe a zombie: this machine's pid 1 reaps lazily)
+    let dead = || match std::fs::read_to_string(format!("/proc/{child}/stat")) {
+        Ok(st) => st[st.rfind(')').unwrap() + 2..].starts_with('Z'),
+        Err(_) => true,
+    };
+    wait_until(T, "group got SIGINT", || dead().then_some(()));
+}
+
+#[test]
+fn service_is_a_session_leader_with_its_dir_as_argument() {
+    let s = Scratch::new("sup-session");
+    let dir = service(
+        &s,
+        "svc",
+        "#!/bin/sh\necho \"$1 $$ $(ps -o sid= -p $$)\" > info\nexec sleep 300\n",
+    );
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    let info = wait_until(T, "info", || {
+        std::fs::read_to_string(dir.join("info"))
+            .ok()
+            .filter(|s| s.ends_with('\n'))
+    });
+    let f: Vec<&str> = info.split_whitespace().collect();
+    assert_eq!(f[0], dir.to_str().unwrap());
+    assert_eq!(f[1], f[2], "pid == sid");
+}
+
+#[test]
+fn lock_fd_really_locks_for_descendants() {
+    let s = Scratch::new("sup-lockfd");
+    // run leaves a background child holding the lock fd, then dies
+    let dir = service(
+        &s,
+        "svc",
+        "#!/bin/sh\necho start >> starts\nsleep 2 &\nexec sleep 300\n",
+    );
+    s.write("svc/lock-fd", "7\n", false);
+    let sup = Supervised::start(&dir);
+    let pid = sup.wait_up().pid;
+    std::thread::sleep(Duration::from_millis(1100));
+    // kill only run (not its group): the background sleep keeps the lock for ~1 s more
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL);
+    wait_until(T, "lock warning", || {
+        sup.stderr().contains("service lock is held").then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("starts"))
+            .unwrap()
+            .lines()
+            .count(),
+        1,
+        "new instance waits"
+    );
+    wait_until(T, "second start", || {
+        (std::fs::read_to_string(dir.join("starts"))
+            .ok()?
+            .lines()
+            .count()
+            == 2)
+            .then_some(())
+    });
+}
+
+#[test]
+fn bad_invocations() {
+    let o = tend("tend-supervise", Vec::<&str>::new());
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-supervise: usage: tend-supervise servicedir\n"
+    );
+    let o = tend("tend-supervise", ["-z", "x"]);
+    assert_code(&o, 100);
+    let o = tend("tend-supervise", ["/nonexistent/svc"]);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-supervise: fatal: unable to chdir to /nonexistent/svc: No such file or directory\n"
+    );
+    let s = Scratch::new("sup-bad");
+    s.write("svc/run", SLEEPER, true);
+    s.write("svc/supervise", "not a dir", false);
+    let o = tend("tend-supervise", [s.join("svc")]);
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).contains("supervise exists and is not a directory"));
+    s.write("svc2/run", SLEEPER, true);
+    std::fs::create_dir_all(s.join("svc2/supervise")).unwrap();
+    s.write("svc2/supervise/control", "", false);
+    let o = tend("tend-supervise", [s.join("svc2")]);
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).contains("supervise/control exists and is not a fifo"));
+}
+
+#[test]
+fn dangling_supervise_symlink_gets_its_target() {
+    let s = Scratch::new("sup-symlink");
+    let dir = service(&s, "svc", SLEEPER);
+    std::os::unix::fs::symlink(s.join("state"), dir.join("supervise")).unwrap();
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    assert!(s.join("state/status").exists());
+}
+
+/// utime + stime of a process, in clock ticks.
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
