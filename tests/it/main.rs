@@ -1,5 +1,5 @@
 //! Integration tests: they run the real binaries in scratch directories.
 
 mod common;
-mod supervise;
 mod scan;
+mod supervise;

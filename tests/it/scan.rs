@@ -166,7 +166,12 @@ fn children(pid: i32) -> Vec<i32> {
 
 fn cmdline(pid: i32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " ").trim().to_string())
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .replace('\0', " ")
+                .trim()
+                .to_string()
+        })
         .unwrap_or_default()
 }
 
@@ -196,6 +201,17 @@ fn wait_up(dir: &Path) -> i32 {
     wait_until(T, &format!("{} up", dir.display()), || {
         status(dir).filter(|s| s.is_up()).map(|s| s.pid as i32)
     })
+}
+
+/// Whether `pid` has a handler for `sig` (SigCgt in /proc/PID/status).
+fn catches(pid: i32, sig: Signal) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|t| {
+            let l = t.lines().find(|l| l.starts_with("SigCgt:"))?;
+            u64::from_str_radix(l[7..].trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & (1u64 << (sig as i32 - 1)) != 0)
 }
 
 fn pid_alive(pid: i32) -> bool {
@@ -515,15 +531,28 @@ fn sigkilled_supervisor_is_replaced_after_a_second() {
         supervisor_of(tree.pid(), "a").filter(|&p| p != sup1)
     });
     let waited = t.elapsed();
-    assert!(waited >= Duration::from_millis(800), "restarted after {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(800),
+        "restarted after {waited:?}"
+    );
     // The new supervisor owns the lock and a fresh run; the status file agrees.
     wait_supervised(&d);
     let run2 = wait_until(T, "a fresh run", || {
-        status(&d).filter(|s| s.is_up() && s.pid as i32 != run1).map(|s| s.pid as i32)
+        status(&d)
+            .filter(|s| s.is_up() && s.pid as i32 != run1)
+            .map(|s| s.pid as i32)
     });
     assert!(pid_alive(run2));
     let ppid = std::fs::read_to_string(format!("/proc/{run2}/stat")).unwrap();
-    let ppid: i32 = ppid.rsplit_once(") ").unwrap().1.split(' ').nth(1).unwrap().parse().unwrap();
+    let ppid: i32 = ppid
+        .rsplit_once(") ")
+        .unwrap()
+        .1
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(ppid, sup2);
     // The orphaned first run is not ours any more; s6 leaves it too.
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(run1), Signal::SIGKILL);
@@ -581,7 +610,10 @@ fn sighup_prunes_and_sigterm_brings_the_tree_down() {
     let b = service(&s, "b", SLEEPER);
     s.write(
         "sd/.s6-svscan/finish",
-        &format!("#!/bin/sh\necho finished \"$#\" >{}\nexit 3\n", s.join("finish.out").display()),
+        &format!(
+            "#!/bin/sh\necho finished \"$#\" >{}\nexit 3\n",
+            s.join("finish.out").display()
+        ),
         true,
     );
     let mut tree = Tree::start(&s, "tend-svscan", &[]);
@@ -611,7 +643,10 @@ fn signals_are_diverted_to_scripts() {
     for sig in ["SIGUSR1", "SIGTERM", "SIGHUP"] {
         s.write(
             &format!("sd/.s6-svscan/{sig}"),
-            &format!("#!/bin/sh\necho {sig} \"$#\" >>{}\n", s.join("signals.out").display()),
+            &format!(
+                "#!/bin/sh\necho {sig} \"$#\" >>{}\n",
+                s.join("signals.out").display()
+            ),
             true,
         );
     }
@@ -668,7 +703,11 @@ fn console_holder_is_the_catch_all_loggers_stderr() {
         "s6-svscan-log",
         "#!/bin/sh\necho to-console >&2\nexec sleep 1000\n",
     );
-    service(&s, "other", "#!/bin/sh\necho to-stderr >&2\nexec sleep 1000\n");
+    service(
+        &s,
+        "other",
+        "#!/bin/sh\necho to-stderr >&2\nexec sleep 1000\n",
+    );
     let console = s.join("console");
     let tree = Tree::start_with_fd(&s, &["-X", "4"], 4, &console);
     tree.wait_stderr("to-stderr\n");
@@ -734,11 +773,19 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
     service(
         &s,
         "p",
-        &format!("#!/bin/sh\nexec python3 {} {}\n", prod.display(), counter.display()),
+        &format!(
+            "#!/bin/sh\nexec python3 {} {}\n",
+            prod.display(),
+            counter.display()
+        ),
     );
     s.write(
         "sd/p/log/run",
-        &format!("#!/bin/sh\nexec python3 {} {}\n", logger.display(), out.display()),
+        &format!(
+            "#!/bin/sh\nexec python3 {} {}\n",
+            logger.display(),
+            out.display()
+        ),
         true,
     );
     let mut tree = Tree::start(&s, "tend-svscan", &[]);
@@ -749,8 +796,10 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
         c.arg(letters).arg(d);
         assert_code(&run(c), 0);
     };
-    let mut pp = wait_up(&p);
-    let mut lp = wait_up(&l);
+    // "Up" is "spawned": wait until each one has its SIGTERM handler in place.
+    let ready = |pid: i32| catches(pid, Signal::SIGTERM).then_some(pid);
+    let mut pp = wait_until(T, "producer ready", || ready(wait_up(&p)));
+    let mut lp = wait_until(T, "logger ready", || ready(wait_up(&l)));
     for i in 0..50 {
         // Let the producer fill the pipe a little, then restart both.
         std::thread::sleep(Duration::from_millis(20 + (i % 5) * 10));
@@ -759,16 +808,22 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
         svc("-t", &p);
         let (op, ol) = (pp, lp);
         pp = wait_until(T, "producer restarted", || {
-            status(&p).filter(|s| s.is_up() && s.pid as i32 != op).map(|s| s.pid as i32)
+            status(&p)
+                .filter(|s| s.is_up() && s.pid as i32 != op)
+                .and_then(|s| ready(s.pid as i32))
         });
         lp = wait_until(T, "logger restarted", || {
-            status(&l).filter(|s| s.is_up() && s.pid as i32 != ol).map(|s| s.pid as i32)
+            status(&l)
+                .filter(|s| s.is_up() && s.pid as i32 != ol)
+                .and_then(|s| ready(s.pid as i32))
         });
     }
     std::thread::sleep(Duration::from_millis(100));
     svc("-d", &p);
     wait_until(T, "producer down", || {
-        status(&p).filter(|s| !s.is_up() && counter.exists()).map(|_| ())
+        status(&p)
+            .filter(|s| !s.is_up() && counter.exists())
+            .map(|_| ())
     });
     let last: u64 = wait_until(T, "final counter", || {
         std::fs::read_to_string(&counter).ok()?.trim().parse().ok()
@@ -850,7 +905,10 @@ fn pid1_reaps_orphans_and_sigterm_brings_the_tree_down() {
         let zombies = ch.iter().filter(|&&p| is_zombie(p)).count();
         (ch.len() == 3 && zombies == 0).then_some(())
     });
-    assert!(most > 100, "only {most} children seen: were the orphans reparented?");
+    assert!(
+        most > 100,
+        "only {most} children seen: were the orphans reparented?"
+    );
     wait_up(&dir.join("talker"));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(scanner), Signal::SIGTERM).unwrap();
     let st = tree.wait_exit(T);
