@@ -995,3 +995,27 @@ fn s6_service_dirs_run_unchanged_with_s6_log() {
         "tick 0\ntick 1\ntick 2\ntick 3\ntick 4\n"
     );
 }
+
+#[test]
+fn the_example_scan_directory_runs() {
+    require("s6-log");
+    let s = Scratch::new("scan-example");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scandir");
+    let o = run({
+        let mut c = Command::new("cp");
+        c.arg("-R").arg(&src).arg(s.join("sd"));
+        c
+    });
+    assert_code(&o, 0);
+    let mut tree = Tree::start(&s, "tend-svscan", &[]);
+    let cur = tree.svc("tick/log/main/current");
+    wait_until(T, "two ticks logged", || {
+        std::fs::read_to_string(&cur)
+            .ok()
+            .filter(|t| t.contains(" tick 1\n"))
+    });
+    tree.ctl("-t");
+    assert_eq!(tree.wait_exit(T).code(), Some(0));
+    let log = std::fs::read_to_string(&cur).unwrap();
+    assert!(log.starts_with('@') && log.contains(" tick 0\n"), "{log}");
+}
