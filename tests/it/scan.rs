@@ -1019,3 +1019,23 @@ fn the_example_scan_directory_runs() {
     let log = std::fs::read_to_string(&cur).unwrap();
     assert!(log.starts_with('@') && log.contains(" tick 0\n"), "{log}");
 }
+
+#[test]
+fn missing_supervisor_is_reported_and_retried() {
+    let s = Scratch::new("scan-nosup");
+    let d = service(&s, "a", SLEEPER);
+    std::fs::create_dir_all(s.join("bin")).unwrap();
+    std::fs::copy(bin("tend-svscan"), s.join("bin/tend-svscan")).unwrap();
+    let mut c = Command::new(s.join("bin/tend-svscan"));
+    c.arg(s.join("sd")).env("PATH", "/nonexistent");
+    let tree = Tree::spawn(&s, c, s.join("sd"));
+    let msg =
+        "tend-svscan (child): fatal: unable to exec tend-supervise: No such file or directory\n";
+    wait_until(T, "two failed attempts", || {
+        (tree.stderr().matches(msg).count() >= 2).then_some(())
+    });
+    assert!(tree.alive());
+    // Once tend-supervise is beside tend-svscan, the next attempt (a second later) works.
+    std::os::unix::fs::symlink(bin("tend-supervise"), s.join("bin/tend-supervise")).unwrap();
+    wait_up(&d);
+}

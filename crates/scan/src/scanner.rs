@@ -126,6 +126,11 @@ struct Scanner<'w> {
     /// Holds `.s6-svscan/lock` for our lifetime.
     _lock: OwnedFd,
     supervisor: Prepared,
+    /// execve's pointer arrays for `supervisor`, rebuilt in place before each fork.
+    #[cfg_attr(feature = "forked", allow(dead_code))]
+    argv_ptrs: Vec<*const libc::c_char>,
+    #[cfg_attr(feature = "forked", allow(dead_code))]
+    envp_ptrs: Vec<*const libc::c_char>,
     script: Prepared,
     spawn_opts: SpawnOptions,
     logname: Vec<u8>,
@@ -155,6 +160,7 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
         let _ = nix::unistd::write(&fd, b"\n");
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);
+    let envp_ptrs = tend_sys::exec::pointers(&supervisor.envp);
     let mut s = Scanner {
         table: Table::new(max),
         wants: Wants::default(),
@@ -164,6 +170,8 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
         control,
         _control_writer: control_writer,
         _lock: lock,
+        argv_ptrs: Vec::with_capacity(supervisor.argv.len() + 1),
+        envp_ptrs,
         supervisor,
         script,
         spawn_opts: SpawnOptions {
@@ -528,7 +536,7 @@ impl Scanner<'_> {
         {
             self.spawn_opts.fds.push((c, 2));
         }
-        match spawn(&self.supervisor, &self.spawn_opts) {
+        match self.spawn_supervisor() {
             Ok(pid) => self.table.started(key, side, pid.as_raw()),
             Err(SpawnError::Fork(e)) => {
                 self.warn.warn(format_args!(
@@ -548,6 +556,60 @@ impl Scanner<'_> {
                 ));
                 self.table.start_failed(key, side, now, RESTART_DELAY);
             }
+        }
+    }
+
+    /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
+    /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
+    /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
+    /// The child only makes async-signal-safe calls on memory prepared before the fork.
+    #[cfg(not(feature = "forked"))]
+    fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
+        use tend_sys::process::{Forked, exit_now, fork, reset_signals};
+        self.argv_ptrs.clear();
+        self.argv_ptrs
+            .extend(self.supervisor.argv.iter().map(|c| c.as_ptr()));
+        self.argv_ptrs.push(std::ptr::null());
+        match fork() {
+            Ok(Forked::Parent(pid)) => Ok(pid),
+            Ok(Forked::Child) => {
+                for &(src, dst) in &self.spawn_opts.fds {
+                    if nix::unistd::dup2(src, dst).is_err() {
+                        exit_now(111);
+                    }
+                }
+                reset_signals();
+                let e = tend_sys::exec::execve_prepared(
+                    &self.argv_ptrs,
+                    &self.envp_ptrs,
+                    &self.supervisor.candidates,
+                );
+                let err = std::io::stderr();
+                for part in [
+                    "tend-svscan (child): fatal: unable to exec ",
+                    SUPERVISOR,
+                    ": ",
+                    e.desc(),
+                    "\n",
+                ] {
+                    let _ = nix::unistd::write(&err, part.as_bytes());
+                }
+                exit_now(111)
+            }
+            Err(e) => Err(SpawnError::Fork(e)),
+        }
+    }
+
+    /// Experimental forked mode: the supervisor is a forked child running
+    /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages.
+    #[cfg(feature = "forked")]
+    fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
+        use tend_sys::process::{Forked, fork};
+        let name = OsStr::from_bytes(self.supervisor.argv[1].as_bytes());
+        match fork() {
+            Ok(Forked::Parent(pid)) => Ok(pid),
+            Ok(Forked::Child) => forked_supervisor(name, &self.spawn_opts.fds),
+            Err(e) => Err(SpawnError::Fork(e)),
         }
     }
 
@@ -612,6 +674,44 @@ impl Scanner<'_> {
             }
         }
     }
+}
+
+/// The child half of forked mode: become `tend-supervise NAME` without exec.
+#[cfg(feature = "forked")]
+fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
+    use std::io::Write;
+    use tend_supervise::{Reporter, StartError as SupStart, Supervisor};
+    for &(src, dst) in fds {
+        if nix::unistd::dup2(src, dst).is_err() {
+            tend_sys::process::exit_now(111);
+        }
+    }
+    // Nothing of the scanner's may stay open here: other services' pipe ends would keep
+    // their loggers from ever seeing EOF.
+    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in open.into_iter().filter(|&fd| fd > 2) {
+        let _ = nix::unistd::close(fd);
+    }
+    tend_sys::process::reset_signals();
+    let _ = nix::sys::prctl::set_name(c"tend-supervise");
+    let code = match Supervisor::new(name, Reporter::new(name)) {
+        Ok(sup) => sup.run(),
+        Err(e) => {
+            let line = format!("tend-supervise: fatal: {e}\n");
+            let _ = std::io::stderr().write_all(line.as_bytes());
+            match e {
+                SupStart::AlreadyRunning | SupStart::Misconfigured(_) => 100,
+                SupStart::Sys(_) => 111,
+            }
+        }
+    };
+    tend_sys::process::exit_now(code)
 }
 
 fn close_pipe(r: RawFd, w: RawFd) {
