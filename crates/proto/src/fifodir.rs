@@ -3,7 +3,6 @@
 //! bytes from it; the supervisor writes each event to every such FIFO.
 
 use crate::Tai64n;
-use nix::dir::Dir;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, open, openat};
 use nix::sys::stat::Mode;
@@ -151,23 +150,33 @@ impl EventDir {
         Ok(EventDir { dir: own(fd) })
     }
 
-    /// Write `events` to every listener. Dead listeners (ENXIO on open, EPIPE on write)
-    /// are unlinked; a full FIFO (EAGAIN) is skipped. Needs SIGPIPE ignored.
-    pub fn notify(&self, events: &[u8]) {
-        let Ok(mut dir) = Dir::openat(
+    /// Call `f` with the name of every listener FIFO. Reads the directory with a stack
+    /// buffer (getdents64), so notifying allocates nothing.
+    fn each_listener(&self, mut f: impl FnMut(&std::ffi::CStr)) {
+        let Ok(fd) = openat(
             Some(self.dir.as_raw_fd()),
             ".",
             OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
             Mode::empty(),
-        ) else {
+        )
+        .map(own) else {
             return;
         };
-        let dfd = self.dir.as_raw_fd();
-        for entry in dir.iter().flatten() {
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
+        let mut dir = rustix::fs::RawDir::new(&fd, &mut buf);
+        while let Some(Ok(entry)) = dir.next() {
             let name = entry.file_name();
-            if !is_listener_name(name.to_bytes()) {
-                continue;
+            if is_listener_name(name.to_bytes()) {
+                f(name);
             }
+        }
+    }
+
+    /// Write `events` to every listener. Dead listeners (ENXIO on open, EPIPE on write)
+    /// are unlinked; a full FIFO (EAGAIN) is skipped. Needs SIGPIPE ignored.
+    pub fn notify(&self, events: &[u8]) {
+        let dfd = self.dir.as_raw_fd();
+        self.each_listener(|name| {
             match openat(
                 Some(dfd),
                 name,
@@ -185,25 +194,13 @@ impl EventDir {
                 }
                 Err(_) => {}
             }
-        }
+        });
     }
 
     /// Remove listener FIFOs nobody reads any more (at supervisor start).
     pub fn clean(&self) {
-        let Ok(mut dir) = Dir::openat(
-            Some(self.dir.as_raw_fd()),
-            ".",
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        ) else {
-            return;
-        };
         let dfd = self.dir.as_raw_fd();
-        for entry in dir.iter().flatten() {
-            let name = entry.file_name();
-            if !is_listener_name(name.to_bytes()) {
-                continue;
-            }
+        self.each_listener(|name| {
             if let Err(Errno::ENXIO) = openat(
                 Some(dfd),
                 name,
@@ -214,7 +211,7 @@ impl EventDir {
             {
                 let _ = unlinkat(Some(dfd), name, UnlinkatFlags::NoRemoveDir);
             }
-        }
+        });
     }
 }
 

@@ -122,9 +122,8 @@ pub struct Supervisor {
     _control_writer: OwnedFd,
     signals: SignalFd,
     run: Prepared,
-    env: Vec<(OsString, OsString)>,
     notify_pipe: Option<OwnedFd>,
-    deaths: Vec<Death>,
+    deaths: Vec<u8>,
     max_deaths: usize,
     exiting: bool,
 }
@@ -189,8 +188,7 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("ignore SIGPIPE", e)))?;
         let signals = tend_sys::signals::signalfd(&WATCHED)
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
-        let env = tend_sys::exec::current_env();
-        let run = Prepared::new(&[OsString::from("./run"), dir.to_os_string()], &env)
+        let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
         let max_deaths = match sd::read_number(Path::new("."), sd::MAX_DEATH_TALLY) {
             sd::Setting::Value(v) => (v as usize).min(death_tally::LIMIT),
@@ -217,9 +215,8 @@ impl Supervisor {
             _control_writer: control_writer,
             signals,
             run,
-            env,
             notify_pipe: None,
-            deaths: Vec::with_capacity(max_deaths + 1),
+            deaths: Vec::with_capacity(max_deaths * death_tally::RECORD_SIZE),
             max_deaths,
             exiting: false,
         })
@@ -466,21 +463,17 @@ impl Supervisor {
         if self.max_deaths == 0 {
             return;
         }
-        if self.deaths.len() >= self.max_deaths {
-            self.deaths.remove(0);
+        // The encoded records, oldest first, in a buffer sized once at start-up.
+        if self.deaths.len() >= self.max_deaths * death_tally::RECORD_SIZE {
+            self.deaths.drain(..death_tally::RECORD_SIZE);
         }
-        self.deaths.push(Death::from_wstat(self.core.stamp, wstat));
-        let mut buf = [0u8; death_tally::RECORD_SIZE * death_tally::LIMIT];
-        let mut len = 0;
-        for d in &self.deaths {
-            buf[len..len + death_tally::RECORD_SIZE].copy_from_slice(&d.encode());
-            len += death_tally::RECORD_SIZE;
-        }
+        self.deaths
+            .extend_from_slice(&Death::from_wstat(self.core.stamp, wstat).encode());
         if let Err(e) = write_atomic_at(
             &self.supervise_dir,
             c"death_tally.new",
             c"death_tally",
-            &buf[..len],
+            &self.deaths,
         ) {
             self.report.warn(Error::at("write", sd::DEATH_TALLY, e));
         }
@@ -606,33 +599,30 @@ impl Supervisor {
 
     fn spawn_finish(&mut self, wstat: i32) {
         let (code, sig) = if wstat & 0x7f == 0 {
-            (((wstat >> 8) & 0xff).to_string(), "0".to_string())
+            ((wstat >> 8) & 0xff, 0)
         } else {
-            ("256".to_string(), (wstat & 0x7f).to_string())
+            (256, wstat & 0x7f)
         };
-        let argv = [
-            OsString::from("./finish"),
-            OsString::from(code),
-            OsString::from(sig),
-            self.dir_arg.clone(),
-        ];
+        let arg = |v: i32| CString::new(v.to_string()).unwrap_or_default();
+        let dir = CString::new(self.dir_arg.as_bytes()).unwrap_or_default();
+        // ./finish shares ./run's prepared environment rather than keeping a copy.
+        let finish = Prepared {
+            candidates: vec![CString::from(c"./finish")],
+            argv: vec![CString::from(c"./finish"), arg(code), arg(sig), dir],
+            envp: std::mem::take(&mut self.run.envp),
+        };
         let t = now();
-        let pid = match Prepared::new(&argv, &self.env) {
-            Ok(p) => match process::spawn(
-                &p,
-                &SpawnOptions {
-                    setsid: true,
-                    ..Default::default()
-                },
-            ) {
-                Ok(pid) => Some(pid.as_raw()),
-                Err(SpawnError::Exec(e)) | Err(SpawnError::Fork(e)) => {
-                    self.report
-                        .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
-                    None
-                }
+        let result = process::spawn(
+            &finish,
+            &SpawnOptions {
+                setsid: true,
+                ..Default::default()
             },
-            Err(e) => {
+        );
+        self.run.envp = finish.envp;
+        let pid = match result {
+            Ok(pid) => Some(pid.as_raw()),
+            Err(SpawnError::Exec(e)) | Err(SpawnError::Fork(e)) => {
                 self.report
                     .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
                 None
