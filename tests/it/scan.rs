@@ -1039,3 +1039,25 @@ fn missing_supervisor_is_reported_and_retried() {
     std::os::unix::fs::symlink(bin("tend-supervise"), s.join("bin/tend-supervise")).unwrap();
     wait_up(&d);
 }
+
+#[test]
+fn closed_stdin_and_stdout_do_not_break_log_pipes() {
+    let s = Scratch::new("scan-closedio");
+    service(&s, "a", "#!/bin/sh\necho one\necho two\nexec sleep 1000\n");
+    s.write(
+        "sd/a/log/run",
+        &format!("#!/bin/sh\nexec cat >>{}\n", s.join("a.log").display()),
+        true,
+    );
+    let mut c = cmd("sh");
+    c.arg("-c")
+        .arg("exec \"$0\" \"$1\" <&- >&-")
+        .arg(bin("tend-svscan"))
+        .arg(s.join("sd"));
+    let _tree = Tree::spawn(&s, c, s.join("sd"));
+    wait_until(T, "both lines logged", || {
+        std::fs::read_to_string(s.join("a.log"))
+            .ok()
+            .filter(|t| t == "one\ntwo\n")
+    });
+}

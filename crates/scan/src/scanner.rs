@@ -141,6 +141,7 @@ struct Scanner<'w> {
 /// failures; once the loop runs, everything ends in `Ending`.
 pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
     check_fds(opts)?;
+    open_stdio()?;
     if let Some(dir) = &opts.dir {
         nix::unistd::chdir(dir.as_os_str())
             .map_err(|e| StartError::Sys(Error::at("chdir", Path::new(dir), e)))?;
@@ -213,6 +214,25 @@ fn check_fds(opts: &Options) -> Result<(), StartError> {
         }
         fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))
             .map_err(|e| StartError::Sys(Error::new("set close-on-exec on the console fd", e)))?;
+    }
+    Ok(())
+}
+
+/// Make sure fds 0, 1 and 2 are open (on /dev/null if they were closed), so no pipe end
+/// the scanner creates can land on them.
+fn open_stdio() -> Result<(), StartError> {
+    for fd in 0..3 {
+        if fcntl(fd, FcntlArg::F_GETFD) == Err(Errno::EBADF) {
+            let got = nix::fcntl::open("/dev/null", OFlag::O_RDWR, Mode::empty())
+                .map_err(|e| StartError::Sys(Error::at("open", "/dev/null", e)))?;
+            if got != fd {
+                return Err(StartError::Sys(Error::at(
+                    "open",
+                    "/dev/null",
+                    Errno::EBADF,
+                )));
+            }
+        }
     }
     Ok(())
 }
