@@ -414,6 +414,17 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_small_and_fixed() {
+        // Two pids, two restart instants, the pipe, a flag: what the table grows by per
+        // service (plus the key and hashbrown's control byte).
+        assert!(
+            std::mem::size_of::<Record>() <= 64,
+            "{}",
+            std::mem::size_of::<Record>()
+        );
+    }
+
+    #[test]
     fn new_dirs_start_logger_first_then_service() {
         let mut tab = Table::new(10);
         let now = t0();
