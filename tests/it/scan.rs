@@ -604,7 +604,9 @@ fn removed_services_are_pruned_by_an_and_others_untouched() {
         std::fs::read_to_string(s.join("c.log")).unwrap(),
         "first\nlast\n"
     );
-    assert_eq!(children(tree.pid()), vec![sup_b]);
+    wait_until(T, "only b's supervisor left", || {
+        (children(tree.pid()) == vec![sup_b]).then_some(())
+    });
 }
 
 #[test]
