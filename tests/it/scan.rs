@@ -1067,3 +1067,19 @@ fn closed_stdin_and_stdout_do_not_break_log_pipes() {
             .filter(|t| t == "one\ntwo\n")
     });
 }
+
+#[test]
+fn sigalrm_scans_and_sigabrt_aborts() {
+    let s = Scratch::new("scan-alrm");
+    let a = service(&s, "a", SLEEPER);
+    let mut tree = Tree::start(&s, "tend-svscan", &[]);
+    let run_a = wait_up(&a);
+    let b = service(&s, "b", SLEEPER);
+    tree.daemon.as_ref().unwrap().signal(Signal::SIGALRM);
+    let run_b = wait_up(&b);
+    tree.daemon.as_ref().unwrap().signal(Signal::SIGABRT);
+    assert_eq!(tree.wait_exit(T).code(), Some(0));
+    // Abort kills nothing and waits for nothing.
+    assert!(pid_alive(run_a) && pid_alive(run_b));
+    assert!(supervised(&a) && supervised(&b));
+}
