@@ -1,7 +1,23 @@
-//! tend-svok — not written yet.
+//! tend-svok — tell whether a supervisor is running on a service directory. See man/man8/tend-svok.8.
 #![forbid(unsafe_code)]
 
+use std::path::Path;
+use tend_cli::{Program, code, shown};
+
+const USAGE: &str = "tend-svok servicedir";
+const PROG: Program = Program::new("tend-svok", USAGE);
+
 fn main() {
-    eprintln!("tend-svok: fatal: not implemented");
-    std::process::exit(111);
+    let parsed = PROG.parse(std::env::args_os().skip(1), "");
+    let Some(dir) = parsed.operands.first() else {
+        PROG.usage_exit()
+    };
+    match tend_client::svok(Path::new(dir)) {
+        Ok(true) => std::process::exit(code::OK),
+        Ok(false) => std::process::exit(code::NO),
+        Err(e) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to check {}: {}", shown(dir), e.desc()),
+        ),
+    }
 }

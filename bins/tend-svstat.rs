@@ -1,7 +1,101 @@
-//! tend-svstat — not written yet.
+//! tend-svstat — print a service's status: s6-svstat's line, chosen fields, or JSON. See man/man8/tend-svstat.8.
 #![forbid(unsafe_code)]
 
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::Path;
+use tend_cli::{Program, code, shown};
+use tend_client::{Field, ReadError};
+
+const USAGE: &str = "tend-svstat [ -uwNrpest | -o up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor | -j ] [ -n ] servicedir";
+const PROG: Program = Program::new("tend-svstat", USAGE);
+
+enum Format {
+    Human { numeric: bool },
+    Fields(Vec<Field>),
+    Json,
+}
+
+fn options(args: impl IntoIterator<Item = OsString>) -> (Format, OsString) {
+    let parsed = PROG.parse(args, "no:uwNrpestj");
+    let mut numeric = false;
+    let mut json = false;
+    let mut fields = Vec::new();
+    for (opt, value) in &parsed.opts {
+        let short = match opt {
+            'n' => {
+                numeric = true;
+                continue;
+            }
+            'j' => {
+                json = true;
+                continue;
+            }
+            'o' => {
+                let list = value.as_deref().unwrap_or_default();
+                if let Err(e) = Field::parse_list(list.as_encoded_bytes(), &mut fields) {
+                    PROG.fatal(code::USAGE, e);
+                }
+                continue;
+            }
+            'u' => Field::Up,
+            'w' => Field::WantedUp,
+            'N' => Field::NormallyUp,
+            'r' => Field::Ready,
+            'p' => Field::Pid,
+            'e' => Field::ExitCode,
+            's' => Field::Signal,
+            't' => Field::UpDownFor,
+            _ => PROG.usage_exit(),
+        };
+        if let Err(e) = Field::push(&mut fields, short) {
+            PROG.fatal(code::USAGE, e);
+        }
+    }
+    let Some(dir) = parsed.operands.into_iter().next() else {
+        PROG.usage_exit()
+    };
+    let format = match (json, fields.is_empty()) {
+        (true, true) => Format::Json,
+        (true, false) => PROG.usage_exit(),
+        (false, true) => Format::Human { numeric },
+        (false, false) => Format::Fields(fields),
+    };
+    (format, dir)
+}
+
 fn main() {
-    eprintln!("tend-svstat: fatal: not implemented");
-    std::process::exit(111);
+    let (format, dir) = options(std::env::args_os().skip(1));
+    let name = shown(&dir);
+    let snap = match tend_client::status::read(Path::new(&dir)) {
+        Ok(s) => s,
+        Err(ReadError::NotRunning) => PROG.fatal(
+            code::NO,
+            format_args!("unable to read status for {name}: s6-supervise not running"),
+        ),
+        Err(ReadError::Check(e)) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to check {name}: {}", e.desc()),
+        ),
+        Err(ReadError::Status(e)) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to read status for {name}: {}", e.desc()),
+        ),
+        Err(ReadError::Down(e)) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to access {name}/down: {}", e.desc()),
+        ),
+    };
+    let out = match format {
+        Format::Human { numeric } => snap.human_line(numeric),
+        Format::Fields(f) => snap.fields_line(&f),
+        Format::Json => snap.json(),
+    };
+    if let Err(e) = std::io::stdout().lock().write_all(out.as_bytes()) {
+        let errno = nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO));
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to write to stdout: {}", errno.desc()),
+        );
+    }
 }

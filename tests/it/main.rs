@@ -1,5 +1,7 @@
 //! Integration tests: they run the real binaries in scratch directories.
 
+mod clients;
 mod common;
+mod compat;
 mod scan;
 mod supervise;

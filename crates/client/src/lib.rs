@@ -1,1 +1,121 @@
-//! tend-client — not written yet.
+//! The client side of a supervisor: what tend-svc, tend-svstat, tend-svwait and tend-svok
+//! do, written once.
+//!
+//! What lives here: sending control letters with s6-svc's checks (which failure means
+//! "supervisor not listening", which means "something is wrong with supervise/"), reading
+//! a service's status and computing every field s6-svstat prints (the legacy human line,
+//! `-o` field lists, and tend's JSON object), and waiting for states through the `event/`
+//! fifodir, subscribed to directly (no helper process). Every answer matches s6 2.11.3's
+//! clients byte for byte where s6 has one; the differences are listed in the man pages.
+//!
+//! What does not: option parsing, messages and exit codes (the binaries), the wire
+//! formats themselves (crates/proto). Nothing here prints, exits or panics.
+
+#![forbid(unsafe_code)]
+
+pub mod control;
+mod json;
+pub mod signame;
+pub mod status;
+pub mod wait;
+
+pub use control::ControlError;
+pub use status::{Field, FieldError, ReadError, Snapshot};
+pub use wait::{Outcome, Target, WaitError, Watch};
+
+use nix::errno::Errno;
+use std::path::Path;
+use std::time::Instant;
+
+/// What tend-svc achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SvcOutcome {
+    /// Letters written (no wait asked).
+    Sent,
+    /// Letters written and the state reached.
+    Reached,
+    /// The service failed permanently or its supervisor exited before the state was reached.
+    Failed,
+    /// The deadline passed first.
+    TimedOut,
+}
+
+/// Why tend-svc failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SvcError {
+    Control(ControlError),
+    Wait(WaitError),
+}
+
+/// Send `letters` to a service's supervisor; with `wait`, subscribe to its events first
+/// and then wait (until `deadline`) for the target state. With a wait and no letters,
+/// nothing is sent: it only waits, as s6-svc does.
+pub fn svc(
+    servicedir: &Path,
+    letters: &[u8],
+    wait: Option<Target>,
+    deadline: Option<Instant>,
+) -> Result<SvcOutcome, SvcError> {
+    let Some(target) = wait else {
+        control::send(servicedir, letters).map_err(SvcError::Control)?;
+        return Ok(SvcOutcome::Sent);
+    };
+    let mut watch = Watch::new();
+    watch.add(servicedir).map_err(SvcError::Wait)?;
+    if !letters.is_empty() {
+        control::send(servicedir, letters).map_err(SvcError::Control)?;
+    }
+    Ok(
+        match watch
+            .wait(target, false, deadline)
+            .map_err(SvcError::Wait)?
+        {
+            wait::Outcome::Reached { failures: 0 } => SvcOutcome::Reached,
+            wait::Outcome::Reached { .. } => SvcOutcome::Failed,
+            wait::Outcome::TimedOut => SvcOutcome::TimedOut,
+        },
+    )
+}
+
+/// Whether the service can notify readiness (`notification-fd` exists); s6-svc degrades
+/// `-wU`/`-wR` to `-wu`/`-wr` when it does not.
+pub fn notifies_readiness(servicedir: &Path) -> Result<bool, Errno> {
+    match nix::unistd::access(
+        &servicedir.join(tend_proto::servicedir::NOTIFICATION_FD),
+        nix::unistd::AccessFlags::F_OK,
+    ) {
+        Ok(()) => Ok(true),
+        Err(Errno::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Why tend-svwait could not wait: which service (index into its list) and what failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SvwaitError {
+    pub index: usize,
+    pub error: WaitError,
+}
+
+/// Subscribe to every service, then wait for all (or, with `any`, one) to reach `target`.
+pub fn svwait<P: AsRef<Path>>(
+    servicedirs: &[P],
+    target: Target,
+    any: bool,
+    deadline: Option<Instant>,
+) -> Result<wait::Outcome, SvwaitError> {
+    let mut watch = Watch::new();
+    for (index, dir) in servicedirs.iter().enumerate() {
+        watch
+            .add(dir.as_ref())
+            .map_err(|error| SvwaitError { index, error })?;
+    }
+    watch
+        .wait(target, any, deadline)
+        .map_err(|error| SvwaitError { index: 0, error })
+}
+
+/// Whether a supervisor runs on `servicedir` (s6-svok).
+pub fn svok(servicedir: &Path) -> Result<bool, Errno> {
+    tend_proto::lock::is_held(&servicedir.join(tend_proto::servicedir::LOCK))
+}

@@ -14,6 +14,7 @@ pub mod death_tally;
 pub mod fifodir;
 pub mod lock;
 pub mod servicedir;
+pub mod spawn_error;
 pub mod status;
 pub mod tai64n;
 

@@ -580,18 +580,18 @@ impl Supervisor {
         }
     }
 
-    /// tend's own `supervise/spawn-error`: `@TAI64N errno program\n`.
+    /// tend's own `supervise/spawn-error` (see proto::spawn_error), for tend-svstat.
     fn write_spawn_error(&self, e: Errno, t: Now) {
-        let mut line = Vec::with_capacity(48);
-        line.extend_from_slice(&t.wall.label());
-        line.push(b' ');
-        line.extend_from_slice((e as i32).to_string().as_bytes());
-        line.extend_from_slice(b" ./run\n");
+        let record = tend_proto::spawn_error::SpawnError {
+            stamp: t.wall,
+            errno: e as i32,
+            program: b"./run".to_vec(),
+        };
         if let Err(err) = write_atomic_at(
             &self.supervise_dir,
             c"spawn-error.new",
             c"spawn-error",
-            &line,
+            &record.encode(),
         ) {
             self.report.warn(Error::at("write", sd::SPAWN_ERROR, err));
         }

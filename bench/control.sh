@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Control latency of a supervisor, s6-supervise and tend-supervise side by side in one run:
+#   svc -d  -> SIGTERM seen by the service
+#   svc -u  -> ./run exec'd
+#   svc -wu -u -> the client returns (s6-svc execs s6-svlisten1 + s6-ftrigrd; tend-svc does not)
+#   svc -r  -> the new ./run exec'd
+# The service is a tiny C program that appends CLOCK_MONOTONIC stamps to ./stamps when it
+# starts and when it gets SIGTERM; the driver takes its own stamp just before spawning the
+# client, so every figure includes the client's fork+exec, as a shell user would see it.
+#
+# usage: bench/control.sh [iterations]   (default 100; -r runs min(iterations, 10) times,
+#                                          each after 1.1 s of uptime)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+n=${1:-100}
+for t in s6-supervise s6-svc s6-svlisten1 gcc python3; do
+  command -v "$t" >/dev/null || { echo "bench/control.sh: $t is missing (apt-get install s6 gcc python3)" >&2; exit 100; }
+done
+(cd "$root" && cargo build --release --quiet --bin tend-supervise --bin tend-svc --bin tend-svstat --bin tend-svok)
+sync
+work=$(mktemp -d /tmp/tend-bench-control.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/stamp.c" <<'C'
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static int fd;
+static void put(const char *tag) {
+  struct timespec t; char b[64];
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  int n = snprintf(b, sizeof b, "%s %lld\n", tag, (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+  (void)!write(fd, b, n);
+}
+static void term(int s) { (void)s; put("term"); _exit(0); }
+int main(void) {
+  fd = open("stamps", O_WRONLY | O_APPEND | O_CREAT, 0644);
+  signal(SIGTERM, term);
+  put("start");
+  for (;;) pause();
+}
+C
+gcc -O2 -static -o "$work/stamp" "$work/stamp.c" 2>/dev/null || gcc -O2 -o "$work/stamp" "$work/stamp.c"
+python3 "$here/control.py" "$work" "$root/target/release" "$n"
+
+# The clients alone: start, talk to an idle supervisor, exit (letter c: ignored when down).
+if command -v hyperfine >/dev/null; then
+  rel=$root/target/release
+  mkdir -p "$work/idle"
+  cp "$work/stamp" "$work/idle/run"
+  : > "$work/idle/down"
+  s6-supervise "$work/idle" </dev/null >/dev/null 2>&1 &
+  sup=$!
+  until s6-svok "$work/idle" 2>/dev/null; do sleep 0.01; done
+  echo
+  echo "clients alone (hyperfine -N, median ms), on an idle s6-supervise:"
+  hyperfine -N -w 20 -r "$((n * 10))" --style none --export-json "$work/hf.json" \
+    "s6-svc -c $work/idle" "$rel/tend-svc -c $work/idle" \
+    "s6-svstat $work/idle" "$rel/tend-svstat $work/idle" \
+    "s6-svok $work/idle" "$rel/tend-svok $work/idle" >/dev/null 2>&1
+  python3 - "$work/hf.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+for s6, tend in zip(r[0::2], r[1::2]):
+    name = s6["command"].split()[0]
+    print(f"  {name:<10} {s6['median']*1e3:7.3f}   tend {tend['median']*1e3:7.3f}   ratio {tend['median']/s6['median']:.3f}")
+PY
+  s6-svc -x "$work/idle"
+  wait "$sup" || true
+fi

@@ -1,0 +1,115 @@
+//! `supervise/spawn-error`: tend's own record of why the last spawn of `./run` failed.
+//! s6 ignores the file. The supervisor writes it when a spawn fails and removes it when
+//! a spawn succeeds; tend-svstat shows it.
+//!
+//! Format: one line, `@<24 hex TAI64N of the failure> <errno, decimal> <program as tried>\n`,
+//! e.g. `@400000006b0c39d111fe4f77 13 ./run`. The program is the rest of the line and may
+//! contain spaces.
+
+use crate::Tai64n;
+
+/// One recorded spawn failure.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpawnError {
+    /// When the spawn failed.
+    pub stamp: Tai64n,
+    /// The errno of the failure.
+    pub errno: i32,
+    /// The program as tried, e.g. `./run`.
+    pub program: Vec<u8>,
+}
+
+impl SpawnError {
+    /// The file's bytes: one line ending in `\n`.
+    pub fn encode(&self) -> Vec<u8> {
+        let errno = self.errno.to_string();
+        let mut out = Vec::with_capacity(25 + 1 + errno.len() + 1 + self.program.len() + 1);
+        out.extend_from_slice(&self.stamp.label());
+        out.push(b' ');
+        out.extend_from_slice(errno.as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(&self.program);
+        out.push(b'\n');
+        out
+    }
+
+    /// Parse the file's bytes; None unless it is exactly one well-formed line
+    /// (a missing final newline is tolerated).
+    pub fn decode(data: &[u8]) -> Option<SpawnError> {
+        let line = data.strip_suffix(b"\n").unwrap_or(data);
+        if line.contains(&b'\n') || line.len() < 25 + 1 + 1 + 1 || line[0] != b'@' {
+            return None;
+        }
+        let stamp = Tai64n::parse_hex(&line[1..25])?;
+        if line[25] != b' ' {
+            return None;
+        }
+        let rest = &line[26..];
+        let sp = rest.iter().position(|&b| b == b' ')?;
+        let digits = &rest[..sp];
+        if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let errno = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        let program = rest[sp + 1..].to_vec();
+        if program.is_empty() {
+            return None;
+        }
+        Some(SpawnError {
+            stamp,
+            errno,
+            program,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_line_and_round_trip() {
+        let e = SpawnError {
+            stamp: Tai64n {
+                secs: 0x4000_0000_6b0c_39d1,
+                nanos: 0x11fe_4f77,
+            },
+            errno: 13,
+            program: b"./run".to_vec(),
+        };
+        let b = e.encode();
+        assert_eq!(b, b"@400000006b0c39d111fe4f77 13 ./run\n");
+        assert_eq!(SpawnError::decode(&b), Some(e.clone()));
+        assert_eq!(
+            SpawnError::decode(b"@400000006b0c39d111fe4f77 13 ./run"),
+            Some(e)
+        );
+        let spaced = SpawnError::decode(b"@400000006b0c39d111fe4f77 2 ./my run\n").unwrap();
+        assert_eq!(spaced.program, b"./my run");
+        assert_eq!(spaced.errno, 2);
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for bad in [
+            &b""[..],
+            b"\n",
+            b"garbage\n",
+            b"@400000006b0c39d111fe4f77\n",
+            b"@400000006b0c39d111fe4f77 13\n",
+            b"@400000006b0c39d111fe4f77 13 \n",
+            b"@400000006b0c39d111fe4f77 -3 ./run\n",
+            b"@400000006b0c39d111fe4fzz 13 ./run\n",
+            b"400000006b0c39d111fe4f77 13 ./run\n",
+            b"@400000006b0c39d111fe4f77 13 ./run\nmore\n",
+            b"@400000006b0c39d111fe4f77x13 ./run\n",
+        ] {
+            assert_eq!(
+                SpawnError::decode(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+}

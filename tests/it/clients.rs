@@ -1,0 +1,1314 @@
+//! tend-svc, tend-svstat, tend-svwait and tend-svok driving the real Debian s6-supervise,
+//! with their output, messages and exit codes compared to s6's own clients on the same
+//! directories at the same moment.
+//!
+//! Not tested here: `-T`/`-t` values large enough to overflow poll's timeout; a
+//! supervisor that dies between our open and write of `supervise/control` (EPIPE);
+//! unreadable directories (the tests run as root, which bypasses modes); more than 98
+//! failed services in one tend-svwait call; a waiting client killed by a signal (its FIFO
+//! stays in event/ until the supervisor next notifies).
+
+use crate::common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tend_proto::fifodir::{Subscription, make_fifodir};
+use tend_proto::{StatusRecord, Tai64n};
+
+/// One family of clients.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clients {
+    pub svc: &'static str,
+    pub svstat: &'static str,
+    pub svwait: &'static str,
+    pub svok: &'static str,
+}
+
+pub(crate) const S6: Clients = Clients {
+    svc: "s6-svc",
+    svstat: "s6-svstat",
+    svwait: "s6-svwait",
+    svok: "s6-svok",
+};
+
+pub(crate) const TEND: Clients = Clients {
+    svc: "tend-svc",
+    svstat: "tend-svstat",
+    svwait: "tend-svwait",
+    svok: "tend-svok",
+};
+
+pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Run a client (tend's or s6's) with arguments.
+pub(crate) fn client(prog: &str, args: &[&str], dir: &Path) -> Output {
+    let mut c = cmd(prog);
+    for a in args {
+        c.arg(a);
+    }
+    c.arg(dir);
+    run(c)
+}
+
+/// A client's stderr with the program name made neutral and s6 2.11's doubled
+/// "fatal: : " (a skalibs quirk tend does not copy) made single.
+pub(crate) fn neutral(o: &Output) -> String {
+    neutral_text(&text(&o.stderr))
+}
+
+/// `neutral` on text.
+pub(crate) fn neutral_text(stderr: &str) -> String {
+    // tend-svstat's usage adds -j
+    let mut s = stderr
+        .replace("fatal: : ", "fatal: ")
+        .replace(" | -j ]", " ]");
+    for (t, n) in [
+        ("tend-svc", "s6-svc"),
+        ("tend-svstat", "s6-svstat"),
+        ("tend-svwait", "s6-svwait"),
+        ("tend-svok", "s6-svok"),
+    ] {
+        s = s.replace(t, n);
+    }
+    s
+}
+
+/// Write an executable script.
+pub(crate) fn script(path: &Path, body: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A service directory with `run` (and optionally `finish`, `notification-fd`, `down`).
+pub(crate) fn service(
+    scratch: &Scratch,
+    name: &str,
+    run: &str,
+    finish: Option<&str>,
+    notify: bool,
+    down: bool,
+) -> PathBuf {
+    let dir = scratch.join(name);
+    script(&dir.join("run"), run);
+    if let Some(f) = finish {
+        script(&dir.join("finish"), f);
+    }
+    if notify {
+        std::fs::write(dir.join("notification-fd"), "3\n").unwrap();
+    }
+    if down {
+        std::fs::write(dir.join("down"), "").unwrap();
+    }
+    dir
+}
+
+/// The status record on disk.
+pub(crate) fn status(dir: &Path) -> StatusRecord {
+    StatusRecord::read(dir).expect("status readable")
+}
+
+pub(crate) fn running(dir: &Path) -> bool {
+    tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap_or(false)
+}
+
+/// Wait until the status record satisfies `f`.
+#[track_caller]
+pub(crate) fn wait_status(
+    dir: &Path,
+    what: &str,
+    f: impl Fn(&StatusRecord) -> bool,
+) -> StatusRecord {
+    wait_until(PATIENCE, what, || {
+        StatusRecord::read(dir).ok().filter(|r| f(r))
+    })
+}
+
+pub(crate) fn is_up(r: &StatusRecord) -> bool {
+    r.pid != 0 && !r.finishing
+}
+
+/// A supervisor (s6-supervise or tend-supervise) on one service directory. Dropping it
+/// asks the supervisor to take the service down and exit, then kills what is left.
+pub(crate) struct Supervised {
+    pub dir: PathBuf,
+    daemon: Option<Daemon>,
+}
+
+impl Supervised {
+    pub fn start(supervisor: &str, dir: &Path) -> Supervised {
+        if supervisor.starts_with("s6-") {
+            require(supervisor);
+        }
+        let log = std::fs::File::create(dir.with_extension("log")).unwrap();
+        let mut c = cmd(supervisor);
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        let mut daemon = Daemon::start(c);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if running(dir) && StatusRecord::read(dir).is_ok() && dir.join("event").is_dir() {
+                break;
+            }
+            if let Ok(Some(st)) = daemon.child.try_wait() {
+                panic!(
+                    "{supervisor} {} exited at start ({st}): {}",
+                    dir.display(),
+                    std::fs::read_to_string(dir.with_extension("log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{supervisor} never started on {}",
+                dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Supervised {
+            dir: dir.to_path_buf(),
+            daemon: Some(daemon),
+        }
+    }
+
+    /// Wait for the supervisor process to exit by itself.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        self.daemon
+            .as_mut()
+            .unwrap()
+            .wait_exit(PATIENCE)
+            .expect("supervisor exits")
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let Some(mut d) = self.daemon.take() else {
+            return;
+        };
+        // The service runs in its own session; remember it only if it really is this
+        // supervisor's child (a crafted status may name any pid).
+        let service = StatusRecord::read(&self.dir)
+            .ok()
+            .map(|r| r.pid as i32)
+            .filter(|&pid| pid > 0 && parent_of(pid) == Some(d.pid()));
+        if d.child.try_wait().ok().flatten().is_none() {
+            let _ = tend_proto::control::send(&self.dir.join("supervise/control"), b"dx");
+            let _ = d.wait_exit(Duration::from_secs(3));
+        }
+        if let Some(pid) = service {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        drop(d);
+    }
+}
+
+/// The parent pid of a live process.
+pub(crate) fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Event bytes seen by our own subscription to a service's `event/`.
+pub(crate) struct Events {
+    sub: Subscription,
+    pub seen: Vec<u8>,
+}
+
+impl Events {
+    /// Subscribe (creating `event/` as s6 does if it is missing).
+    pub fn subscribe(dir: &Path) -> Events {
+        let ev = dir.join("event");
+        let _ = make_fifodir(&ev, nix::unistd::getegid());
+        Events {
+            sub: Subscription::new(&ev).expect("subscribe"),
+            seen: Vec::new(),
+        }
+    }
+
+    fn drain(&mut self) {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = self.sub.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            self.seen.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// Wait until the events seen so far end with `tail`.
+    #[track_caller]
+    pub fn wait_for(&mut self, tail: &str) {
+        let what = format!("events ending in {tail:?}");
+        wait_until(PATIENCE, &what, || {
+            self.drain();
+            self.seen.ends_with(tail.as_bytes()).then_some(())
+        });
+    }
+
+    /// Everything seen so far, as text.
+    pub fn text(&mut self) -> String {
+        self.drain();
+        text(&self.seen)
+    }
+}
+
+/// Run the same client call with s6's and tend's tools until two s6 runs around the
+/// tend run agree (the seconds did not tick), then assert tend printed the same.
+#[track_caller]
+pub(crate) fn same_as_s6(prog: &str, args: &[&str], dir: &Path) -> Output {
+    let tend_prog = prog.replacen("s6-", "tend-", 1);
+    for _ in 0..20 {
+        let a = client(prog, args, dir);
+        let t = client(&tend_prog, args, dir);
+        let b = client(prog, args, dir);
+        if a.stdout == b.stdout && a.stderr == b.stderr && a.status == b.status {
+            assert_eq!(
+                (text(&t.stdout), neutral(&t), t.status.code()),
+                (text(&a.stdout), neutral(&a), a.status.code()),
+                "{tend_prog} {args:?} {} differs from {prog}",
+                dir.display()
+            );
+            return t;
+        }
+    }
+    panic!("{prog} {args:?} never gave the same answer twice");
+}
+
+const ALL_FIELDS: &str = "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor";
+/// All but `updownsince`, which is "now" (to the nanosecond) for a stamp in the future.
+const STABLE_FIELDS: &str =
+    "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,readysince,updownfor,readyfor";
+
+/// Every svstat format: legacy, -n, all fields, the short flags, and prefixes.
+pub(crate) fn svstat_same_as_s6(dir: &Path) {
+    for args in [
+        &[][..],
+        &["-n"][..],
+        &["-o", ALL_FIELDS][..],
+        &["-uwNrpest"][..],
+        &["-o", "r,p,s,upd,readys,e,n,w"][..],
+        &["-n", "-o", "signum,signal"][..],
+    ] {
+        same_as_s6("s6-svstat", args, dir);
+    }
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn proc_state(pid: u64) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .and_then(|s| s.trim().chars().next())
+        .unwrap_or('?')
+}
+
+const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
+
+#[test]
+fn svc_signal_letters_reach_the_service() {
+    signal_letters("s6-supervise", "tend-svc");
+}
+
+/// Every signal letter sent with `svc` reaches the service run by `supervisor`; p and c
+/// stop and continue it; k kills it and it comes back.
+pub(crate) fn signal_letters(supervisor: &str, svc: &str) {
+    let s = Scratch::new("cl-signals");
+    let run = "#!/bin/sh\nfor s in ALRM ABRT QUIT HUP TERM INT USR1 USR2 WINCH; do trap \"echo $s >> sigs\" $s; done\n: > started\nwhile :; do sleep 1 & wait $!; done\n";
+    let dir = service(&s, "sv", run, None, false, false);
+    let _sup = Supervised::start(supervisor, &dir);
+    wait_until(PATIENCE, "run started", || {
+        dir.join("started").exists().then_some(())
+    });
+    for (letter, name) in [
+        ("a", "ALRM"),
+        ("b", "ABRT"),
+        ("q", "QUIT"),
+        ("h", "HUP"),
+        ("t", "TERM"),
+        ("i", "INT"),
+        ("1", "USR1"),
+        ("2", "USR2"),
+        ("y", "WINCH"),
+    ] {
+        let o = client(svc, &[&format!("-{letter}")], &dir);
+        assert_code(&o, 0);
+        assert!(o.stderr.is_empty());
+        wait_until(PATIENCE, name, || {
+            lines(&dir.join("sigs"))
+                .iter()
+                .any(|l| l == name)
+                .then_some(())
+        });
+    }
+    let pid = status(&dir).pid;
+    assert_code(&client(svc, &["-p"], &dir), 0);
+    wait_status(&dir, "paused", |r| r.paused);
+    wait_until(PATIENCE, "stopped", || {
+        (proc_state(pid) == 'T').then_some(())
+    });
+    assert_eq!(
+        text(&client("tend-svstat", &["-o", "paused"], &dir).stdout),
+        "true\n"
+    );
+    assert_code(&client(svc, &["-c"], &dir), 0);
+    wait_status(&dir, "continued", |r| !r.paused);
+    wait_until(PATIENCE, "running", || {
+        (proc_state(pid) != 'T').then_some(())
+    });
+    let mut ev = Events::subscribe(&dir);
+    assert_code(&client(svc, &["-k"], &dir), 0);
+    ev.wait_for("dDu");
+    let r = wait_status(&dir, "restarted", |r| is_up(r) && r.pid != pid);
+    assert_eq!(r.wstat, 9, "killed by SIGKILL");
+    assert_eq!(status(&dir).pid, r.pid);
+}
+
+#[test]
+fn svc_state_letters_change_status_files_and_events() {
+    let s = Scratch::new("cl-states");
+    let dir = service(&s, "sv", SLEEPER, None, false, false);
+    let mut ev = Events::subscribe(&dir);
+    let mut sup = Supervised::start("s6-supervise", &dir);
+    ev.wait_for("su");
+    let up = wait_status(&dir, "up", is_up);
+    assert!(up.want_up);
+
+    assert_code(&client("tend-svc", &["-d"], &dir), 0);
+    ev.wait_for("dD");
+    let r = wait_status(&dir, "down", |r| r.pid == 0);
+    assert_eq!((r.want_up, r.wstat, r.ready), (false, 15, true));
+    assert_eq!(
+        text(&client("tend-svstat", &["-o", "up,wantedup,signal"], &dir).stdout),
+        "false false SIGTERM\n"
+    );
+
+    assert_code(&client("tend-svc", &["-u"], &dir), 0);
+    ev.wait_for("u");
+    let r = wait_status(&dir, "up", is_up);
+    assert!(r.want_up);
+
+    // O on an up service: want down, no signal
+    assert_code(&client("tend-svc", &["-O"], &dir), 0);
+    let r = wait_status(&dir, "want down", |r| !r.want_up);
+    assert!(is_up(&r), "O does not kill");
+    // o on a down service: start once
+    assert_code(&client("tend-svc", &["-d"], &dir), 0);
+    ev.wait_for("dD");
+    assert_code(&client("tend-svc", &["-o"], &dir), 0);
+    ev.wait_for("u");
+    let r = wait_status(&dir, "up once", is_up);
+    assert!(!r.want_up);
+    assert_code(&client("tend-svc", &["-k"], &dir), 0);
+    ev.wait_for("dD");
+    let r = wait_status(&dir, "down after once", |r| r.pid == 0);
+    assert_eq!(r.wstat, 9);
+    assert!(!r.want_up);
+
+    // D and U manage ./down
+    assert_code(&client("tend-svc", &["-U"], &dir), 0);
+    ev.wait_for("u");
+    wait_status(&dir, "up", is_up);
+    assert_code(&client("tend-svc", &["-D"], &dir), 0);
+    ev.wait_for("dD");
+    assert!(dir.join("down").exists(), "-D creates ./down");
+    assert_eq!(
+        text(&client("tend-svstat", &["-o", "up,normallyup"], &dir).stdout),
+        "false false\n"
+    );
+    assert_code(&client("tend-svc", &["-U"], &dir), 0);
+    ev.wait_for("u");
+    assert!(!dir.join("down").exists(), "-U removes ./down");
+    wait_status(&dir, "up", is_up);
+    // Q: want down and ./down, still running
+    assert_code(&client("tend-svc", &["-Q"], &dir), 0);
+    let r = wait_status(&dir, "Q", |r| !r.want_up);
+    assert!(is_up(&r) && dir.join("down").exists());
+
+    // r: a new pid (wanted up again first)
+    assert_code(&client("tend-svc", &["-u"], &dir), 0);
+    let old = wait_status(&dir, "want up", |r| r.want_up).pid;
+    assert_code(&client("tend-svc", &["-r"], &dir), 0);
+    ev.wait_for("dDu");
+    let r = wait_status(&dir, "restarted", |r| is_up(r) && r.pid != old);
+    assert_eq!(r.wstat, 15);
+
+    // several letters in one call, in order; x: exit once down
+    assert_code(&client("tend-svc", &["-d", "-x"], &dir), 0);
+    ev.wait_for("dDx");
+    assert!(sup.wait_exit().success());
+    assert_code(&client("tend-svok", &[], &dir), 1);
+    assert_eq!(ev.text(), format!("su{}dDx", "dDu".repeat(5)));
+}
+
+#[test]
+fn svc_w_waits_for_the_state() {
+    let s = Scratch::new("cl-wait");
+    // readiness and ./finish's end are gated by files the test creates
+    let run =
+        "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
+    let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
+    let dir = service(&s, "sv", run, Some(fin), true, true);
+    let gate = |name: &str, open: bool| {
+        let p = dir.join(name);
+        if open {
+            std::fs::write(p, "").unwrap();
+        } else {
+            let _ = std::fs::remove_file(p);
+        }
+    };
+    let _sup = Supervised::start("s6-supervise", &dir);
+    gate("go-ready", true);
+    gate("go-finish", true);
+
+    let o = client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir);
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(is_up(&r) && r.ready, "-wU returns once up and ready: {r:?}");
+
+    gate("go-finish", false);
+    let o = client("tend-svc", &["-wd", "-T", "10000", "-d"], &dir);
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(
+        !is_up(&r) && r.finishing,
+        "-wd returns while ./finish runs: {r:?}"
+    );
+    gate("go-finish", true);
+    wait_status(&dir, "finished", |r| r.pid == 0);
+
+    gate("go-ready", false);
+    let o = client("tend-svc", &["-wu", "-T", "10000", "-u"], &dir);
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(is_up(&r) && !r.ready, "-wu returns before readiness: {r:?}");
+    gate("go-ready", true);
+    assert_code(&client("tend-svc", &["-wU", "-T", "10000"], &dir), 0);
+    assert!(status(&dir).ready);
+
+    // -wD does not return while ./finish runs
+    gate("go-finish", false);
+    let mut waiter = cmd("tend-svc");
+    waiter
+        .args(["-wD", "-T", "10000", "-d"])
+        .arg(&dir)
+        .stderr(Stdio::piped());
+    let mut waiter = waiter.spawn().unwrap();
+    wait_status(&dir, "finishing", |r| r.finishing);
+    assert!(
+        waiter.try_wait().unwrap().is_none(),
+        "-wD returned during ./finish"
+    );
+    gate("go-finish", true);
+    let o = waiter.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(r.pid == 0 && !r.finishing && r.ready, "-wD: {r:?}");
+
+    assert_code(&client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir), 0);
+    let old = status(&dir).pid;
+    let o = client("tend-svc", &["-wR", "-T", "10000", "-r"], &dir);
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(
+        is_up(&r) && r.ready && r.pid != old,
+        "-wR: a new, ready pid: {r:?}"
+    );
+    gate("go-ready", false);
+    let old = r.pid;
+    let o = client("tend-svc", &["-wr", "-T", "10000", "-r"], &dir);
+    assert_code(&o, 0);
+    let r = status(&dir);
+    assert!(
+        is_up(&r) && !r.ready && r.pid != old,
+        "-wr: a new pid: {r:?}"
+    );
+
+    // no letters: only wait; -T expires
+    let t0 = Instant::now();
+    let o = client("tend-svc", &["-wU", "-T", "300"], &dir);
+    assert_code(&o, 99);
+    assert_eq!(text(&o.stderr), "tend-svc: fatal: timed out\n");
+    assert!(t0.elapsed() >= Duration::from_millis(300));
+    gate("go-ready", true);
+    assert_code(&client("tend-svc", &["-wU"], &dir), 0);
+    let o = client("tend-svc", &["-wd", "-T", "200"], &dir);
+    assert_code(&o, 99);
+    // nothing left behind in event/
+    let left: Vec<_> = std::fs::read_dir(dir.join("event"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn svc_w_reports_permanent_failure_and_supervisor_exit() {
+    require("s6-svc");
+    let s = Scratch::new("cl-fail");
+    let failing = service(
+        &s,
+        "failing",
+        "#!/bin/sh\nexit 3\n",
+        Some("#!/bin/sh\nexit 125\n"),
+        true,
+        true,
+    );
+    let _sup = Supervised::start("s6-supervise", &failing);
+    for family in [TEND, S6] {
+        let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &failing);
+        assert_code(&o, 1);
+        let name = failing.display();
+        let expected = if family.svc == "s6-svc" {
+            format!("s6-svlisten1: fatal: {name} failed permanently or its supervisor died\n")
+        } else {
+            format!("tend-svc: fatal: {name} failed permanently or its supervisor died\n")
+        };
+        assert_eq!(text(&o.stderr), expected);
+        let r = wait_status(&failing, "down for good", |r| r.pid == 0 && !r.want_up);
+        assert_eq!(r.wstat, 0x0300);
+    }
+
+    // the supervisor exits while we wait for up
+    let idle = service(&s, "idle", SLEEPER, None, false, true);
+    let mut sup = Supervised::start("s6-supervise", &idle);
+    let mut waiter = cmd("tend-svc");
+    waiter
+        .args(["-wu", "-T", "10000"])
+        .arg(&idle)
+        .stderr(Stdio::piped());
+    let waiter = waiter.spawn().unwrap();
+    wait_until(PATIENCE, "subscribed", || {
+        std::fs::read_dir(idle.join("event"))
+            .ok()?
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("ftrig1:"))
+            .then_some(())
+    });
+    assert_code(&client("s6-svc", &["-x"], &idle), 0);
+    let o = waiter.wait_with_output().unwrap();
+    assert_code(&o, 1);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: {} failed permanently or its supervisor died\n",
+            idle.display()
+        )
+    );
+    sup.wait_exit();
+    // our subscription FIFO is gone
+    let left: Vec<_> = std::fs::read_dir(idle.join("event"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn svc_w_degrades_without_notification_fd() {
+    let s = Scratch::new("cl-degrade");
+    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let _sup = Supervised::start("s6-supervise", &dir);
+    for family in [S6, TEND] {
+        let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &dir);
+        assert_code(&o, 0);
+        assert_eq!(
+            neutral(&o),
+            format!(
+                "s6-svc: warning: {}/notification-fd not present - ignoring request for readiness notification\n",
+                dir.display()
+            )
+        );
+        assert!(is_up(&status(&dir)));
+        assert_code(&client(family.svc, &["-wD", "-T", "10000", "-d"], &dir), 0);
+    }
+}
+
+#[test]
+fn svstat_prints_what_s6_svstat_prints_in_every_state() {
+    require("s6-svstat");
+    let s = Scratch::new("cl-svstat");
+    let run = "#!/bin/sh\nsleep 0.3\necho >&3\nexec sleep 1000\n";
+    let dir = service(
+        &s,
+        "sv",
+        run,
+        Some("#!/bin/sh\nexec sleep 1000\n"),
+        true,
+        false,
+    );
+    let _sup = Supervised::start("s6-supervise", &dir);
+    // up, not ready yet
+    wait_status(&dir, "up", is_up);
+    svstat_same_as_s6(&dir);
+    // up and ready, normally up
+    wait_status(&dir, "ready", |r| r.ready);
+    svstat_same_as_s6(&dir);
+    // paused
+    assert_code(&client("tend-svc", &["-p"], &dir), 0);
+    wait_status(&dir, "paused", |r| r.paused);
+    svstat_same_as_s6(&dir);
+    assert_code(&client("tend-svc", &["-c"], &dir), 0);
+    // want down while up, normally down
+    std::fs::write(dir.join("down"), "").unwrap();
+    assert_code(&client("tend-svc", &["-O"], &dir), 0);
+    wait_status(&dir, "want down", |r| !r.want_up);
+    svstat_same_as_s6(&dir);
+    // finishing (finish sleeps): down, not ready, pid is finish's
+    assert_code(&client("tend-svc", &["-k"], &dir), 0);
+    wait_status(&dir, "finishing", |r| r.finishing);
+    svstat_same_as_s6(&dir);
+    // down and ready, killed by a signal
+    let fin = status(&dir).pid as i32;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(fin),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_status(&dir, "down", |r| r.pid == 0);
+    svstat_same_as_s6(&dir);
+    std::fs::remove_file(dir.join("down")).unwrap();
+    svstat_same_as_s6(&dir);
+}
+
+/// Overwrite the status of a service whose supervisor is idle (./down, never started)
+/// with a crafted record; the supervisor does not rewrite it until something happens.
+fn craft(dir: &Path, rec: &StatusRecord) {
+    let tmp = dir.join("supervise/status.crafted");
+    std::fs::write(&tmp, rec.encode()).unwrap();
+    std::fs::rename(&tmp, dir.join("supervise/status")).unwrap();
+}
+
+#[test]
+fn svstat_matches_s6_on_crafted_records() {
+    require("s6-svstat");
+    let s = Scratch::new("cl-crafted");
+    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let _sup = Supervised::start("s6-supervise", &dir);
+    let now = Tai64n::now();
+    let past = Tai64n {
+        secs: now.secs - 7,
+        nanos: 123,
+    };
+    let future = Tai64n {
+        secs: now.secs + 1000,
+        nanos: 0,
+    };
+    for flags in 0u8..16 {
+        for pid in [0u64, 4242] {
+            for wstat in [0u16, 0x000f, 0x0300, 0x007f, 0x008f, 34] {
+                for (stamp, readystamp) in [(past, past), (future, future)] {
+                    let rec = StatusRecord {
+                        stamp,
+                        readystamp,
+                        pid,
+                        wstat,
+                        paused: flags & 1 != 0,
+                        finishing: flags & 2 != 0,
+                        want_up: flags & 4 != 0,
+                        ready: flags & 8 != 0,
+                    };
+                    craft(&dir, &rec);
+                    same_as_s6("s6-svstat", &[], &dir);
+                    let fields = if stamp == future {
+                        STABLE_FIELDS
+                    } else {
+                        ALL_FIELDS
+                    };
+                    same_as_s6("s6-svstat", &["-o", fields], &dir);
+                }
+            }
+        }
+    }
+    // the pid is a C pid_t: its low 32 bits, signed
+    for pid in [0x1_0000_0000u64, 0xffff_ffff, 0x8000_0001] {
+        craft(
+            &dir,
+            &StatusRecord {
+                stamp: past,
+                readystamp: past,
+                pid,
+                ..Default::default()
+            },
+        );
+        same_as_s6("s6-svstat", &[], &dir);
+        same_as_s6("s6-svstat", &["-o", "up,pid,ready"], &dir);
+    }
+    std::fs::remove_file(dir.join("down")).unwrap();
+    craft(&dir, &StatusRecord::default());
+    same_as_s6("s6-svstat", &[], &dir);
+    // longer than 35 bytes: the first 35 count
+    let mut long = StatusRecord {
+        stamp: past,
+        readystamp: past,
+        pid: 77,
+        ..Default::default()
+    }
+    .encode()
+    .to_vec();
+    long.extend_from_slice(b"trailing junk");
+    std::fs::write(dir.join("supervise/status"), &long).unwrap();
+    same_as_s6("s6-svstat", &[], &dir);
+}
+
+#[test]
+fn svstat_json_and_spawn_error() {
+    let s = Scratch::new("cl-json");
+    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let _sup = Supervised::start("s6-supervise", &dir);
+    let rec = status(&dir);
+    let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
+    let expected = format!(
+        "{{\"up\":false,\"wantedup\":false,\"normallyup\":false,\"ready\":false,\"paused\":false,\"finishing\":false,\"pid\":null,\"exitcode\":0,\"signal\":null,\"signum\":null,\"updownsince\":\"{}\",\"readysince\":\"{}\",",
+        text(&rec.stamp.label()),
+        text(&rec.readystamp.label())
+    );
+    assert!(j.starts_with(&expected), "{j}\n{expected}");
+    assert!(j.ends_with(",\"spawn_error\":null}\n"), "{j}");
+
+    // tend-supervise's spawn-error record, shown while down (s6 ignores the file)
+    std::fs::remove_file(dir.join("down")).unwrap();
+    let failed_at = Tai64n::now();
+    let record = tend_proto::spawn_error::SpawnError {
+        stamp: failed_at,
+        errno: 13,
+        program: b"./run".to_vec(),
+    };
+    std::fs::write(dir.join("supervise/spawn-error"), record.encode()).unwrap();
+    let human = wait_until(PATIENCE, "a stable second", || {
+        let a = text(&client("s6-svstat", &[], &dir).stdout);
+        let t = text(&client("tend-svstat", &[], &dir).stdout);
+        let b = text(&client("s6-svstat", &[], &dir).stdout);
+        (a == b).then(|| {
+            assert_eq!(
+                t,
+                format!("{}, spawn failed: ./run: Permission denied\n", a.trim_end()),
+                "s6 said {a:?}"
+            );
+            t
+        })
+    });
+    assert!(human.starts_with("down (exitcode 0) "), "{human}");
+    let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
+    assert!(
+        j.ends_with(&format!(
+            ",\"spawn_error\":{{\"since\":\"{}\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}}}\n",
+            text(&failed_at.label())
+        )),
+        "{j}"
+    );
+    // -n and fields are s6's, untouched
+    same_as_s6("s6-svstat", &["-o", ALL_FIELDS], &dir);
+    // a garbage record is ignored
+    std::fs::write(dir.join("supervise/spawn-error"), "garbage\n").unwrap();
+    same_as_s6("s6-svstat", &[], &dir);
+    assert!(
+        text(&client("tend-svstat", &["-j"], &dir).stdout).ends_with("\"spawn_error\":null}\n")
+    );
+    // not shown while up
+    std::fs::write(dir.join("supervise/spawn-error"), record.encode()).unwrap();
+    assert_code(&client("tend-svc", &["-u"], &dir), 0);
+    wait_status(&dir, "up", is_up);
+    same_as_s6("s6-svstat", &[], &dir);
+    // -j with field options is a usage error; -j ignores -n
+    let o = client("tend-svstat", &["-j", "-u"], &dir);
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).starts_with("tend-svstat: usage: tend-svstat "));
+    assert!(text(&client("tend-svstat", &["-n", "-j"], &dir).stdout).starts_with("{\"up\":true,"));
+}
+
+/// Start `prog args dirs` in the background.
+fn background(prog: &str, args: &[&str], dirs: &[&Path]) -> std::process::Child {
+    let mut c = cmd(prog);
+    c.args(args)
+        .args(dirs)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c.spawn().unwrap()
+}
+
+/// Wait until `n` listeners are subscribed to `dir/event`.
+fn listeners(dir: &Path, n: usize) {
+    wait_until(PATIENCE, "listeners", || {
+        let k = std::fs::read_dir(dir.join("event"))
+            .ok()?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("ftrig1:"))
+            .count();
+        (k >= n).then_some(())
+    });
+}
+
+fn finish(c: std::process::Child) -> Output {
+    c.wait_with_output().unwrap()
+}
+
+#[track_caller]
+fn both_exit(a: Output, b: Output, code: i32) {
+    assert_code(&a, code);
+    assert_code(&b, code);
+    assert_eq!(neutral(&a), neutral(&b));
+}
+
+#[test]
+fn svwait_behaves_as_s6_svwait() {
+    require("s6-svwait");
+    let s = Scratch::new("cl-svwait");
+    let run = "#!/bin/sh\nsleep 0.2\necho >&3\nexec sleep 1000\n";
+    let a = service(&s, "a", run, None, true, false);
+    let b = service(&s, "b", SLEEPER, None, false, true);
+    let _sa = Supervised::start("s6-supervise", &a);
+    let _sb = Supervised::start("s6-supervise", &b);
+    wait_status(&a, "a ready", |r| r.ready && is_up(r));
+
+    // immediate answers, -a (default) / -o, -t
+    for (args, code) in [
+        (&["-u", "-t", "600"][..], 99),
+        (&["-o", "-u", "-t", "600"][..], 0),
+        (&["-a", "-d", "-t", "600"][..], 99),
+        (&["-o", "-d"][..], 0),
+        (&["-o", "-U"][..], 0),
+        (&["-D", "-t", "600"][..], 99),
+    ] {
+        let x = background("s6-svwait", args, &[&a, &b]);
+        let y = background("tend-svwait", args, &[&a, &b]);
+        both_exit(finish(x), finish(y), code);
+    }
+
+    // -d then -D while a goes down
+    let waiters: Vec<_> = ["-d", "-D"]
+        .iter()
+        .flat_map(|w| {
+            [
+                background("s6-svwait", &[w, "-t", "10000"], &[&a]),
+                background("tend-svwait", &[w, "-t", "10000"], &[&a]),
+            ]
+        })
+        .collect();
+    listeners(&a, 4);
+    assert_code(&client("s6-svc", &["-d"], &a), 0);
+    for w in waiters {
+        assert_code(&finish(w), 0);
+    }
+    // -U: up and ready; -r and -R: a restart
+    let x = background("s6-svwait", &["-U", "-t", "10000"], &[&a]);
+    let y = background("tend-svwait", &["-U", "-t", "10000"], &[&a]);
+    listeners(&a, 2);
+    assert_code(&client("s6-svc", &["-u"], &a), 0);
+    both_exit(finish(x), finish(y), 0);
+    assert!(status(&a).ready);
+    let old = status(&a).pid;
+    let waiters = [
+        background("s6-svwait", &["-r", "-t", "10000"], &[&a]),
+        background("tend-svwait", &["-r", "-t", "10000"], &[&a]),
+        background("s6-svwait", &["-R", "-t", "10000"], &[&a]),
+        background("tend-svwait", &["-R", "-t", "10000"], &[&a]),
+    ];
+    listeners(&a, 4);
+    assert_code(&client("s6-svc", &["-r"], &a), 0);
+    for w in waiters {
+        assert_code(&finish(w), 0);
+    }
+    let r = status(&a);
+    assert!(r.pid != old && r.ready);
+
+    // permanent failure: O counts while waiting for up, but the D that follows it in
+    // the same "OD" takes the service down again, so with two services the state is
+    // never reached (s6 2.11 behaves exactly so)
+    let f1 = service(
+        &s,
+        "f1",
+        "#!/bin/sh\nexit 3\n",
+        Some("#!/bin/sh\nexit 125\n"),
+        true,
+        true,
+    );
+    let f2 = service(
+        &s,
+        "f2",
+        "#!/bin/sh\nexit 4\n",
+        Some("#!/bin/sh\nexit 125\n"),
+        true,
+        true,
+    );
+    let _s1 = Supervised::start("s6-supervise", &f1);
+    let _s2 = Supervised::start("s6-supervise", &f2);
+    let x = background("s6-svwait", &["-U", "-t", "1500"], &[&f1, &f2]);
+    let y = background("tend-svwait", &["-U", "-t", "1500"], &[&f1, &f2]);
+    let x1 = background("s6-svwait", &["-U", "-t", "10000"], &[&f1]);
+    let y1 = background("tend-svwait", &["-U", "-t", "10000"], &[&f1]);
+    listeners(&f1, 4);
+    listeners(&f2, 2);
+    assert_code(&client("s6-svc", &["-u"], &f1), 0);
+    assert_code(&client("s6-svc", &["-u"], &f2), 0);
+    both_exit(finish(x1), finish(y1), 1);
+    both_exit(finish(x), finish(y), 99);
+    // two supervisors exiting: exit 2
+    let x = background("s6-svwait", &["-u", "-t", "10000"], &[&f1, &f2]);
+    let y = background("tend-svwait", &["-u", "-t", "10000"], &[&f1, &f2]);
+    listeners(&f1, 2);
+    listeners(&f2, 2);
+    assert_code(&client("s6-svc", &["-x"], &f1), 0);
+    assert_code(&client("s6-svc", &["-x"], &f2), 0);
+    let (x, y) = (finish(x), finish(y));
+    both_exit(x, y.clone(), 2);
+    assert_eq!(
+        text(&y.stderr),
+        "tend-svwait: fatal: some services reported permanent failure or their supervisor died\n"
+    );
+
+    // a supervisor that exits counts as a failure
+    let x = background("s6-svwait", &["-u", "-t", "10000"], &[&b]);
+    let y = background("tend-svwait", &["-u", "-t", "10000"], &[&b]);
+    listeners(&b, 2);
+    assert_code(&client("s6-svc", &["-x"], &b), 0);
+    both_exit(finish(x), finish(y), 1);
+}
+
+#[test]
+fn svok_answers_as_s6_svok() {
+    require("s6-svok");
+    let s = Scratch::new("cl-svok");
+    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let mut sup = Supervised::start("s6-supervise", &dir);
+    let o = same_as_s6("s6-svok", &[], &dir);
+    assert_code(&o, 0);
+    assert_code(&client("s6-svc", &["-x"], &dir), 0);
+    sup.wait_exit();
+    // stale supervise/ left behind: not running
+    assert_code(&same_as_s6("s6-svok", &[], &dir), 1);
+    assert_code(&same_as_s6("s6-svok", &[], &s.join("nonexistent")), 1);
+    assert_code(&same_as_s6("s6-svok", &[], &s.path), 1);
+    let broken = s.join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("supervise"), "").unwrap();
+    let o = same_as_s6("s6-svok", &[], &broken);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svok: fatal: unable to check {}: Not a directory\n",
+            broken.display()
+        )
+    );
+    // usage
+    let o = tend("tend-svok", Vec::<&str>::new());
+    assert_code(&o, 100);
+    assert_eq!(text(&o.stderr), "tend-svok: usage: tend-svok servicedir\n");
+    assert_code(&tend("tend-svok", ["-x", "dir"]), 100);
+    // -- ends options (s6-svok does not parse options at all)
+    assert_code(
+        &tend("tend-svok", [std::ffi::OsStr::new("--"), dir.as_os_str()]),
+        1,
+    );
+}
+
+#[test]
+fn bad_input_gets_s6s_messages_and_codes() {
+    require("s6-svc");
+    let s = Scratch::new("cl-bad");
+    let missing = s.join("nonexistent");
+    let bare = s.join("bare"); // a directory with no supervise/
+    std::fs::create_dir(&bare).unwrap();
+    let nofifo = s.join("nofifo"); // supervise/ without control
+    std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
+    let afile = s.join("afile");
+    std::fs::write(&afile, "").unwrap();
+    let stale = service(&s, "stale", SLEEPER, None, false, true);
+    {
+        let mut sup = Supervised::start("s6-supervise", &stale);
+        assert_code(&client("s6-svc", &["-x"], &stale), 0);
+        sup.wait_exit();
+    }
+    for dir in [&missing, &bare, &nofifo, &afile, &stale] {
+        for args in [&["-u"][..], &[][..], &["-dk"][..]] {
+            same_as_s6("s6-svc", args, dir);
+        }
+        for args in [&[][..], &["-o", "up"][..]] {
+            same_as_s6("s6-svstat", args, dir);
+        }
+        same_as_s6("s6-svok", &[], dir);
+    }
+    let o = client("tend-svc", &["-u"], &stale);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: unable to control {}: supervisor not listening\n",
+            stale.display()
+        )
+    );
+    let o = client("tend-svstat", &[], &stale);
+    assert_code(&o, 1);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svstat: fatal: unable to read status for {}: s6-supervise not running\n",
+            stale.display()
+        )
+    );
+    // waiting clients: same exit codes; tend names the status file's service
+    for (args, code) in [(&["-wu", "-u"][..], 111), (&["-wd"][..], 111)] {
+        for dir in [&missing, &bare] {
+            let a = client("s6-svc", args, dir);
+            let t = client("tend-svc", args, dir);
+            assert_eq!(
+                (a.status.code(), t.status.code()),
+                (Some(code), Some(code)),
+                "{args:?} {}",
+                dir.display()
+            );
+        }
+    }
+    let o = client("tend-svc", &["-wu", "-u"], &bare);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: unable to read status for {}: No such file or directory\n",
+            bare.display()
+        )
+    );
+    let o = client("tend-svc", &["-wu", "-u"], &missing);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: unable to subscribe to events for {}: No such file or directory\n",
+            missing.display()
+        )
+    );
+    assert!(
+        bare.join("event").is_dir(),
+        "event/ created as s6-svlisten1 does"
+    );
+    // stale supervisor: tend-svc -w fails at once where s6-svc waits for its timeout
+    let o = client("tend-svc", &["-wu", "-u"], &stale);
+    assert_code(&o, 100);
+    for dir in [&missing, &bare] {
+        let a = client("s6-svwait", &["-u"], dir);
+        let t = client("tend-svwait", &["-u"], dir);
+        assert_eq!((a.status.code(), t.status.code()), (Some(111), Some(111)));
+    }
+
+    // usage errors
+    for (prog, args) in [
+        ("s6-svc", &["-z"][..]),
+        ("s6-svc", &["-T", "x", "-u"][..]),
+        ("s6-svc", &["-T", "-5", "-u"][..]),
+        ("s6-svc", &["-wz"][..]),
+        ("s6-svc", &["-w", ""][..]),
+        ("s6-svc", &["-T"][..]),
+        ("s6-svstat", &["-z"][..]),
+        ("s6-svstat", &["-o"][..]),
+        ("s6-svstat", &["-o", "bogus"][..]),
+        ("s6-svstat", &["-o", "up,,ready"][..]),
+        ("s6-svstat", &["-o", ",up"][..]),
+        (
+            "s6-svstat",
+            &["-o", "u,u,u,u,u,u,u,u,u,u,u,u,u,u,u,u,u"][..],
+        ),
+        ("s6-svstat", &["-uuuuuuuuuuuuuuuuu"][..]),
+        ("s6-svstat", &["-o", "pgid"][..]),
+        ("s6-svwait", &["-z"][..]),
+        ("s6-svwait", &["-t", "x"][..]),
+        ("s6-svwait", &["-t"][..]),
+    ] {
+        let o = same_as_s6(prog, args, &stale);
+        assert_code(&o, 100);
+    }
+    for (prog, args) in [
+        ("tend-svc", &["-u"][..]),
+        ("tend-svstat", &["-n"][..]),
+        ("tend-svwait", &["-u"][..]),
+        ("tend-svok", &[][..]),
+    ] {
+        let o = tend(prog, args);
+        assert_code(&o, 100);
+        assert!(
+            text(&o.stderr).starts_with(&format!("{prog}: usage: {prog} ")),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    // -wU checks notification-fd first
+    let o = same_as_s6("s6-svc", &["-wU", "-u"], &afile);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svc: fatal: unable to access {}/notification-fd: Not a directory\n",
+            afile.display()
+        )
+    );
+    // too many letters, empty path, extra arguments
+    let many = format!("-{}", "c".repeat(63));
+    same_as_s6("s6-svc", &[&many], &stale);
+    let args = [
+        std::ffi::OsStr::new("-c"),
+        stale.as_os_str(),
+        std::ffi::OsStr::new("extra"),
+    ];
+    let mut c = cmd("s6-svc");
+    c.args(args);
+    let (a, t) = (run(c), tend("tend-svc", args));
+    assert_eq!(
+        (neutral(&t), t.status.code()),
+        (neutral(&a), a.status.code())
+    );
+    assert!(text(&t.stderr).starts_with("tend-svc: warning: ignoring extra arguments\n"));
+    let o = tend("tend-svc", ["-u", ""]);
+    assert_code(&o, 100);
+    assert_eq!(text(&o.stderr), "tend-svc: fatal: invalid service path\n");
+}
+
+#[test]
+fn garbage_status_files() {
+    let s = Scratch::new("cl-garbage");
+    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let _sup = Supervised::start("s6-supervise", &dir);
+    // stdout that cannot be written
+    for prog in ["s6-svstat", "tend-svstat"] {
+        let mut c = cmd(prog);
+        c.arg(&dir)
+            .stdout(std::fs::File::create("/dev/full").unwrap());
+        let o = run(c);
+        assert_code(&o, 111);
+        assert_eq!(
+            neutral(&o),
+            "s6-svstat: fatal: unable to write to stdout: No space left on device\n"
+        );
+    }
+    // a short status file: EPIPE, as s6
+    std::fs::write(dir.join("supervise/status"), "garbage\n").unwrap();
+    let o = same_as_s6("s6-svstat", &[], &dir);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svstat: fatal: unable to read status for {}: Broken pipe\n",
+            dir.display()
+        )
+    );
+    let o = client("tend-svwait", &["-u"], &dir);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svwait: fatal: unable to read status for {}: Broken pipe\n",
+            dir.display()
+        )
+    );
+    assert_code(&client("tend-svc", &["-wu", "-u"], &dir), 111);
+    // an empty status file
+    std::fs::write(dir.join("supervise/status"), "").unwrap();
+    assert_code(&same_as_s6("s6-svstat", &[], &dir), 111);
+    // random bytes (35+) still decode, as s6
+    std::fs::write(dir.join("supervise/status"), [0xffu8; 40]).unwrap();
+    same_as_s6("s6-svstat", &[], &dir);
+    same_as_s6("s6-svstat", &["-o", STABLE_FIELDS], &dir);
+    assert_code(&client("tend-svstat", &["-j"], &dir), 0);
+}
+
+/// Each client's man page: SYNOPSIS is the usage line, every option letter is
+/// documented, and groff has nothing to say.
+#[test]
+fn man_pages_match_usage() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (prog, letters) in [
+        ("tend-svc", "abqhkti12pcyroduDUxOQTw"),
+        ("tend-svstat", "uwNrpestonj"),
+        ("tend-svwait", "UudDrRaot"),
+        ("tend-svok", ""),
+    ] {
+        let page = root.join(format!("man/man8/{prog}.8"));
+        let roff = std::fs::read_to_string(&page).unwrap();
+        let o = tend(prog, ["-Z"]);
+        assert_code(&o, 100);
+        let usage = text(&o.stderr)
+            .trim_end()
+            .strip_prefix(&format!("{prog}: usage: "))
+            .unwrap()
+            .to_string();
+        let synopsis = roff
+            .lines()
+            .skip_while(|l| *l != ".SH SYNOPSIS")
+            .find(|l| l.starts_with("\\fB"))
+            .unwrap();
+        let plain = synopsis
+            .replace("\\fB", "")
+            .replace("\\fR", "")
+            .replace("\\fI", "")
+            .replace("\\-", "-")
+            .replace("\\:", "");
+        assert_eq!(plain, usage, "{prog}: SYNOPSIS is not the usage line");
+        for c in letters.chars() {
+            assert!(
+                roff.contains(&format!("\\-{c}")),
+                "{prog}: -{c} undocumented"
+            );
+        }
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "OPTIONS",
+            "EXIT STATUS",
+            "FILES",
+            "ENVIRONMENT",
+            "NOTES",
+            "SEE ALSO",
+        ] {
+            assert!(
+                roff.contains(&format!(".SH {section}\n")),
+                "{prog}: no {section}"
+            );
+        }
+        let g = run({
+            let mut c = Command::new("groff");
+            c.args(["-man", "-ww", "-z"]).arg(&page);
+            c
+        });
+        assert_code(&g, 0);
+        assert_eq!(text(&g.stderr), "", "{prog}: groff warns");
+    }
+}
+
+/// A supervisor that exits while its service is already in the wanted state is not a
+/// failure for tend-svwait; s6-svwait 2.11 compares the ready bit too, so a down-and-ready
+/// service counts as failed while waiting for -d (documented in tend-svwait(8)).
+#[test]
+fn svwait_supervisor_exit_after_reaching_the_state() {
+    require("s6-svwait");
+    let s = Scratch::new("cl-svwait-x");
+    let a = service(&s, "a", SLEEPER, None, false, true);
+    let b = service(&s, "b", SLEEPER, None, false, false);
+    let mut sa = Supervised::start("s6-supervise", &a);
+    let _sb = Supervised::start("s6-supervise", &b);
+    wait_status(&b, "b up", is_up);
+    let x = background("s6-svwait", &["-d", "-t", "10000"], &[&a, &b]);
+    let y = background("tend-svwait", &["-d", "-t", "10000"], &[&a, &b]);
+    listeners(&a, 2);
+    listeners(&b, 2);
+    assert_code(&client("s6-svc", &["-x"], &a), 0);
+    sa.wait_exit();
+    assert_code(&client("s6-svc", &["-d"], &b), 0);
+    let (x, y) = (finish(x), finish(y));
+    assert_code(&x, 1);
+    assert_code(&y, 0);
+    assert_eq!(text(&y.stderr), "");
+}
