@@ -1,7 +1,57 @@
-//! tend-svscan — not written yet.
+//! tend-svscan — run one tend-supervise per service directory of a scan directory. See man/man8/tend-svscan.8.
 #![forbid(unsafe_code)]
 
+use std::fmt;
+use std::time::Duration;
+use tend_cli::{Program, code, parse_uint};
+use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
+use tend_scan::{Ending, Options, StartError, exec_script};
+
+const USAGE: &str =
+    "tend-svscan [ -d notif ] [ -X consoleholder ] [ -c max ] [ -t rescan ] [ scandir ]";
+const PROG: Program = Program::new("tend-svscan", USAGE);
+
+fn options() -> Options {
+    let p = PROG.parse(std::env::args_os().skip(1), "d:X:c:t:");
+    let num = |c: char| -> Option<u64> {
+        p.value(c)
+            .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
+    };
+    Options {
+        notif: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        console: num('X').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        max: num('c').map_or(DEFAULT_MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        rescan: num('t').filter(|&t| t > 0).map(Duration::from_millis),
+        dir: p.operands.into_iter().next(),
+    }
+}
+
+/// Exec `.s6-svscan/crash`; exit 111 if even that fails.
+fn crash() -> ! {
+    PROG.warn(format_args!("executing into {CRASH}"));
+    let e = exec_script(CRASH);
+    PROG.fatal(
+        code::SYSTEM,
+        format_args!("unable to exec {CRASH}: {}", e.desc()),
+    )
+}
+
 fn main() {
-    eprintln!("tend-svscan: fatal: not implemented");
-    std::process::exit(111);
+    let opts = options();
+    let mut warn = |m: fmt::Arguments<'_>| PROG.warn(m);
+    match tend_scan::run(&opts, &mut warn) {
+        Err(StartError::Usage(m)) => PROG.fatal(code::USAGE, m),
+        Err(StartError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
+        Ok(Ending::Finish) => match exec_script(FINISH) {
+            nix::errno::Errno::ENOENT => std::process::exit(code::OK),
+            e => {
+                PROG.warn(format_args!("unable to exec {FINISH}: {}", e.desc()));
+                crash()
+            }
+        },
+        Ok(Ending::Crash(e)) => {
+            PROG.warn(e);
+            crash()
+        }
+    }
 }

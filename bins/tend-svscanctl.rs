@@ -1,7 +1,25 @@
-//! tend-svscanctl — not written yet.
+//! tend-svscanctl — send commands to the scanner running on a scan directory. See man/man8/tend-svscanctl.8.
 #![forbid(unsafe_code)]
 
+use std::path::Path;
+use tend_cli::{Program, code, shown};
+use tend_scan::ctl::{CtlError, send};
+
+const USAGE: &str = "tend-svscanctl [ -zabhitqnN ] scandir";
+const PROG: Program = Program::new("tend-svscanctl", USAGE);
+
 fn main() {
-    eprintln!("tend-svscanctl: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "zabhitqnN");
+    let Some(dir) = p.operands.first() else {
+        PROG.usage_exit()
+    };
+    let letters: Vec<u8> = p.opts.iter().map(|(c, _)| *c as u8).collect();
+    match send(Path::new(dir), &letters) {
+        Ok(()) => std::process::exit(code::OK),
+        Err(CtlError::NotRunning) => PROG.fatal(
+            code::USAGE,
+            format_args!("unable to control {}: scanner not listening", shown(dir)),
+        ),
+        Err(CtlError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
+    }
 }

@@ -4,4 +4,5 @@ mod clients;
 mod common;
 mod compat;
 mod log;
+mod scan;
 mod supervise;

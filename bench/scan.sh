@@ -1,0 +1,133 @@
+#!/bin/bash
+# bench/scan.sh — 1000 services under tend-svscan, s6-svscan and runit's runsvdir, in the
+# same run: the time from the scanner's start until every service's ./run is running,
+# and the whole tree's memory (PSS of the scanner plus every supervisor).
+#
+#   cargo build --release --bin tend-svscan --bin tend-supervise --bin tend-svscanctl
+#   bench/scan.sh [services=1000] [rounds=3]
+#
+# Optional: the experimental forked-supervisor design (each supervisor a forked child of
+# the scanner, no exec), measured as "tend-forked" when built with
+#   cargo build --release --features tend-scan/forked --target-dir target/forked --bin tend-svscan
+#
+# Each service is `printf x >FIFO; exec sleep 987654`; the clock stops when the FIFO has
+# delivered one byte per service. Memory is taken once all are up, after `sync` and a
+# one-second settle: the sum of /proc/PID/smaps_rollup Pss over the scanner and its
+# children (the supervisors; the services themselves are not counted). Every round uses
+# fresh service directories (runsv and s6-supervise keep different supervise/ formats).
+# Needs: s6 and runit (Debian packages), root not required.
+set -euo pipefail
+
+N=${1:-1000}
+ROUNDS=${2:-3}
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${TEND_BIN:-$here/target/release}
+for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
+    [ -x "$p" ] || { echo "missing $p: build with cargo build --release" >&2; exit 100; }
+done
+for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv; do
+    command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit" >&2; exit 100; }
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-scan.XXXXXX")
+trap 'pkill -KILL -f "sleep 987654" 2>/dev/null || true; rm -rf "$work"' EXIT
+fifo=$work/fifo
+mkfifo "$fifo"
+exec 3<>"$fifo" # held open both ways: the reader never sees EOF between writers
+
+now() { date +%s.%N; }
+
+make_scandir() { # $1 = dir
+    mkdir -p "$1"
+    local i
+    for ((i = 0; i < N; i++)); do
+        mkdir "$1/s$i"
+        printf '#!/bin/sh\nprintf x >%s\nexec sleep 987654\n' "$fifo" >"$1/s$i/run"
+        chmod +x "$1/s$i/run"
+    done
+}
+
+tree_pss_kb() { # $1 = scanner pid
+    local pids total=0 p v
+    pids="$1 $(cat /proc/"$1"/task/*/children 2>/dev/null || true)"
+    for p in $pids; do
+        v=$(awk '/^Pss:/ {print $2}' /proc/"$p"/smaps_rollup 2>/dev/null || echo 0)
+        total=$((total + ${v:-0}))
+    done
+    echo "$total"
+}
+
+wait_gone() {
+    local i
+    for ((i = 0; i < 600; i++)); do
+        pgrep -f "sleep 987654" >/dev/null || return 0
+        sleep 0.05
+    done
+    echo "services still running after 30 s" >&2
+    pkill -KILL -f "sleep 987654" || true
+}
+
+run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors"
+    local kind=$1 dir=$work/$1-$2 pid t0 t1 pss nsup
+    make_scandir "$dir"
+    sync
+    t0=$(now)
+    case $kind in
+        tend) "$bin/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        tend-forked) "$forked/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        s6) s6-svscan -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        runit) runsvdir -P "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+    esac
+    head -c "$N" <&3 >/dev/null
+    t1=$(now)
+    sync
+    sleep 1
+    pss=$(tree_pss_kb "$pid")
+    nsup=$(wc -w </proc/"$pid"/task/"$pid"/children)
+    case $kind in
+        tend | tend-forked) "$bin/tend-svscanctl" -t "$dir" ;;
+        s6) s6-svscanctl -t "$dir" ;;
+        runit) kill -HUP "$pid" ;;
+    esac
+    wait "$pid" 2>/dev/null || true
+    wait_gone
+    rm -rf "$dir"
+    echo "$(echo "$t1 - $t0" | bc -l) $pss $nsup"
+}
+
+declare -A T M S
+forked=${TEND_FORKED_BIN:-$here/target/forked/release}
+kinds="tend s6 runit"
+[ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit"
+for ((r = 1; r <= ROUNDS; r++)); do
+    for k in $kinds; do
+        read -r secs pss nsup < <(run_one "$k" "$r")
+        T[$k]+="$secs "
+        M[$k]+="$pss "
+        S[$k]=$nsup
+        printf 'round %d %-6s %6.3f s  %7.1f MB PSS  (%d supervisors)\n' "$r" "$k" "$secs" "$(echo "$pss / 1024" | bc -l)" "$nsup" >&2
+    done
+done
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo
+echo "$N services, median of $ROUNDS rounds ($(nproc) cores, $(uname -r))"
+echo
+echo "| scanner | time until all run | whole-tree PSS | supervisors |"
+echo "|---|---|---|---|"
+for k in $kinds; do
+    t=$(echo "${T[$k]}" | median)
+    m=$(echo "${M[$k]}" | median)
+    printf '| %s | %.3f s | %.1f MB | %s |\n' "$k" "$t" "$(echo "$m / 1024" | bc -l)" "${S[$k]}"
+    declare "t_${k//-/_}=$t" "m_${k//-/_}=$m"
+done
+echo
+printf 'tend/s6 time %.2f×, tend/runit time %.2f×; tend/s6 memory %.2f×, tend/runit memory %.2f×\n' \
+    "$(echo "$t_tend / $t_s6" | bc -l)" "$(echo "$t_tend / $t_runit" | bc -l)" \
+    "$(echo "$m_tend / $m_s6" | bc -l)" "$(echo "$m_tend / $m_runit" | bc -l)"
+if [ -n "${t_tend_forked:-}" ]; then
+    printf 'tend-forked/s6 time %.2f×, tend-forked/runit time %.2f×; tend-forked/s6 memory %.2f×, tend-forked/runit memory %.2f×\n' \
+        "$(echo "$t_tend_forked / $t_s6" | bc -l)" "$(echo "$t_tend_forked / $t_runit" | bc -l)" \
+        "$(echo "$m_tend_forked / $m_s6" | bc -l)" "$(echo "$m_tend_forked / $m_runit" | bc -l)"
+fi
