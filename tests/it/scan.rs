@@ -209,11 +209,20 @@ fn wait_up(dir: &Path) -> i32 {
 
 /// Whether `pid` has a handler for `sig` (SigCgt in /proc/PID/status).
 fn catches(pid: i32, sig: Signal) -> bool {
+    in_signal_mask(pid, "SigCgt:", sig)
+}
+
+fn blocks(pid: i32, sig: Signal) -> bool {
+    in_signal_mask(pid, "SigBlk:", sig)
+}
+
+/// Whether `sig` is in the mask `field` (SigCgt, SigBlk, …) of /proc/PID/status.
+fn in_signal_mask(pid: i32, field: &str, sig: Signal) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|t| {
-            let l = t.lines().find(|l| l.starts_with("SigCgt:"))?;
-            u64::from_str_radix(l[7..].trim(), 16).ok()
+            let l = t.lines().find(|l| l.starts_with(field))?;
+            u64::from_str_radix(l[field.len()..].trim(), 16).ok()
         })
         .is_some_and(|mask| mask & (1u64 << (sig as i32 - 1)) != 0)
 }
@@ -770,14 +779,33 @@ while True:
 
 #[test]
 fn logger_and_service_restarted_fifty_times_lose_no_line() {
-    require("s6-svc");
     let s = Scratch::new("scan-lossless");
-    let prod = s.write("producer.py", PRODUCER, false);
     let logger = s.write("logger.py", LOGGER, false);
-    let counter = s.join("counter");
     let out = s.join("out");
+    let run = format!(
+        "#!/bin/sh\nexec python3 {} {}\n",
+        logger.display(),
+        out.display()
+    );
+    lossless_restarts(&s, &run, &out);
+}
+
+/// The same with tend-log as the logger (`1` copies each line to stdout, appended to out):
+/// on SIGTERM it finishes the line it is reading and leaves the rest in the pipe.
+#[test]
+fn tend_log_restarted_fifty_times_loses_no_line() {
+    let s = Scratch::new("scan-lossless-tendlog");
+    let out = s.join("out");
+    let run = format!("#!/bin/sh\nexec tend-log 1 >> {}\n", out.display());
+    lossless_restarts(&s, &run, &out);
+}
+
+fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
+    require("s6-svc");
+    let prod = s.write("producer.py", PRODUCER, false);
+    let counter = s.join("counter");
     service(
-        &s,
+        s,
         "p",
         &format!(
             "#!/bin/sh\nexec python3 {} {}\n",
@@ -785,16 +813,8 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
             counter.display()
         ),
     );
-    s.write(
-        "sd/p/log/run",
-        &format!(
-            "#!/bin/sh\nexec python3 {} {}\n",
-            logger.display(),
-            out.display()
-        ),
-        true,
-    );
-    let mut tree = Tree::start(&s, "tend-svscan", &[]);
+    s.write("sd/p/log/run", logger_run, true);
+    let mut tree = Tree::start(s, "tend-svscan", &[]);
     let p = tree.svc("p");
     let l = tree.svc("p/log");
     let svc = |letters: &str, d: &Path| {
@@ -802,8 +822,10 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
         c.arg(letters).arg(d);
         assert_code(&run(c), 0);
     };
-    // "Up" is "spawned": wait until each one has its SIGTERM handler in place.
-    let ready = |pid: i32| catches(pid, Signal::SIGTERM).then_some(pid);
+    // "Up" is "spawned": wait until each one has its SIGTERM handler in place (or, for
+    // tend-log, SIGTERM blocked for its signalfd).
+    let ready =
+        |pid: i32| (catches(pid, Signal::SIGTERM) || blocks(pid, Signal::SIGTERM)).then_some(pid);
     let mut pp = wait_until(T, "producer ready", || ready(wait_up(&p)));
     let mut lp = wait_until(T, "logger ready", || ready(wait_up(&l)));
     for i in 0..50 {
@@ -837,7 +859,7 @@ fn logger_and_service_restarted_fifty_times_lose_no_line() {
     // A clean shutdown lets the logger drain the pipe to EOF.
     tree.ctl("-t");
     assert_eq!(tree.wait_exit(Duration::from_secs(20)).code(), Some(0));
-    let got = std::fs::read_to_string(&out).unwrap();
+    let got = std::fs::read_to_string(out).unwrap();
     assert!(last > 5000, "only {last} lines were written");
     let mut expect = 1u64;
     for line in got.lines() {
