@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod exec;
+pub mod fd;
 pub mod process;
 pub mod signals;
 
