@@ -260,7 +260,15 @@ pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
     }
     parents.pop();
     for parent in &parents {
-        let available = read(&parent.join("cgroup.controllers"))?;
+        // An ancestor we are about to create offers what its parent delegates to it.
+        let available = match std::fs::read_to_string(parent.join("cgroup.controllers")) {
+            Ok(a) => a,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent != &mount => break,
+            Err(e) => {
+                let file = parent.join("cgroup.controllers");
+                return Err(CgroupError::System(Error::io("read", &file, &e)));
+            }
+        };
         for c in &controllers {
             if !words(&available).any(|a| a == *c) {
                 return Err(CgroupError::Unavailable {
