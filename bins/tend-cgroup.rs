@@ -19,7 +19,10 @@ fn main() {
             Some(s) => s,
             None => PROG.fatal(
                 code::USAGE,
-                format!("invalid setting (controller.file=value expected): {}", shown(v)),
+                format!(
+                    "invalid setting (controller.file=value expected): {}",
+                    shown(v)
+                ),
             ),
         })
         .collect();
@@ -31,9 +34,9 @@ fn main() {
     }
     match cgroup::join(Path::new(path), &settings) {
         Ok(_) => {}
-        Err(e @ (CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_))) => {
-            PROG.fatal(code::USAGE, e)
-        }
+        Err(
+            e @ (CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_)),
+        ) => PROG.fatal(code::USAGE, e),
         Err(
             e @ (CgroupError::NotMounted
             | CgroupError::Unavailable { .. }

@@ -14,8 +14,9 @@ fn main() {
     let p = PROG.parse(std::env::args_os().skip(1), "d:");
     let fd = match p.value('d') {
         Some(v) => parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()),
-        None => notify::fd_from_file(Path::new("."))
-            .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e)),
+        None => {
+            notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e))
+        }
     };
     if p.operands.is_empty() {
         PROG.usage_exit()

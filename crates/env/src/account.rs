@@ -26,10 +26,7 @@ pub fn parse_idlist(s: &[u8]) -> Option<Vec<u32>> {
 
 /// The list as s6 formats it: `1,2,3` (empty for no groups).
 pub fn format_idlist(ids: &[u32]) -> String {
-    ids.iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// `-D uid:gid:gidlist`; missing or empty parts are 0 / the empty list.
@@ -85,8 +82,13 @@ pub fn account(name: &OsStr) -> Result<Option<Account>, Error> {
     let Some(u) = user(name)? else {
         return Ok(None);
     };
-    let cname = CString::new(name.as_bytes())
-        .map_err(|_| lookup_error("get supplementary groups for", name, nix::errno::Errno::EINVAL))?;
+    let cname = CString::new(name.as_bytes()).map_err(|_| {
+        lookup_error(
+            "get supplementary groups for",
+            name,
+            nix::errno::Errno::EINVAL,
+        )
+    })?;
     let list = nix::unistd::getgrouplist(&cname, u.gid)
         .map_err(|e| lookup_error("get supplementary groups for", name, e))?;
     Ok(Some(Account {
@@ -304,8 +306,14 @@ mod tests {
     #[test]
     fn primary_removed_once() {
         let g = |v: &[u32]| v.iter().map(|&x| Gid::from_raw(x)).collect::<Vec<_>>();
-        assert_eq!(without_primary(Gid::from_raw(104), &g(&[104, 103])), vec![103]);
-        assert_eq!(without_primary(Gid::from_raw(5), &g(&[5])), Vec::<u32>::new());
+        assert_eq!(
+            without_primary(Gid::from_raw(104), &g(&[104, 103])),
+            vec![103]
+        );
+        assert_eq!(
+            without_primary(Gid::from_raw(5), &g(&[5])),
+            Vec::<u32>::new()
+        );
     }
 
     #[test]
@@ -345,7 +353,10 @@ mod tests {
             })
         );
         assert_eq!(
-            resolve(OsStr::new("5:no-such-group-tend"), &req(Mode::Both, false, None)),
+            resolve(
+                OsStr::new("5:no-such-group-tend"),
+                &req(Mode::Both, false, None)
+            ),
             Err(LookupError::UnknownGroup("no-such-group-tend".into()))
         );
         assert_eq!(

@@ -176,7 +176,11 @@ impl fmt::Display for CgroupError {
                 f,
                 "controller {controller} is not available in {} (available: {})",
                 at.display(),
-                if available.is_empty() { "none" } else { available }
+                if available.is_empty() {
+                    "none"
+                } else {
+                    available
+                }
             ),
             CgroupError::Write { value, file, errno } => write!(
                 f,
@@ -300,10 +304,7 @@ pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
     for (s, v) in settings.iter().zip(&values) {
         write(&group.join(&s.file), v)?;
     }
-    write(
-        &group.join("cgroup.procs"),
-        &std::process::id().to_string(),
-    )?;
+    write(&group.join("cgroup.procs"), &std::process::id().to_string())?;
     Ok(group)
 }
 
@@ -344,7 +345,14 @@ mod tests {
             parse_setting("cpu.max=50000 100000").unwrap().value,
             "50000 100000"
         );
-        for bad in ["memory.max", "max=1", ".max=1", "memory.=1", "memory.max=", "a/b.c=1"] {
+        for bad in [
+            "memory.max",
+            "max=1",
+            ".max=1",
+            "memory.=1",
+            "memory.max=",
+            "a/b.c=1",
+        ] {
             assert_eq!(parse_setting(bad), None, "{bad}");
         }
         assert_eq!(controller_of("memory.swap.max"), Some("memory"));
@@ -380,7 +388,9 @@ mod tests {
             PathBuf::from("/sys/fs/cgroup/unified/a/b")
         );
         assert_eq!(
-            resolve(&m, Path::new("/sys/fs/cgroup/unified/x")).unwrap().1,
+            resolve(&m, Path::new("/sys/fs/cgroup/unified/x"))
+                .unwrap()
+                .1,
             PathBuf::from("/sys/fs/cgroup/unified/x")
         );
         assert!(matches!(

@@ -130,7 +130,9 @@ mod tests {
         assert_eq!(parse("0-3,8"), Some(CpuList(vec![0, 1, 2, 3, 8])));
         assert_eq!(parse("1\n"), Some(CpuList(vec![1])));
         assert_eq!(parse("3,1,1-2"), Some(CpuList(vec![1, 2, 3])));
-        for bad in ["", "a", "3-1", "1,", ",1", "1--2", "-1", "1-", "+1", "1 2", "99999999"] {
+        for bad in [
+            "", "a", "3-1", "1,", ",1", "1--2", "-1", "1-", "+1", "1 2", "99999999",
+        ] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
     }

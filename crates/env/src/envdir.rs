@@ -216,6 +216,9 @@ mod tests {
             &mut env,
             &[("A".into(), None), ("C".into(), Some("3".into()))],
         );
-        assert_eq!(env, vec![("B".into(), "2".into()), ("C".into(), "3".into())] as Env);
+        assert_eq!(
+            env,
+            vec![("B".into(), "2".into()), ("C".into(), "3".into())] as Env
+        );
     }
 }

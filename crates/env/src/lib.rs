@@ -45,7 +45,9 @@ impl fmt::Display for ExecError {
         write!(
             f,
             "unable to exec {}: {}",
-            String::from_utf8_lossy(std::os::unix::ffi::OsStrExt::as_bytes(self.prog.as_os_str())),
+            String::from_utf8_lossy(std::os::unix::ffi::OsStrExt::as_bytes(
+                self.prog.as_os_str()
+            )),
             self.errno.desc()
         )
     }

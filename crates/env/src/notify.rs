@@ -13,8 +13,8 @@ use crate::sys::process::{Forked, fork};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{
-    AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr, bind,
-    getsockname, recvmsg, setsockopt, socket, sockopt,
+    AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr, bind, getsockname,
+    recvmsg, setsockopt, socket, sockopt,
 };
 use std::ffi::OsString;
 use std::io::IoSliceMut;
@@ -67,8 +67,7 @@ pub fn socket_bind() -> Result<Socket, Error> {
     .map_err(|e| Error::new("create socket", e))?;
     setsockopt(&fd, sockopt::PassCred, &true).map_err(|e| Error::new("setsockopt", e))?;
     bind(fd.as_raw_fd(), &UnixAddr::new_unnamed()).map_err(|e| Error::new("bind socket", e))?;
-    let addr: UnixAddr =
-        getsockname(fd.as_raw_fd()).map_err(|e| Error::new("getsockname", e))?;
+    let addr: UnixAddr = getsockname(fd.as_raw_fd()).map_err(|e| Error::new("getsockname", e))?;
     let name = addr
         .as_abstract()
         .ok_or(Error::new("bind socket", Errno::EAFNOSUPPORT))?;
@@ -103,8 +102,7 @@ pub struct Listener {
 /// Fork the listener off. The daemon side closes the notification fd (the listener
 /// alone writes to it) and keeps no copy of the socket (it is close-on-exec).
 pub fn split(sock: Socket, notify_fd: RawFd) -> Result<Role, Error> {
-    crate::sys::fd::inherited(notify_fd)
-        .map_err(|e| Error::new("use the notification fd", e))?;
+    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -154,7 +152,10 @@ impl Listener {
         let mut buf = [0u8; 4096];
         let mut cmsg = nix::cmsg_space!(nix::sys::socket::UnixCredentials);
         let watched = if self.daemon.is_some() { 2 } else { 1 };
-        let second = self.daemon.as_ref().map_or(self.socket.as_fd(), |d| d.as_fd());
+        let second = self
+            .daemon
+            .as_ref()
+            .map_or(self.socket.as_fd(), |d| d.as_fd());
         loop {
             let mut fds = [
                 PollFd::new(self.socket.as_fd(), PollFlags::POLLIN),

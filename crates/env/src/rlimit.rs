@@ -22,7 +22,11 @@ pub fn parse_value(s: &[u8]) -> Option<Value> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    std::str::from_utf8(s).ok()?.parse().ok().map(Value::Exactly)
+    std::str::from_utf8(s)
+        .ok()?
+        .parse()
+        .ok()
+        .map(Value::Exactly)
 }
 
 /// The resources an option letter sets, in s6's order.
