@@ -12,15 +12,15 @@ const PROG: Program = Program::new("tend-notify", USAGE);
 
 fn main() {
     let p = PROG.parse(std::env::args_os().skip(1), "d:");
+    if p.operands.is_empty() {
+        PROG.usage_exit()
+    }
     let fd = match p.value('d') {
         Some(v) => parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()),
         None => {
             notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e))
         }
     };
-    if p.operands.is_empty() {
-        PROG.usage_exit()
-    }
     let socket = notify::socket_bind().unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
     let mut env = sys::exec::current_env();
     environ::set(&mut env, OsStr::new("NOTIFY_SOCKET"), &socket.address);

@@ -1024,8 +1024,10 @@ fn cgroup_bad_input() {
 
 // ---------------------------------------------------------------- notify
 
-/// A daemon speaking sd_notify: after `delay` seconds it sends other messages, records
-/// that it is about to be ready, then sends READY=1 (unless told not to).
+/// A daemon speaking sd_notify: `daemon.py DELAY MODE [exit]`. After DELAY seconds it
+/// sends other messages, then with MODE `ready` records that it is about to be ready and
+/// sends READY=1 (`drop`: the same, after dropping to nobody itself); with `exit` it
+/// leaves shortly after, otherwise it stays.
 const DAEMON: &str = r#"
 import os, socket, sys, time
 time.sleep(float(sys.argv[1]))
@@ -1035,10 +1037,21 @@ if addr.startswith("@"):
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendto(b"STATUS=starting\nMAINPID=%d" % os.getpid(), addr)
 s.sendto(b"WATCHDOG=1", addr)
-if sys.argv[2] == "ready":
-    open("about-to-be-ready", "w").close()
+if sys.argv[2] in ("ready", "drop"):
+    try:
+        open("about-to-be-ready", "w").close()
+    except OSError:
+        pass
+    if sys.argv[2] == "drop":
+        import pwd
+        nobody = pwd.getpwnam("nobody")
+        os.setgroups([])
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
     s.sendto(b"STATUS=up\nREADY=1\n", addr)
-    time.sleep(1000)
+    sys.stderr.write("sent READY=1 as %d\n" % os.getuid())
+    sys.stderr.flush()
+    time.sleep(0.3 if sys.argv[3:] == ["exit"] else 1000)
 "#;
 
 #[test]
@@ -1119,23 +1132,52 @@ fn notify_listener_writes_once_and_leaves() {
     require("python3");
     let s = Scratch::new("notify-pipe");
     s.write("daemon.py", DAEMON, false);
-    // READY=1: exactly one newline, then the listener exits (the daemon is killed by
-    // the script once ready, so the pipe can close).
+    // READY=1: exactly one newline, then the listener exits (and the daemon a little
+    // later, so the pipe can close).
     let out = notify_pipe(
-        "tend-notify -d 3 python3 daemon.py 0 ready & p=$!; \
-         while [ ! -e about-to-be-ready ]; do sleep 0.05; done; sleep 0.2; kill $p",
+        "exec tend-notify -d 3 python3 daemon.py 0 ready exit",
         &s.path,
     );
     assert_eq!(out, b"\n");
     // The daemon dies without READY=1: nothing written, the listener leaves.
     let out = notify_pipe("exec tend-notify -d 3 python3 daemon.py 0 never", &s.path);
     assert_eq!(out, b"");
-    // A READY=1 from another user is ignored.
+    // The daemon drops privileges itself, then says READY=1: still trusted.
     let out = notify_pipe(
-        "exec tend-notify -d 3 sh -c 'tend-setuidgid nobody python3 daemon.py 0 ready & sleep 1; kill $!'",
+        "exec tend-notify -d 3 python3 daemon.py 0 drop exit",
         &s.path,
     );
-    assert_eq!(out, b"");
+    assert_eq!(out, b"\n");
+}
+
+#[test]
+fn notify_ignores_another_users_ready() {
+    require("python3");
+    // /usr/bin/python3: a python3 under /root (pyenv's) cannot be run by nobody.
+    assert!(
+        Path::new("/usr/bin/python3").exists(),
+        "needs /usr/bin/python3"
+    );
+    let s = Scratch::new("notify-untrusted");
+    s.write("daemon.py", DAEMON, false);
+    // The daemon (root) runs a child as nobody that sends READY=1: ignored. The child
+    // says on stderr that it did send, so the test cannot pass without a real attempt.
+    let mut c = Command::new("sh");
+    c.current_dir(&s.path).env("PATH", path_env()).args([
+        "-c",
+        "exec 3>&1 >/dev/null; exec tend-notify -d 3 sh -c \
+         'tend-setuidgid nobody /usr/bin/python3 daemon.py 0 ready exit 2>sent'",
+    ]);
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "");
+    let sent = std::fs::read_to_string(s.join("sent")).unwrap();
+    let nobody = nix::unistd::User::from_name("nobody")
+        .unwrap()
+        .unwrap()
+        .uid
+        .as_raw();
+    assert_eq!(sent, format!("sent READY=1 as {nobody}\n"));
 }
 
 #[test]
@@ -1317,4 +1359,42 @@ fn example_chain_service_runs_under_s6_supervise() {
         },
     );
     drop(g);
+}
+
+// ---------------------------------------------------------------- usage, all nine
+
+#[test]
+fn every_program_refuses_a_bad_option_and_a_missing_prog() {
+    let s = Scratch::new("usage");
+    let d = s.join("env");
+    std::fs::create_dir_all(&d).unwrap();
+    let d = d.to_str().unwrap();
+    // (program, arguments that are complete but for the program to run)
+    let cases: &[(&str, &[&str])] = &[
+        ("tend-setuidgid", &["nobody"]),
+        ("tend-envuidgid", &["nobody"]),
+        ("tend-applyuidgid", &["-u", "1"]),
+        ("tend-envdir", &[d]),
+        ("tend-softlimit", &["-o", "5"]),
+        ("tend-setsid", &["-b"]),
+        ("tend-cpuset", &["0"]),
+        ("tend-cgroup", &["x"]),
+        ("tend-notify", &["-d", "1"]),
+    ];
+    for (prog, args) in cases {
+        let o = tend(prog, args.iter().copied());
+        usage_of(&o, prog);
+        assert!(o.stdout.is_empty());
+        let o = tend(
+            prog,
+            ["-Z"]
+                .iter()
+                .chain(args.iter())
+                .chain(&["echo", "EXECUTED"]),
+        );
+        usage_of(&o, prog);
+        assert!(o.stdout.is_empty(), "{prog}");
+        let o = tend(prog, [] as [&str; 0]);
+        usage_of(&o, prog);
+    }
 }

@@ -5,8 +5,9 @@
 //! The daemon keeps the pid the supervisor knows (it is the process that execs); the
 //! listener is a grandchild, so the daemon never has to reap it. The listener waits on the
 //! socket and on a pidfd of the daemon, so it leaves as soon as the daemon dies.
-//! Datagrams are taken only from root and from processes running as the daemon's user
-//! (SCM_CREDENTIALS): an abstract socket is visible to the whole network namespace.
+//! Datagrams are taken only from the daemon itself, root, and processes running as the
+//! daemon's user (SCM_CREDENTIALS): an abstract socket is visible to the whole network
+//! namespace.
 
 use crate::sys::Error;
 use crate::sys::process::{Forked, fork};
@@ -94,6 +95,7 @@ pub enum Role {
 pub struct Listener {
     socket: OwnedFd,
     daemon: Option<OwnedFd>,
+    daemon_pid: i32,
     /// `/proc/PID` of the daemon: its owner is the daemon's effective uid.
     daemon_proc: std::path::PathBuf,
     notify_fd: RawFd,
@@ -118,6 +120,7 @@ pub fn split(sock: Socket, notify_fd: RawFd) -> Result<Role, Error> {
             Ok(Forked::Child) => Ok(Role::Listener(Listener {
                 socket: sock.fd,
                 daemon: pidfd,
+                daemon_pid: me.as_raw(),
                 daemon_proc: format!("/proc/{}", me.as_raw()).into(),
                 notify_fd,
             })),
@@ -136,9 +139,12 @@ pub enum Ended {
 }
 
 impl Listener {
-    /// Whether a sender is trusted: root, or the daemon's (current) user.
-    fn trusted(&self, uid: u32) -> bool {
-        if uid == 0 {
+    /// Whether a sender is trusted: the daemon itself (whatever its uid now), root, or
+    /// the daemon's current effective user (the owner of /proc/PID; the pid rule keeps a
+    /// daemon that dropped privileges itself trusted even where a non-dumpable process's
+    /// /proc entries show as root's).
+    fn trusted(&self, pid: i32, uid: u32) -> bool {
+        if pid == self.daemon_pid || uid == 0 {
             return true;
         }
         std::fs::metadata(&self.daemon_proc)
@@ -181,7 +187,7 @@ impl Listener {
                         if let Ok(cmsgs) = msg.cmsgs() {
                             for c in cmsgs {
                                 if let ControlMessageOwned::ScmCredentials(cr) = c {
-                                    sender = Some(cr.uid());
+                                    sender = Some((cr.pid(), cr.uid()));
                                 }
                             }
                         }
@@ -190,9 +196,9 @@ impl Listener {
                     Err(Errno::EINTR | Errno::EAGAIN) => None,
                     Err(e) => return Err(Error::new("receive from the notify socket", e)),
                 };
-                if let Some((n, Some(uid))) = got
+                if let Some((n, Some((pid, uid)))) = got
                     && is_ready(&buf[..n.min(buf.len())])
-                    && self.trusted(uid)
+                    && self.trusted(pid, uid)
                 {
                     let fd = crate::sys::fd::inherited(self.notify_fd)
                         .map_err(|e| Error::new("write to the notification fd", e))?;
