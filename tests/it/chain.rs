@@ -1253,7 +1253,7 @@ fn chain_man_pages() {
             let mut c = Command::new("sh");
             c.args([
                 "-c",
-                &format!("groff -man -Tascii -P-cbou {} | col -b", page.display()),
+                &format!("groff -man -Tascii -P-cbou {}", page.display()),
             ]);
             c
         });

@@ -222,7 +222,7 @@ pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
     if let Some(u) = user_name {
         let name = OsStr::from_bytes(u);
         let found = if mode == Mode::Account {
-            account_lookup(name)?
+            account(name)?
         } else {
             user(name)?.map(|u| Account {
                 uid: u.uid.as_raw(),
@@ -269,10 +269,6 @@ pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
             gidlist: None,
         },
     })
-}
-
-fn account_lookup(name: &OsStr) -> Result<Option<Account>, Error> {
-    account(name)
 }
 
 #[cfg(test)]

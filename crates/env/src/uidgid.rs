@@ -113,6 +113,31 @@ mod tests {
     }
 
     #[test]
+    fn targets() {
+        assert_eq!(target(OsStr::new("")), Ok(Target::Unchanged));
+        assert_eq!(
+            target(OsStr::new("1234:5678")),
+            Ok(Target::Ids(Credentials {
+                uid: 1234,
+                gid: 5678,
+                groups: Some(vec![])
+            }))
+        );
+        assert_eq!(
+            target(OsStr::new("12:")),
+            Err(TargetError::BadIds("12:".into()))
+        );
+        assert_eq!(
+            target(OsStr::new("no-such-user-tend")),
+            Err(TargetError::Unknown("no-such-user-tend".into()))
+        );
+        assert!(matches!(
+            target(OsStr::new("root")),
+            Ok(Target::Account(Credentials { uid: 0, gid: 0, .. }))
+        ));
+    }
+
+    #[test]
     fn env_vars() {
         let mut env: Env = vec![
             ("UID".into(), "5".into()),
@@ -133,5 +158,63 @@ mod tests {
         assert_eq!(from_env(&env), Err(VarError::NotSet("GID")));
         unexport(&mut env);
         assert!(env.is_empty());
+    }
+}
+
+/// What tend-setuidgid's account argument asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The empty account: change nothing.
+    Unchanged,
+    /// `uid:gid`: those ids, no supplementary groups, environment untouched.
+    Ids(Credentials),
+    /// A user name: its ids and groups; UID, GID and GIDLIST leave the environment (as
+    /// s6-setuidgid's `s6-envuidgid name s6-applyuidgid -Uz` chain does).
+    Account(Credentials),
+}
+
+/// Why tend-setuidgid's account argument cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    /// A colon, but not two decimal ids around it.
+    BadIds(String),
+    /// No such user.
+    Unknown(String),
+    System(Error),
+}
+
+impl fmt::Display for TargetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetError::BadIds(a) => write!(f, "invalid uid:gid: {a}"),
+            TargetError::Unknown(a) => write!(f, "unknown user: {a}"),
+            TargetError::System(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Read tend-setuidgid's account argument: empty, `uid:gid`, or a user name.
+pub fn target(account: &OsStr) -> Result<Target, TargetError> {
+    let bytes = account.as_bytes();
+    let shown = || String::from_utf8_lossy(bytes).into_owned();
+    if bytes.is_empty() {
+        return Ok(Target::Unchanged);
+    }
+    if bytes.contains(&b':') {
+        let (uid, gid) = parse_uid_gid(bytes).ok_or_else(|| TargetError::BadIds(shown()))?;
+        return Ok(Target::Ids(Credentials {
+            uid,
+            gid,
+            groups: Some(Vec::new()),
+        }));
+    }
+    match crate::account::account(account) {
+        Ok(Some(a)) => Ok(Target::Account(Credentials {
+            uid: a.uid,
+            gid: a.gid,
+            groups: Some(a.groups),
+        })),
+        Ok(None) => Err(TargetError::Unknown(shown())),
+        Err(e) => Err(TargetError::System(e)),
     }
 }
