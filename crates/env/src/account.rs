@@ -222,7 +222,7 @@ pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
     if let Some(u) = user_name {
         let name = OsStr::from_bytes(u);
         let found = if mode == Mode::Account {
-            account(name)?
+            crate::account::account(name)?
         } else {
             user(name)?.map(|u| Account {
                 uid: u.uid.as_raw(),
