@@ -1071,11 +1071,7 @@ fn notify_readiness_under_s6_supervise() {
         true,
     );
     s.write("svc/notification-fd", "3\n", false);
-    let sup = Daemon::start({
-        let mut c = cmd("s6-supervise");
-        c.arg(&svc).stdin(Stdio::null());
-        c
-    });
+    let sup = Supervised::start(&svc);
     let svwait = |flag: &str| {
         let mut c = cmd("s6-svwait");
         c.args([flag, "-t", "20000"]).arg(&svc);
@@ -1095,12 +1091,50 @@ fn notify_readiness_under_s6_supervise() {
         c
     });
     assert!(text(&st.stdout).contains("ready"), "{}", text(&st.stdout));
-    let _ = run({
+    sup.stop();
+}
+
+/// s6-supervise on a service directory. Dropping it (also when a test panics) brings the
+/// service down with `s6-svc -dx` and waits for the supervisor to exit, so the daemon (in
+/// a session of its own, out of reach of the supervisor's process group) is gone too.
+struct Supervised {
+    svc: PathBuf,
+    sup: Option<Daemon>,
+}
+
+impl Supervised {
+    fn start(svc: &Path) -> Supervised {
+        let sup = Daemon::start({
+            let mut c = cmd("s6-supervise");
+            c.arg(svc).stdin(Stdio::null()).stdout(Stdio::null());
+            c
+        });
+        Supervised {
+            svc: svc.to_path_buf(),
+            sup: Some(sup),
+        }
+    }
+
+    /// Stop now and check the supervisor really left.
+    fn stop(mut self) {
+        assert!(self.down(), "s6-supervise did not exit after s6-svc -dx");
+    }
+
+    fn down(&mut self) -> bool {
+        let Some(mut sup) = self.sup.take() else {
+            return true;
+        };
         let mut c = cmd("s6-svc");
-        c.arg("-dx").arg(&svc);
-        c
-    });
-    drop(sup);
+        c.arg("-dx").arg(&self.svc);
+        let _ = c.stdin(Stdio::null()).output();
+        sup.wait_exit(Duration::from_secs(20)).is_some()
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        self.down();
+    }
 }
 
 /// Run `tend-notify -d 3 ...` with fd 3 the write end of a pipe we read to EOF: EOF
@@ -1298,11 +1332,7 @@ fn example_chain_service_runs_under_s6_supervise() {
         script.replace("tend-example/chain", &format!("{rel}/chain")),
     )
     .unwrap();
-    let sup = Daemon::start({
-        let mut c = cmd("s6-supervise");
-        c.arg(&svc).stdin(Stdio::null()).stdout(Stdio::null());
-        c
-    });
+    let sup = Supervised::start(&svc);
     let o = run({
         let mut c = cmd("s6-svwait");
         c.args(["-U", "-t", "20000"]).arg(&svc);
@@ -1342,12 +1372,7 @@ fn example_chain_service_runs_under_s6_supervise() {
     let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
     assert!(vars.contains(&&b"GREETING=hello from the chain"[..]));
     assert!(vars.iter().any(|v| v.starts_with(b"NOTIFY_SOCKET=@")));
-    let _ = run({
-        let mut c = cmd("s6-svc");
-        c.arg("-dx").arg(&svc);
-        c
-    });
-    drop(sup);
+    sup.stop();
     wait_until(
         Duration::from_secs(10),
         "the daemon to leave its cgroup",
