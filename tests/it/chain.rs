@@ -792,6 +792,17 @@ fn cgroup2_mount() -> PathBuf {
     panic!("no cgroup2 mount on this host");
 }
 
+/// The cgroup v1 mount holding a controller, read from mountinfo independently of tend.
+fn v1_mount(controller: &str) -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let f: Vec<&str> = right.split(' ').collect();
+        (f[0] == "cgroup" && f.get(2)?.split(',').any(|o| o == controller))
+            .then(|| PathBuf::from(left.split(' ').nth(4).unwrap()))
+    })
+}
+
 /// A cgroup subtree for one test, removed (leaves first) when dropped.
 struct Group {
     top: PathBuf,
@@ -903,10 +914,19 @@ fn cgroup_unavailable_controller_is_a_clear_error() {
             ["-c", &format!("{c}.max=1"), &rel, "echo", "EXECUTED"],
         );
         assert_code(&o, 111);
+        // On a hybrid host the message also says which v1 hierarchy holds it.
+        let v1 = v1_mount(c)
+            .map(|m| {
+                format!(
+                    "; {c} is bound to the cgroup v1 hierarchy at {}",
+                    m.display()
+                )
+            })
+            .unwrap_or_default();
         stderr_is(
             &o,
             &format!(
-                "tend-cgroup: fatal: controller {c} is not available in {} (available: {})",
+                "tend-cgroup: fatal: controller {c} is not available in {} (available: {}{v1})",
                 mount.display(),
                 if have.is_empty() {
                     "none".to_string()

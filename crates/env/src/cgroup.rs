@@ -33,6 +33,23 @@ pub fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
     out
 }
 
+/// The cgroup v1 mount point that holds `controller`, if any (on hybrid hosts most
+/// controllers are bound to v1 and so cannot be enabled in v2).
+pub fn v1_mount_of(mountinfo: &str, controller: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mut f = right.split(' ');
+        if f.next() != Some("cgroup") {
+            return None;
+        }
+        let opts = f.nth(1)?;
+        let mp = left.split(' ').nth(4)?;
+        opts.split(',')
+            .any(|o| o == controller)
+            .then(|| PathBuf::from(OsStr::from_bytes(&unescape(mp))))
+    })
+}
+
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
 fn unescape(s: &str) -> Vec<u8> {
     let b = s.as_bytes();
@@ -147,6 +164,8 @@ pub enum CgroupError {
         controller: String,
         at: PathBuf,
         available: String,
+        /// Where a cgroup v1 hierarchy holds the controller instead.
+        v1: Option<PathBuf>,
     },
     /// A write to a cgroup file failed.
     Write {
@@ -172,16 +191,27 @@ impl fmt::Display for CgroupError {
                 controller,
                 at,
                 available,
-            } => write!(
-                f,
-                "controller {controller} is not available in {} (available: {})",
-                at.display(),
-                if available.is_empty() {
+                v1,
+            } => {
+                let available = if available.is_empty() {
                     "none"
                 } else {
                     available
+                };
+                write!(
+                    f,
+                    "controller {controller} is not available in {} (available: {available}",
+                    at.display(),
+                )?;
+                if let Some(v1) = v1 {
+                    write!(
+                        f,
+                        "; {controller} is bound to the cgroup v1 hierarchy at {}",
+                        v1.display()
+                    )?;
                 }
-            ),
+                f.write_str(")")
+            }
             CgroupError::Write { value, file, errno } => write!(
                 f,
                 "unable to write {value} to {}: {}",
@@ -279,6 +309,7 @@ pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
                     controller: c.to_string(),
                     at: parent.clone(),
                     available: words(&available).collect::<Vec<_>>().join(" "),
+                    v1: v1_mount_of(&info, c),
                 });
             }
         }
@@ -330,6 +361,26 @@ mod tests {
             ]
         );
         assert!(cgroup2_mounts("41 31 0:38 / /sys/fs/cgroup rw - cgroup cgroup rw\n").is_empty());
+    }
+
+    #[test]
+    fn v1_controllers_found() {
+        assert_eq!(
+            v1_mount_of(HYBRID, "memory"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory"))
+        );
+        assert_eq!(v1_mount_of(HYBRID, "pids"), None);
+        let e = CgroupError::Unavailable {
+            controller: "memory".into(),
+            at: "/sys/fs/cgroup/unified".into(),
+            available: "hugetlb".into(),
+            v1: v1_mount_of(HYBRID, "memory"),
+        };
+        assert_eq!(
+            e.to_string(),
+            "controller memory is not available in /sys/fs/cgroup/unified (available: hugetlb; \
+             memory is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/memory)"
+        );
     }
 
     #[test]
