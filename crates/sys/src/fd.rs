@@ -19,3 +19,20 @@ pub fn inherited(fd: RawFd) -> Result<BorrowedFd<'static>, Errno> {
     // while the borrow is in use (the caller execs or exits first).
     Ok(unsafe { BorrowedFd::borrow_raw(fd) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_and_closed() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&f);
+        assert_eq!(
+            std::os::fd::AsRawFd::as_raw_fd(&inherited(raw).unwrap()),
+            raw
+        );
+        assert_eq!(inherited(-1).err(), Some(Errno::EBADF));
+        assert_eq!(inherited(1 << 20).err(), Some(Errno::EBADF));
+    }
+}
