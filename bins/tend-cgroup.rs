@@ -1,7 +1,49 @@
-//! tend-cgroup — not written yet.
+//! tend-cgroup — join a cgroup v2 group and set its limits, then exec. See man/man8/tend-cgroup.8.
 #![forbid(unsafe_code)]
 
+use std::path::Path;
+use tend_cli::{Program, code, shown};
+use tend_env::cgroup::{self, CgroupError};
+use tend_env::sys;
+
+const USAGE: &str = "tend-cgroup [ -c controller.file=value ]... path prog...";
+const PROG: Program = Program::new("tend-cgroup", USAGE);
+
 fn main() {
-    eprintln!("tend-cgroup: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "c:");
+    let settings: Vec<cgroup::Setting> = p
+        .opts
+        .iter()
+        .filter_map(|(_, v)| v.as_deref())
+        .map(|v| match v.to_str().and_then(cgroup::parse_setting) {
+            Some(s) => s,
+            None => PROG.fatal(
+                code::USAGE,
+                format!(
+                    "invalid setting (controller.file=value expected): {}",
+                    shown(v)
+                ),
+            ),
+        })
+        .collect();
+    let [path, argv @ ..] = p.operands.as_slice() else {
+        PROG.usage_exit()
+    };
+    if argv.is_empty() {
+        PROG.usage_exit()
+    }
+    match cgroup::join(Path::new(path), &settings) {
+        Ok(_) => {}
+        Err(
+            e @ (CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_)),
+        ) => PROG.fatal(code::USAGE, e),
+        Err(
+            e @ (CgroupError::NotMounted
+            | CgroupError::Unavailable { .. }
+            | CgroupError::Write { .. }
+            | CgroupError::System(_)),
+        ) => PROG.fatal(code::SYSTEM, e),
+    }
+    let e = tend_env::exec(argv, &sys::exec::current_env());
+    PROG.fatal(e.code(), e)
 }

@@ -1,7 +1,26 @@
-//! tend-cpuset — not written yet.
+//! tend-cpuset — pin the process to a list of CPUs, then exec. See man/man8/tend-cpuset.8.
 #![forbid(unsafe_code)]
 
+use tend_cli::{Program, code, shown};
+use tend_env::{cpulist, sys};
+
+const USAGE: &str = "tend-cpuset cpulist prog...";
+const PROG: Program = Program::new("tend-cpuset", USAGE);
+
 fn main() {
-    eprintln!("tend-cpuset: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "");
+    let [list, argv @ ..] = p.operands.as_slice() else {
+        PROG.usage_exit()
+    };
+    if argv.is_empty() {
+        PROG.usage_exit()
+    }
+    let Some(cpus) = list.to_str().and_then(cpulist::parse) else {
+        PROG.fatal(code::USAGE, format!("invalid cpulist: {}", shown(list)))
+    };
+    if let Err(e) = cpulist::pin(&cpus) {
+        PROG.fatal(code::SYSTEM, e)
+    }
+    let e = tend_env::exec(argv, &sys::exec::current_env());
+    PROG.fatal(e.code(), e)
 }

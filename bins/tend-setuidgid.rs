@@ -1,7 +1,38 @@
-//! tend-setuidgid — not written yet.
+//! tend-setuidgid — run a program as another account. See man/man8/tend-setuidgid.8.
 #![forbid(unsafe_code)]
 
+use tend_cli::{Program, code};
+use tend_env::sys;
+use tend_env::uidgid::{self, Target, TargetError};
+
+const USAGE: &str = "tend-setuidgid account prog...";
+const PROG: Program = Program::new("tend-setuidgid", USAGE);
+
 fn main() {
-    eprintln!("tend-setuidgid: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "");
+    let [account, argv @ ..] = p.operands.as_slice() else {
+        PROG.usage_exit()
+    };
+    if argv.is_empty() {
+        PROG.usage_exit()
+    }
+    let mut env = sys::exec::current_env();
+    let creds = match uidgid::target(account) {
+        Ok(Target::Unchanged) => None,
+        Ok(Target::Ids(c)) => Some(c),
+        Ok(Target::Account(c)) => {
+            uidgid::unexport(&mut env);
+            Some(c)
+        }
+        Err(e @ TargetError::BadIds(_)) => PROG.fatal(code::USAGE, e),
+        Err(e @ TargetError::Unknown(_)) => PROG.fatal(code::NO, e),
+        Err(e @ TargetError::System(_)) => PROG.fatal(code::SYSTEM, e),
+    };
+    if let Some(c) = creds
+        && let Err(e) = uidgid::apply(&c)
+    {
+        PROG.fatal(code::SYSTEM, e)
+    }
+    let e = tend_env::exec(argv, &env);
+    PROG.fatal(e.code(), e)
 }

@@ -1,7 +1,32 @@
-//! tend-softlimit — not written yet.
+//! tend-softlimit — set soft resource limits, then exec. See man/man8/tend-softlimit.8.
 #![forbid(unsafe_code)]
 
+use std::os::unix::ffi::OsStrExt;
+use tend_cli::{Program, code};
+use tend_env::{rlimit, sys};
+
+const USAGE: &str = "tend-softlimit [ -a allbytes ] [ -c corebytes ] [ -d databytes ] [ -f filebytes ] [ -l lockbytes ] [ -m membytes ] [ -o openfiles ] [ -p processes ] [ -r residentbytes ] [ -s stackbytes ] [ -t cpusecs ] prog...";
+const PROG: Program = Program::new("tend-softlimit", USAGE);
+
 fn main() {
-    eprintln!("tend-softlimit: fatal: not implemented");
-    std::process::exit(111);
+    let p = PROG.parse(std::env::args_os().skip(1), "a:c:d:f:l:m:o:p:r:s:t:");
+    let limits: Vec<(char, rlimit::Value)> = p
+        .opts
+        .iter()
+        .map(|(opt, value)| {
+            let v = value.as_deref().map(|v| v.as_bytes()).unwrap_or_default();
+            match rlimit::parse_value(v) {
+                Some(v) => (*opt, v),
+                None => PROG.usage_exit(),
+            }
+        })
+        .collect();
+    if p.operands.is_empty() {
+        PROG.usage_exit()
+    }
+    if let Err(e) = rlimit::apply(&limits) {
+        PROG.fatal(code::SYSTEM, e)
+    }
+    let e = tend_env::exec(&p.operands, &sys::exec::current_env());
+    PROG.fatal(e.code(), e)
 }

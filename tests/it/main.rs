@@ -1,5 +1,6 @@
 //! Integration tests: they run the real binaries in scratch directories.
 
+mod chain;
 mod clients;
 mod common;
 mod compat;

@@ -1,1 +1,65 @@
-//! tend-env — not written yet.
+//! What a chain-loader changes about a process before it execs into the rest of its
+//! command line: the environment (envdir, account variables), the credentials, resource
+//! limits, the session, the CPU affinity, the cgroup, and the sd_notify bridge.
+//!
+//! Each module has a pure part (parsing a directory's files, a limit value, a cpulist,
+//! `/proc/self/mountinfo`, an sd_notify datagram), unit-tested without processes, and a
+//! thin part that makes the system calls and returns a [`sys::Error`] naming what failed.
+//! This crate is not a supervisor and knows nothing about service directories, except
+//! `notification-fd`, which tend-notify reads. It never prints, exits or panics: the
+//! programs in `bins/` decide what a failure means.
+
+#![forbid(unsafe_code)]
+
+pub mod account;
+pub mod cgroup;
+pub mod cpulist;
+pub mod envdir;
+pub mod environ;
+pub mod notify;
+pub mod rlimit;
+pub mod session;
+pub mod uidgid;
+pub mod userdb;
+
+pub use tend_sys as sys;
+
+use std::ffi::OsString;
+use std::fmt;
+
+/// exec failed: which program, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecError {
+    pub prog: OsString,
+    pub errno: nix::errno::Errno,
+}
+
+impl ExecError {
+    /// 127 when the program was not found, 126 otherwise.
+    pub fn code(&self) -> i32 {
+        sys::exec::exit_code_for(self.errno)
+    }
+}
+
+impl fmt::Display for ExecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unable to exec {}: {}",
+            String::from_utf8_lossy(std::os::unix::ffi::OsStrExt::as_bytes(
+                self.prog.as_os_str()
+            )),
+            self.errno.desc()
+        )
+    }
+}
+
+/// Replace the process with `argv`, environment `env` (PATH searched in `env`).
+/// Returns only on failure.
+pub fn exec(argv: &[OsString], env: &[(OsString, OsString)]) -> ExecError {
+    let errno = sys::exec::exec_with_env(argv, env);
+    ExecError {
+        prog: argv.first().cloned().unwrap_or_default(),
+        errno,
+    }
+}

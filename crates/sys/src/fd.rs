@@ -1,11 +1,12 @@
 //! Raw file descriptors: taking ownership of fds returned by nix 0.29 calls (`open`,
-//! `openat`, …), and writing to a descriptor known only by its number (e.g. a
-//! readiness-notification fd given on the command line).
+//! `openat`, …), borrowing fds a program inherited by number (a notification fd, a
+//! controlling terminal given with `-d`), and writing to one.
 
 #![allow(unsafe_code)]
 
 use nix::errno::Errno;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use nix::fcntl::{FcntlArg, fcntl};
+use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Wrap an fd that a system call just returned to us.
 ///
@@ -21,6 +22,19 @@ pub fn own_result(r: Result<RawFd, Errno>) -> Result<OwnedFd, Errno> {
     r.map(own)
 }
 
+/// Borrow an inherited fd by number, after checking that it is open (EBADF if not).
+/// The caller must not close it while the borrow is used; tend's chain-loaders use
+/// such fds only until they exec or exit.
+pub fn inherited(fd: RawFd) -> Result<BorrowedFd<'static>, Errno> {
+    if fd < 0 {
+        return Err(Errno::EBADF);
+    }
+    fcntl(fd, FcntlArg::F_GETFD)?;
+    // SAFETY: F_GETFD just succeeded, so fd is open; nothing in the process closes it
+    // while the borrow is in use (the caller execs or exits first).
+    Ok(unsafe { BorrowedFd::borrow_raw(fd) })
+}
+
 /// write(2) on an inherited fd number. EBADF if it is not open.
 pub fn write_raw(fd: RawFd, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: buf is valid for buf.len() bytes; a bad fd only makes write fail with EBADF.
@@ -34,8 +48,22 @@ pub fn write_raw(fd: RawFd, buf: &[u8]) -> Result<usize, Errno> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn bad_fd_is_ebadf() {
-        assert_eq!(super::write_raw(987, b"x"), Err(nix::errno::Errno::EBADF));
+        assert_eq!(write_raw(987, b"x"), Err(Errno::EBADF));
+    }
+
+    #[test]
+    fn open_and_closed() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&f);
+        assert_eq!(
+            std::os::fd::AsRawFd::as_raw_fd(&inherited(raw).unwrap()),
+            raw
+        );
+        assert_eq!(inherited(-1).err(), Some(Errno::EBADF));
+        assert_eq!(inherited(1 << 20).err(), Some(Errno::EBADF));
     }
 }
