@@ -4,6 +4,7 @@ mod chain;
 mod clients;
 mod common;
 mod compat;
+mod docs;
 mod log;
 mod scan;
 mod supervise;
