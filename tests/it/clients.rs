@@ -718,11 +718,9 @@ fn svstat_matches_s6_on_crafted_records() {
                         readystamp,
                         pid,
                         wstat,
-                        paused: flags & 1 != 0,
-                        finishing: flags & 2 != 0,
-                        want_up: flags & 4 != 0,
-                        ready: flags & 8 != 0,
-                    };
+                        ..Default::default()
+                    }
+                    .with_flags(flags);
                     craft(&dir, &rec);
                     same_as_s6("s6-svstat", &[], &dir);
                     let fields = if stamp == future {

@@ -32,7 +32,10 @@ fn usage_of(name: &str) -> String {
     assert_code(&o, 100);
     let err = text(&o.stderr);
     let prefix = format!("{name}: usage: ");
-    assert!(err.starts_with(&prefix) && err.lines().count() == 1, "{name}: {err:?}");
+    assert!(
+        err.starts_with(&prefix) && err.lines().count() == 1,
+        "{name}: {err:?}"
+    );
     err[prefix.len()..].trim_end().to_string()
 }
 
@@ -41,8 +44,14 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     for name in binaries() {
         let page = root().join(format!("man/man8/{name}.8"));
-        let roff = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("{} is missing", page.display()));
-        assert!(roff.contains(".SH NAME") && roff.contains(".SH SYNOPSIS") && roff.contains(".SH EXIT STATUS"), "{name}.8 sections");
+        let roff = std::fs::read_to_string(&page)
+            .unwrap_or_else(|_| panic!("{} is missing", page.display()));
+        assert!(
+            roff.contains(".SH NAME")
+                && roff.contains(".SH SYNOPSIS")
+                && roff.contains(".SH EXIT STATUS"),
+            "{name}.8 sections"
+        );
         let mut c = cmd("groff");
         c.args(["-man", "-ww", "-z"]).arg(&page);
         let o = run(c);
@@ -57,8 +66,14 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
             .filter_map(|w| w.chars().next().filter(char::is_ascii_alphanumeric))
             .collect();
         for l in letters {
-            assert!(roff.contains(&format!("\\-{l}")) || roff.contains(&format!("-{l}")), "{name}.8 lacks -{l} (usage: {usage})");
+            assert!(
+                roff.contains(&format!("\\-{l}")) || roff.contains(&format!("-{l}")),
+                "{name}.8 lacks -{l} (usage: {usage})"
+            );
         }
-        assert!(readme.contains(&format!("| {name} |")), "README has no row for {name}");
+        assert!(
+            readme.contains(&format!("| {name} |")),
+            "README has no row for {name}"
+        );
     }
 }

@@ -419,11 +419,9 @@ mod tests {
             readystamp: t(1_000_000 - 3, 100),
             pid,
             wstat,
-            paused: flags & 1 != 0,
-            finishing: flags & 2 != 0,
-            want_up: flags & 4 != 0,
-            ready: flags & 8 != 0,
-        };
+            ..Default::default()
+        }
+        .with_flags(flags);
         Snapshot::new(rec, normally_up, now, None)
     }
 

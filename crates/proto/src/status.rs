@@ -62,17 +62,25 @@ impl StatusRecord {
         let readystamp = Tai64n::decode(&t);
         let mut p = [0u8; 8];
         p.copy_from_slice(&b[24..32]);
-        let flags = b[34];
-        Some(StatusRecord {
+        let rec = StatusRecord {
             stamp,
             readystamp,
             pid: u64::from_be_bytes(p),
             wstat: u16::from_be_bytes([b[32], b[33]]),
+            ..Default::default()
+        };
+        Some(rec.with_flags(b[34]))
+    }
+
+    /// The same record with its four flags taken from a status byte (offset 34).
+    pub fn with_flags(self, flags: u8) -> StatusRecord {
+        StatusRecord {
             paused: flags & PAUSED != 0,
             finishing: flags & FINISHING != 0,
             want_up: flags & WANT_UP != 0,
             ready: flags & READY != 0,
-        })
+            ..self
+        }
     }
 
     /// Up means: ./run is alive (s6-svstat's definition).
