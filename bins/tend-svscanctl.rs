@@ -16,10 +16,21 @@ fn main() {
     let letters: Vec<u8> = p.opts.iter().map(|(c, _)| *c as u8).collect();
     match send(Path::new(dir), &letters) {
         Ok(()) => std::process::exit(code::OK),
-        Err(CtlError::NotRunning) => PROG.fatal(
+        Err(CtlError::NotListening) => PROG.fatal(
             code::USAGE,
             format_args!("unable to control {}: scanner not listening", shown(dir)),
         ),
-        Err(CtlError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
+        Err(CtlError::Broken(e)) => PROG.fatal(
+            code::USAGE,
+            format_args!(
+                "something is wrong with the {}/.s6-svscan directory: {}",
+                shown(dir),
+                e.desc()
+            ),
+        ),
+        Err(CtlError::Sys(e)) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to control {}: {}", shown(dir), e.desc()),
+        ),
     }
 }

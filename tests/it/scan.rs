@@ -1104,3 +1104,25 @@ fn sigalrm_scans_and_sigabrt_aborts() {
     assert!(pid_alive(run_a) && pid_alive(run_b));
     assert!(supervised(&a) && supervised(&b));
 }
+
+#[test]
+fn svscanctl_on_a_broken_control_dir_says_so_as_s6() {
+    let s = Scratch::new("scan-broken-ctl");
+    std::fs::create_dir_all(s.join(".s6-svscan")).unwrap();
+    let o = tend("tend-svscanctl", ["-a", s.path.to_str().unwrap()]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-svscanctl: fatal: something is wrong with the {}/.s6-svscan directory: No such file or directory\n",
+            s.path.display()
+        )
+    );
+    let o = run({
+        let mut c = cmd("s6-svscanctl");
+        c.args(["-a", s.path.to_str().unwrap()]);
+        c
+    });
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).contains("something is wrong with the"));
+}

@@ -6,64 +6,23 @@
 //! plain system error (e.g. a nonexistent servicedir), if `supervise/` is missing the
 //! supervisor is not listening (it never ran), otherwise `supervise/` is broken.
 
-use nix::errno::Errno;
-use nix::fcntl::{OFlag, open};
-use nix::sys::stat::Mode;
 use std::path::Path;
 use tend_proto::servicedir;
 
-/// Why letters could not be sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ControlError {
-    /// No process reads `supervise/control` (or `supervise/` does not exist).
-    NotListening,
-    /// `supervise/` exists but its control FIFO cannot be opened (s6: "something is
-    /// wrong with the DIR/supervise directory").
-    Broken(Errno),
-    /// Any other failure (nonexistent servicedir, write error).
-    Sys(Errno),
-}
-
-fn open_dir(p: &Path) -> Result<std::os::fd::OwnedFd, Errno> {
-    open(
-        p,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map(tend_sys::fd::own)
-}
+/// Why letters could not be sent (`NotListening`, `Broken`, `Sys`).
+pub use tend_proto::control::SendError as ControlError;
 
 /// Write `letters` to `servicedir/supervise/control` in one write(2). An empty string
 /// still opens the FIFO, so it checks that a supervisor listens.
 pub fn send(servicedir: &Path, letters: &[u8]) -> Result<(), ControlError> {
-    let fifo = servicedir.join(servicedir::CONTROL);
-    let fd = match tend_proto::control::open_writer(&fifo) {
-        Ok(fd) => fd,
-        Err(Errno::ENXIO) => return Err(ControlError::NotListening),
-        Err(e @ (Errno::ENOENT | Errno::ENOTDIR | Errno::EISDIR)) => {
-            open_dir(servicedir).map_err(ControlError::Sys)?;
-            return match open_dir(&servicedir.join(servicedir::SUPERVISE)) {
-                Err(Errno::ENOENT) => Err(ControlError::NotListening),
-                Err(e2) => Err(ControlError::Broken(e2)),
-                Ok(_) => Err(ControlError::Broken(e)),
-            };
-        }
-        Err(e) => return Err(ControlError::Sys(e)),
-    };
-    let mut off = 0;
-    while off < letters.len() {
-        match nix::unistd::write(&fd, &letters[off..]) {
-            Ok(n) => off += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(ControlError::Sys(e)),
-        }
-    }
-    Ok(())
+    tend_proto::control::send_in(servicedir, servicedir::SUPERVISE, letters)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nix::errno::Errno;
+    use nix::sys::stat::Mode;
 
     fn scratch(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("tend-client-{name}-{}", std::process::id()));

@@ -104,6 +104,60 @@ pub fn send(fifo: &Path, letters: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
+/// Why letters could not be delivered to a daemon's control FIFO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendError {
+    /// No process reads the FIFO, or the control subdirectory does not exist (the daemon
+    /// never ran there).
+    NotListening,
+    /// The control subdirectory exists but its FIFO cannot be opened (s6: "something is
+    /// wrong with the DIR/supervise directory").
+    Broken(Errno),
+    /// Any other failure (a nonexistent directory, a write error).
+    Sys(Errno),
+}
+
+fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
+    open(
+        p,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map(own)
+}
+
+/// Write `letters` to `dir/subdir/control` in one write(2), with s6's diagnosis
+/// (`s6_svc_writectl`) when that fails: ENXIO means nobody reads the FIFO; ENOENT,
+/// ENOTDIR or EISDIR mean the path is wrong somewhere, so `dir` is opened (failing: a
+/// plain system error), then `dir/subdir` (missing: not listening; else broken). An empty
+/// `letters` still opens the FIFO, so it checks that a daemon listens. `subdir` is
+/// `supervise` for a supervisor, `.s6-svscan` for a scanner.
+pub fn send_in(dir: &Path, subdir: &str, letters: &[u8]) -> Result<(), SendError> {
+    let sub = dir.join(subdir);
+    let fd = match open_writer(&sub.join("control")) {
+        Ok(fd) => fd,
+        Err(Errno::ENXIO) => return Err(SendError::NotListening),
+        Err(e @ (Errno::ENOENT | Errno::ENOTDIR | Errno::EISDIR)) => {
+            open_dir(dir).map_err(SendError::Sys)?;
+            return match open_dir(&sub) {
+                Err(Errno::ENOENT) => Err(SendError::NotListening),
+                Err(e2) => Err(SendError::Broken(e2)),
+                Ok(_) => Err(SendError::Broken(e)),
+            };
+        }
+        Err(e) => return Err(SendError::Sys(e)),
+    };
+    let mut off = 0;
+    while off < letters.len() {
+        match nix::unistd::write(&fd, &letters[off..]) {
+            Ok(n) => off += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(SendError::Sys(e)),
+        }
+    }
+    Ok(())
+}
+
 /// Create `fifo` (mode 0600) unless a FIFO is already there; EEXIST with another file
 /// type is reported as ENOTDIR-like misuse by the caller.
 pub fn make_fifo(fifo: &Path) -> Result<(), Errno> {
