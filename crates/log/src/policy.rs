@@ -4,29 +4,21 @@
 /// Index of the first `\n` in `hay`, eight bytes at a time (the hot path of every
 /// program here; no per-call setup, no allocation).
 pub fn find_newline(hay: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = LO * b'\n' as u64;
-    let mut chunks = hay.chunks_exact(8);
-    let mut base = 0;
-    for c in &mut chunks {
-        let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) ^ NL;
-        let z = w.wrapping_sub(LO) & !w & HI;
-        if z != 0 {
-            return Some(base + (z.trailing_zeros() / 8) as usize);
-        }
-        base += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| base + i)
+    find_terminator::<false>(hay)
 }
 
 /// Index of the first line terminator of tend-log's input: `\n`, or a NUL byte (s6-log
 /// ends lines at NUL too, since it handles lines as C strings).
 pub fn find_eol(hay: &[u8]) -> Option<usize> {
+    find_terminator::<true>(hay)
+}
+
+/// The word-at-a-time search behind both: a byte equal to `\n` (or, with `NUL`, zero)
+/// makes `(x - 0x01..) & !x & 0x80..` non-zero in that byte's lane. The lowest flagged
+/// byte is the first match (false flags only appear above a true one), so OR-ing the two
+/// masks still gives the first terminator.
+#[inline(always)]
+fn find_terminator<const NUL: bool>(hay: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = LO * b'\n' as u64;
@@ -35,9 +27,10 @@ pub fn find_eol(hay: &[u8]) -> Option<usize> {
     for c in &mut chunks {
         let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
         let n = w ^ NL;
-        // The lowest flagged byte is the first match (false flags only appear above a
-        // true one), so the OR of both masks still gives the first terminator.
-        let z = (n.wrapping_sub(LO) & !n & HI) | (w.wrapping_sub(LO) & !w & HI);
+        let mut z = n.wrapping_sub(LO) & !n & HI;
+        if NUL {
+            z |= w.wrapping_sub(LO) & !w & HI;
+        }
         if z != 0 {
             return Some(base + (z.trailing_zeros() / 8) as usize);
         }
@@ -46,7 +39,7 @@ pub fn find_eol(hay: &[u8]) -> Option<usize> {
     chunks
         .remainder()
         .iter()
-        .position(|&b| b == b'\n' || b == 0)
+        .position(|&b| b == b'\n' || (NUL && b == 0))
         .map(|i| base + i)
 }
 
