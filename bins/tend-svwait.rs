@@ -21,7 +21,7 @@ struct Options {
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     let parsed = PROG.parse(args, "UudDrRaot:");
     let mut o = Options {
-        target: Target::from_letter(b'u').expect("u is a target"),
+        target: Target::UP,
         any: false,
         timeout_ms: 0,
         servicedirs: parsed.operands,

@@ -61,11 +61,6 @@ impl Program {
         self.line("warning", msg);
     }
 
-    /// Print `PROG: info: msg`.
-    pub fn info(&self, msg: impl Display) {
-        self.line("info", msg);
-    }
-
     /// One line on stderr, written with a single write(2) so lines from
     /// concurrent processes never interleave.
     pub fn line(&self, kind: &str, msg: impl Display) {
@@ -102,11 +97,6 @@ impl Parsed {
             .rev()
             .find(|(o, _)| *o == c)
             .and_then(|(_, v)| v.as_deref())
-    }
-
-    /// The last value of an option as UTF-8 text, if any.
-    pub fn str_value(&self, c: char) -> Option<&str> {
-        self.value(c).and_then(|v| v.to_str())
     }
 }
 

@@ -29,6 +29,13 @@ pub struct Target {
 }
 
 impl Target {
+    /// Up, not necessarily ready: s6-svwait's default (`-u`).
+    pub const UP: Target = Target {
+        up: true,
+        ready: false,
+        restart: false,
+    };
+
     /// From s6's letters: `u U d D r R`.
     pub fn from_letter(c: u8) -> Option<Target> {
         let (up, ready, restart) = match c {

@@ -5,7 +5,6 @@
 use crate::policy;
 use crate::script::LogdirSpec;
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, fcntl};
 use nix::sys::stat::{Mode, fchmod, fstat, stat};
 use nix::sys::wait::WaitStatus;
 use nix::unistd::{Pid, fsync, unlink};
@@ -17,6 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_proto::Tai64n;
+use tend_proto::lock::LockError;
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
@@ -126,20 +126,12 @@ impl Logdir {
             state: dir.join("state"),
             newstate: dir.join("newstate"),
         };
+        // The same fcntl lock as supervise/lock; s6-log reports a held lock as EBUSY.
         let lock = openf(&paths.lock, How::Append, 0o644)?;
-        let fl = libc::flock {
-            l_type: libc::F_WRLCK as libc::c_short,
-            l_whence: libc::SEEK_SET as libc::c_short,
-            l_start: 0,
-            l_len: 0,
-            l_pid: 0,
-        };
-        match fcntl(lock.as_raw_fd(), FcntlArg::F_SETLK(&fl)) {
-            Ok(_) => {}
-            Err(Errno::EAGAIN | Errno::EACCES) => {
-                return Err(Error::at("lock", &paths.lock, Errno::EBUSY));
-            }
-            Err(e) => return Err(Error::at("lock", &paths.lock, e)),
+        match tend_proto::lock::try_lock(&lock) {
+            Ok(()) => {}
+            Err(LockError::Busy) => return Err(Error::at("lock", &paths.lock, Errno::EBUSY)),
+            Err(LockError::Sys(e)) => return Err(Error::at("lock", &paths.lock, e)),
         }
         let processor = match &spec.processor {
             Some(p) => Some(

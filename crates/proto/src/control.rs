@@ -7,7 +7,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
 use nix::sys::stat::Mode;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
-use tend_sys::fd::own;
+use tend_sys::fd::{own, write_all};
 
 /// A command to a supervisor, one letter on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,16 +92,7 @@ pub fn open_writer(fifo: &Path) -> Result<OwnedFd, Errno> {
 
 /// Write all `letters` in one write(2) (FIFO writes up to PIPE_BUF are atomic).
 pub fn send(fifo: &Path, letters: &[u8]) -> Result<(), Errno> {
-    let fd = open_writer(fifo)?;
-    let mut off = 0;
-    while off < letters.len() {
-        match nix::unistd::write(&fd, &letters[off..]) {
-            Ok(n) => off += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    write_all(open_writer(fifo)?, letters)
 }
 
 /// Why letters could not be delivered to a daemon's control FIFO.
@@ -147,15 +138,7 @@ pub fn send_in(dir: &Path, subdir: &str, letters: &[u8]) -> Result<(), SendError
         }
         Err(e) => return Err(SendError::Sys(e)),
     };
-    let mut off = 0;
-    while off < letters.len() {
-        match nix::unistd::write(&fd, &letters[off..]) {
-            Ok(n) => off += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(SendError::Sys(e)),
-        }
-    }
-    Ok(())
+    write_all(fd, letters).map_err(SendError::Sys)
 }
 
 /// Create `fifo` (mode 0600) unless a FIFO is already there; EEXIST with another file

@@ -58,13 +58,6 @@ impl Death {
     }
 }
 
-/// Decode a whole file (a trailing partial record is ignored).
-pub fn decode_all(data: &[u8]) -> Vec<Death> {
-    data.chunks_exact(RECORD_SIZE)
-        .filter_map(Death::decode)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +75,10 @@ mod tests {
         let mut file = d.encode().to_vec();
         file.extend_from_slice(&d2.encode());
         file.push(0);
-        assert_eq!(decode_all(&file), vec![d, d2]);
+        let decoded: Vec<Death> = file
+            .chunks_exact(RECORD_SIZE)
+            .filter_map(Death::decode)
+            .collect();
+        assert_eq!(decoded, vec![d, d2]);
     }
 }

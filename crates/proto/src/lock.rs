@@ -37,9 +37,15 @@ pub fn acquire(path: &Path, mode: u32) -> Result<OwnedFd, LockError> {
     )
     .map(own)
     .map_err(LockError::Sys)?;
+    try_lock(&fd)?;
+    Ok(fd)
+}
+
+/// Take the whole-file write lock on an fd opened for writing, without waiting.
+pub fn try_lock(fd: &OwnedFd) -> Result<(), LockError> {
     let fl = whole_file(libc::F_WRLCK as i16);
     match fcntl(fd.as_raw_fd(), FcntlArg::F_SETLK(&fl)) {
-        Ok(_) => Ok(fd),
+        Ok(_) => Ok(()),
         Err(Errno::EACCES) | Err(Errno::EAGAIN) => Err(LockError::Busy),
         Err(e) => Err(LockError::Sys(e)),
     }

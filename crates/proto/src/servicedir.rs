@@ -1,7 +1,5 @@
 //! The files of a service directory and how s6 reads its small configuration files.
 
-use std::path::Path;
-
 pub const RUN: &str = "run";
 pub const FINISH: &str = "finish";
 pub const DOWN: &str = "down";
@@ -38,15 +36,38 @@ pub fn parse_number(data: &[u8]) -> Option<u64> {
     std::str::from_utf8(line).ok()?.parse().ok()
 }
 
-/// Read `dir/name` as a number.
-pub fn read_number(dir: &Path, name: &str) -> Setting<u64> {
-    match std::fs::read(dir.join(name)) {
-        Ok(d) => match parse_number(&d) {
-            Some(v) => Setting::Value(v),
-            None => Setting::Invalid,
-        },
-        Err(_) => Setting::Absent,
+/// Read the start of a small file of the current directory (a supervisor runs in its
+/// service directory) into a stack buffer: settings are re-read at every start of
+/// ./run, so this must not allocate. None if the file cannot be read.
+fn read_small<'a>(name: &str, buf: &'a mut [u8; 64]) -> Option<&'a [u8]> {
+    use std::os::fd::AsRawFd;
+    let fd = nix::fcntl::open(
+        name,
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .ok()
+    .map(tend_sys::fd::own)?;
+    let n = nix::unistd::read(fd.as_raw_fd(), buf).ok()?;
+    Some(&buf[..n])
+}
+
+fn read_setting<T>(name: &str, parse: impl FnOnce(&[u8]) -> Option<T>) -> Setting<T> {
+    let mut buf = [0u8; 64];
+    match read_small(name, &mut buf) {
+        None => Setting::Absent,
+        Some(data) => parse(data).map_or(Setting::Invalid, Setting::Value),
     }
+}
+
+/// Read the setting file `name` of the current directory as a number.
+pub fn read_number(name: &str) -> Setting<u64> {
+    read_setting(name, parse_number)
+}
+
+/// Read the setting file `name` of the current directory as a signal.
+pub fn read_signal(name: &str) -> Setting<nix::sys::signal::Signal> {
+    read_setting(name, parse_signal)
 }
 
 /// Parse a signal given by name (`SIGTERM`, `TERM`) or number, as down-signal takes it.

@@ -11,6 +11,7 @@ use std::ffi::CStr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use tend_sys::Error;
+use tend_sys::fd::{own, write_all};
 
 pub const STATUS_SIZE: usize = 35;
 
@@ -129,7 +130,12 @@ impl StatusFile {
             Mode::empty(),
         )
         .map_err(|e| Error::at("open", supervise_dir, e))?;
-        Ok(StatusFile { dir: owned(dir) })
+        Ok(StatusFile { dir: own(dir) })
+    }
+
+    /// The open `supervise/` directory, for the supervisor's other atomic writes.
+    pub fn dir(&self) -> &std::os::fd::OwnedFd {
+        &self.dir
     }
 
     /// Atomically replace the status file, so readers never see a torn record.
@@ -152,20 +158,9 @@ pub fn write_atomic_at(
         OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC,
         Mode::from_bits_truncate(0o666),
     )?;
-    let fd = owned(fd);
-    let mut off = 0;
-    while off < data.len() {
-        match nix::unistd::write(&fd, &data[off..]) {
-            Ok(n) => off += n,
-            Err(Errno::EINTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    drop(fd);
+    write_all(own(fd), data)?;
     renameat(Some(dir.as_raw_fd()), tmp, Some(dir.as_raw_fd()), name)
 }
-
-pub(crate) use tend_sys::fd::own as owned;
 
 #[cfg(test)]
 mod tests {

@@ -2,12 +2,10 @@
 //! nanoseconds. s6 (skalibs) converts the UTC clock with the leap-second table, so today's
 //! label is 2^62 + unix seconds + 37; daemontools and runit use +10.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// TAI - UTC since 2017-01-01 (10 s at 1972 plus 27 leap seconds).
 pub const LEAP_OFFSET: u64 = 37;
-/// The TAI64 label of the unix epoch in daemontools/runit reckoning (no leap seconds).
-pub const DAEMONTOOLS_OFFSET: u64 = 10;
 const BASE: u64 = 1 << 62;
 
 /// A TAI64N timestamp.
@@ -44,15 +42,6 @@ impl Tai64n {
             s.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
             self.nanos,
         )
-    }
-
-    pub fn to_system(self) -> SystemTime {
-        let (s, n) = self.to_unix();
-        if s >= 0 {
-            UNIX_EPOCH + Duration::new(s as u64, n)
-        } else {
-            UNIX_EPOCH
-        }
     }
 
     pub fn encode(self) -> [u8; 12] {

@@ -70,8 +70,6 @@ pub enum Action {
     WriteStatus,
     /// Rewrite supervise/status, then send these events to event/.
     Publish(&'static [u8]),
-    /// Send events without rewriting the status.
-    Notify(&'static [u8]),
     /// Append a death to death_tally.
     RecordDeath { wstat: i32 },
     /// Create ./down.

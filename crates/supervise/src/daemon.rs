@@ -12,7 +12,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 use nix::sys::stat::Mode;
-use std::ffi::{CStr, CString, OsStr, OsString};
+use std::ffi::{CString, OsStr, OsString};
 use std::fmt::Display;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
@@ -100,22 +100,12 @@ fn make_dir(name: &str) -> Result<(), StartError> {
     }
 }
 
-/// Read a small file into a stack buffer (no allocation).
-fn read_small<'a>(name: &CStr, buf: &'a mut [u8; 64]) -> Option<&'a [u8]> {
-    let fd = nix::fcntl::open(name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())
-        .ok()
-        .map(own)?;
-    let n = nix::unistd::read(fd.as_raw_fd(), buf).ok()?;
-    Some(&buf[..n])
-}
-
 /// One running supervisor.
 pub struct Supervisor {
     core: Core,
     report: Reporter,
     dir_arg: OsString,
     status: StatusFile,
-    supervise_dir: OwnedFd,
     events: EventDir,
     _lock: OwnedFd,
     control: OwnedFd,
@@ -174,13 +164,6 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
         std::fs::write(sd::DEATH_TALLY, b"")
             .map_err(|e| StartError::Sys(Error::io("truncate", sd::DEATH_TALLY, &e)))?;
-        let supervise_dir = nix::fcntl::open(
-            sd::SUPERVISE,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .map(own)
-        .map_err(|e| StartError::Sys(Error::at("open", sd::SUPERVISE, e)))?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
         let events = EventDir::open(Path::new(sd::EVENT)).map_err(StartError::Sys)?;
         events.clean();
@@ -190,7 +173,7 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
         let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
-        let max_deaths = match sd::read_number(Path::new("."), sd::MAX_DEATH_TALLY) {
+        let max_deaths = match sd::read_number(sd::MAX_DEATH_TALLY) {
             sd::Setting::Value(v) => (v as usize).min(death_tally::LIMIT),
             sd::Setting::Absent => death_tally::DEFAULT_MAX,
             sd::Setting::Invalid => {
@@ -208,7 +191,6 @@ impl Supervisor {
             report,
             dir_arg: dir.to_os_string(),
             status,
-            supervise_dir,
             events,
             _lock: lock,
             control,
@@ -427,7 +409,6 @@ impl Supervisor {
                 self.write_status();
                 self.events.notify(ev);
             }
-            Action::Notify(ev) => self.events.notify(ev),
             Action::RecordDeath { wstat } => self.record_death(wstat),
             Action::CreateDown => {
                 if let Err(e) = std::fs::OpenOptions::new()
@@ -470,7 +451,7 @@ impl Supervisor {
         self.deaths
             .extend_from_slice(&Death::from_wstat(self.core.stamp, wstat).encode());
         if let Err(e) = write_atomic_at(
-            &self.supervise_dir,
+            self.status.dir(),
             c"death_tally.new",
             c"death_tally",
             &self.deaths,
@@ -481,33 +462,31 @@ impl Supervisor {
 
     /// Settings are read at every start of ./run, as s6 does, so edits apply on restart.
     fn read_settings(&mut self) -> (Option<i32>, Option<i32>) {
-        let mut buf = [0u8; 64];
         let mut settings = Settings::default();
-        let number = |name: &CStr, label: &str, buf: &mut [u8; 64]| -> Option<u64> {
-            let data = read_small(name, buf)?;
-            let v = sd::parse_number(data);
-            if v.is_none() {
+        let number = |name: &str| match sd::read_number(name) {
+            sd::Setting::Value(v) => Some(v),
+            sd::Setting::Absent => None,
+            sd::Setting::Invalid => {
                 self.report
-                    .warn(format_args!("invalid {label}: ignoring it"));
+                    .warn(format_args!("invalid {name}: ignoring it"));
+                None
             }
-            v
         };
-        if let Some(v) = number(c"timeout-kill", sd::TIMEOUT_KILL, &mut buf) {
+        if let Some(v) = number(sd::TIMEOUT_KILL) {
             settings.timeout_kill = v;
         }
-        if let Some(v) = number(c"timeout-finish", sd::TIMEOUT_FINISH, &mut buf) {
+        if let Some(v) = number(sd::TIMEOUT_FINISH) {
             settings.timeout_finish = v;
         }
-        let notification = number(c"notification-fd", sd::NOTIFICATION_FD, &mut buf)
-            .and_then(|v| i32::try_from(v).ok());
-        let lockfd = number(c"lock-fd", sd::LOCK_FD, &mut buf).and_then(|v| i32::try_from(v).ok());
-        if let Some(data) = read_small(c"down-signal", &mut buf) {
-            match sd::parse_signal(data) {
-                Some(s) => settings.down_signal = s as i32,
-                None => self
-                    .report
-                    .warn(format_args!("invalid {}: using SIGTERM", sd::DOWN_SIGNAL)),
-            }
+        let fd_number = |name| number(name).and_then(|v| i32::try_from(v).ok());
+        let notification = fd_number(sd::NOTIFICATION_FD);
+        let lockfd = fd_number(sd::LOCK_FD);
+        match sd::read_signal(sd::DOWN_SIGNAL) {
+            sd::Setting::Value(s) => settings.down_signal = s as i32,
+            sd::Setting::Absent => {}
+            sd::Setting::Invalid => self
+                .report
+                .warn(format_args!("invalid {}: using SIGTERM", sd::DOWN_SIGNAL)),
         }
         self.core.settings = settings;
         (notification, lockfd)
@@ -552,7 +531,7 @@ impl Supervisor {
                 drop(pipe_write);
                 self.notify_pipe = pipe_read;
                 let _ = nix::unistd::unlinkat(
-                    Some(self.supervise_dir.as_raw_fd()),
+                    Some(self.status.dir().as_raw_fd()),
                     c"spawn-error",
                     nix::unistd::UnlinkatFlags::NoRemoveDir,
                 );
@@ -588,7 +567,7 @@ impl Supervisor {
             program: b"./run".to_vec(),
         };
         if let Err(err) = write_atomic_at(
-            &self.supervise_dir,
+            self.status.dir(),
             c"spawn-error.new",
             c"spawn-error",
             &record.encode(),

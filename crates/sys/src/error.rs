@@ -36,11 +36,6 @@ impl Error {
     }
 }
 
-/// The bare strerror text, as s6 prints it.
-pub fn errno_text(e: Errno) -> &'static str {
-    e.desc()
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {

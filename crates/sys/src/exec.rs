@@ -2,7 +2,7 @@
 
 use nix::errno::Errno;
 use std::ffi::{CString, OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 
 /// A program ready to be exec'd: candidate paths (PATH already searched), argv and envp,
 /// all as C strings, so nothing needs to allocate after a fork.
@@ -142,11 +142,6 @@ pub fn exit_code_for(e: Errno) -> i32 {
         Errno::ENOENT | Errno::ENOTDIR => 127,
         _ => 126,
     }
-}
-
-/// Convert raw bytes to an OsString.
-pub fn os(b: Vec<u8>) -> OsString {
-    OsString::from_vec(b)
 }
 
 #[cfg(test)]

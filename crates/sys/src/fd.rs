@@ -6,7 +6,7 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
-use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Wrap an fd that a system call just returned to us.
 ///
@@ -17,9 +17,16 @@ pub fn own(fd: RawFd) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-/// Like `own`, for a syscall result.
-pub fn own_result(r: Result<RawFd, Errno>) -> Result<OwnedFd, Errno> {
-    r.map(own)
+/// Write all of `data` to a blocking fd, retrying after EINTR and short writes.
+pub fn write_all(fd: impl AsFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match nix::unistd::write(&fd, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Borrow an inherited fd by number, after checking that it is open (EBADF if not).
