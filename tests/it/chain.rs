@@ -431,6 +431,44 @@ fn envdir_identical_to_s6_for_every_option() {
 }
 
 #[test]
+fn envdir_trailing_bytes_chomped_as_s6_does() {
+    // Every byte value in trailing position, ended by a newline or by the end of the
+    // file, with and without -n (and -f): the same environment as s6-envdir's.
+    require("s6-envdir");
+    let s = Scratch::new("envdir-bytes");
+    let d = s.join("bytes");
+    std::fs::create_dir_all(&d).unwrap();
+    for b in 0..=255u8 {
+        std::fs::write(d.join(format!("L{b:03}")), [b'v', b, b'\n']).unwrap();
+        std::fs::write(d.join(format!("E{b:03}")), [b'v', b]).unwrap();
+        std::fs::write(d.join(format!("M{b:03}")), [b'v', b' ', b, b'\t', b'\n']).unwrap();
+    }
+    for opts in [&[][..], &["-n"], &["-f"], &["-fn"]] {
+        let (t, to) = env_after("tend-envdir", opts, &d);
+        let (e, eo) = env_after("s6-envdir", opts, &d);
+        assert_code(&to, 0);
+        assert_code(&eo, 0);
+        assert_eq!(t.len(), e.len(), "options {opts:?}");
+        for (t, e) in t.iter().zip(&e) {
+            assert_eq!(
+                t,
+                e,
+                "options {opts:?}: tend {:?} s6 {:?}",
+                String::from_utf8_lossy(t),
+                String::from_utf8_lossy(e)
+            );
+        }
+    }
+    // What the comparison covers: \r goes, \v and \f stay, -n keeps all.
+    let (t, _) = env_after("tend-envdir", &[], &d);
+    for want in [&b"L013=v"[..], b"L011=v\x0b", b"L012=v\x0c", b"M013=v", b"E013=v"] {
+        assert!(t.contains(&want.to_vec()), "{:?}", String::from_utf8_lossy(want));
+    }
+    let (t, _) = env_after("tend-envdir", &["-n"], &d);
+    assert!(t.contains(&b"L013=v\r".to_vec()));
+}
+
+#[test]
 fn envdir_noclamp_keeps_a_last_line_without_newline() {
     // s6-envdir 2.11.3 -L (without -n) empties a value whose line has no newline; tend
     // keeps it (documented in tend-envdir(8) NOTES).
