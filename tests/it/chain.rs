@@ -943,6 +943,99 @@ fn cgroup_joins_and_writes_limits() {
     drop(g);
 }
 
+/// A controller the mount offers and a setting of it, or why there is none to test.
+fn offered_controller(mount: &Path) -> Result<(&'static str, &'static str, &'static str), String> {
+    let have = controllers(mount);
+    [
+        ("hugetlb", "hugetlb.2MB.max=4M", "4194304"),
+        ("pids", "pids.max=7", "7"),
+        ("memory", "memory.max=512M", "536870912"),
+    ]
+    .into_iter()
+    .find(|(c, _, _)| have.iter().any(|h| h == c))
+    .ok_or(format!(
+        "{} offers none of hugetlb, pids, memory (cgroup.controllers: {have:?})",
+        mount.display()
+    ))
+}
+
+#[test]
+fn cgroup_delegates_from_the_mount_down() {
+    // The issue's case: an existing level (`app`) to which its parent does not delegate
+    // the controller. tend-cgroup enables it on every level from the mount down to the
+    // group's parent.
+    let mount = cgroup2_mount();
+    let (c, setting, want) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let (g, rel) = Group::new("deleg");
+    std::fs::create_dir_all(g.top.join("app")).unwrap();
+    let offered = std::fs::read_to_string(g.top.join("app/cgroup.controllers")).unwrap();
+    assert!(!offered.split_whitespace().any(|x| x == c), "{offered}");
+    let path = format!("{rel}/app/web");
+    let o = tend("tend-cgroup", ["-c", setting, &path, "cat", "/proc/self/cgroup"]);
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains(&format!("0::/{path}\n")));
+    let file = setting.split_once('=').unwrap().0;
+    let value = std::fs::read_to_string(mount.join(&path).join(file)).unwrap();
+    assert_eq!(value, format!("{want}\n"));
+    for level in [mount.clone(), g.top.clone(), g.top.join("app")] {
+        let enabled = std::fs::read_to_string(level.join("cgroup.subtree_control")).unwrap();
+        assert!(
+            enabled.split_whitespace().any(|x| x == c),
+            "{} delegates {enabled:?}",
+            level.display()
+        );
+    }
+    // The root keeps delegating (systemd leaves it so too): other groups may use it now.
+}
+
+#[test]
+fn cgroup_names_the_level_that_refuses() {
+    // A level with processes of its own cannot delegate a domain controller (cgroup v2's
+    // no-internal-process rule): the message says which one refused.
+    let mount = cgroup2_mount();
+    let (_, setting, _) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let c = setting.split('.').next().unwrap();
+    let (g, rel) = Group::new("refuse");
+    let busy = g.top.join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    let sleeper = Daemon::start({
+        let mut c = Command::new("sleep");
+        c.arg("100");
+        c
+    });
+    std::fs::write(busy.join("cgroup.procs"), sleeper.pid().to_string()).unwrap();
+    let o = tend(
+        "tend-cgroup",
+        ["-c", setting, &format!("{rel}/busy/web"), "echo", "EXECUTED"],
+    );
+    assert_code(&o, 111);
+    stderr_is(
+        &o,
+        &format!(
+            "tend-cgroup: fatal: {b} refused to delegate controller {c}: unable to write +{c} \
+             to {b}/cgroup.subtree_control: Device or resource busy (it holds processes of \
+             its own)",
+            b = busy.display()
+        ),
+    );
+    assert!(o.stdout.is_empty());
+    // The sleeper leaves the group before it is removed.
+    drop(sleeper);
+    drop(g);
+}
+
 #[test]
 fn cgroup_unavailable_controller_is_a_clear_error() {
     let mount = cgroup2_mount();
