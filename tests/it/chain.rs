@@ -461,8 +461,18 @@ fn envdir_trailing_bytes_chomped_as_s6_does() {
     }
     // What the comparison covers: \r goes, \v and \f stay, -n keeps all.
     let (t, _) = env_after("tend-envdir", &[], &d);
-    for want in [&b"L013=v"[..], b"L011=v\x0b", b"L012=v\x0c", b"M013=v", b"E013=v"] {
-        assert!(t.contains(&want.to_vec()), "{:?}", String::from_utf8_lossy(want));
+    for want in [
+        &b"L013=v"[..],
+        b"L011=v\x0b",
+        b"L012=v\x0c",
+        b"M013=v",
+        b"E013=v",
+    ] {
+        assert!(
+            t.contains(&want.to_vec()),
+            "{:?}",
+            String::from_utf8_lossy(want)
+        );
     }
     let (t, _) = env_after("tend-envdir", &["-n"], &d);
     assert!(t.contains(&b"L013=v\r".to_vec()));
@@ -977,7 +987,10 @@ fn cgroup_delegates_from_the_mount_down() {
     let offered = std::fs::read_to_string(g.top.join("app/cgroup.controllers")).unwrap();
     assert!(!offered.split_whitespace().any(|x| x == c), "{offered}");
     let path = format!("{rel}/app/web");
-    let o = tend("tend-cgroup", ["-c", setting, &path, "cat", "/proc/self/cgroup"]);
+    let o = tend(
+        "tend-cgroup",
+        ["-c", setting, &path, "cat", "/proc/self/cgroup"],
+    );
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains(&format!("0::/{path}\n")));
     let file = setting.split_once('=').unwrap().0;
@@ -1018,7 +1031,13 @@ fn cgroup_names_the_level_that_refuses() {
     std::fs::write(busy.join("cgroup.procs"), sleeper.pid().to_string()).unwrap();
     let o = tend(
         "tend-cgroup",
-        ["-c", setting, &format!("{rel}/busy/web"), "echo", "EXECUTED"],
+        [
+            "-c",
+            setting,
+            &format!("{rel}/busy/web"),
+            "echo",
+            "EXECUTED",
+        ],
     );
     assert_code(&o, 111);
     stderr_is(
