@@ -569,3 +569,134 @@ fn svperms_decides_who_may_read_control_and_watch() {
         assert_code(&as_user(&account.user, "tend-svc", &["-r"], &dir), 0);
     }
 }
+
+// ---------------------------------------------------------------- demo, README
+
+/// Pids of processes whose command line or working directory is under `dir`.
+fn processes_under(dir: &Path) -> Vec<i32> {
+    let needle = dir.to_str().unwrap();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let cwd = std::fs::read_link(e.path().join("cwd")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(needle) || cwd.starts_with(dir) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Kills whatever still runs under a directory (only if a test failed half-way).
+struct Leftovers<'a>(&'a Path);
+
+impl Drop for Leftovers<'_> {
+    fn drop(&mut self) {
+        for pid in processes_under(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+#[test]
+fn demo_shows_log_and_status_and_stops_on_sigint() {
+    require("timeout");
+    let s = Scratch::new("demo");
+    let _leftovers = Leftovers(&s.path);
+    let mut c = Command::new("timeout");
+    c.args(["--preserve-status", "-s", "INT", "6", "sh"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo.sh"))
+        .env("TMPDIR", &s.path)
+        .env("TEND_BIN", bindir())
+        .env("TEND_DEMO_EVERY", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("scan directory: "), "{out}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("status: tick: up (pid ")),
+        "no status line: {out}"
+    );
+    // A log line of the service, its TAI64N label rendered as a local date.
+    assert!(
+        lines.iter().any(|l| {
+            l.ends_with(" tick 0")
+                && l.len() == "2026-11-30 10:47:54.192737822 tick 0".len()
+                && l.as_bytes()[4] == b'-'
+                && l.as_bytes()[19] == b'.'
+        }),
+        "no live log line: {out}"
+    );
+    assert!(lines.contains(&"stopping..."), "{out}");
+    assert!(
+        lines.last().unwrap().starts_with("stopped; logs kept in "),
+        "{out}"
+    );
+    // Every daemon it started is gone, and the log is on disk.
+    wait_until(PATIENCE, "the demo's processes to exit", || {
+        processes_under(&s.path).is_empty().then_some(())
+    });
+    let work = std::fs::read_dir(&s.path)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("tend-demo."))
+        .unwrap()
+        .path();
+    let current = std::fs::read_to_string(work.join("scan/tick/log/main/current")).unwrap();
+    assert!(current.contains(" tick 0\n"), "{current}");
+}
+
+#[test]
+fn readme_lists_every_s6_program_tend_lacks() {
+    // Each program of Debian's s6 package has a tend-* counterpart or is listed in the
+    // README's "not provided" section, and only then.
+    require("dpkg");
+    let o = run({
+        let mut c = Command::new("dpkg");
+        c.args(["-L", "s6"]);
+        c
+    });
+    assert_code(&o, 0);
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("### s6 programs tend does not provide (yet)")
+        .nth(1)
+        .expect("README section")
+        .split("\n#")
+        .next()
+        .unwrap();
+    let listed: Vec<&str> = section
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')' || c == ';')
+        .filter(|w| w.starts_with("s6") || *w == "ucspilogd")
+        .collect();
+    let mut programs: Vec<String> = text(&o.stdout)
+        .lines()
+        .filter(|l| l.starts_with("/usr/bin/"))
+        .map(|l| l.rsplit('/').next().unwrap().to_string())
+        .collect();
+    programs.push("s6lockd-helper".into());
+    assert!(programs.len() > 40, "{programs:?}");
+    for p in &programs {
+        // s6-svc → tend-svc, ucspilogd → tend-ucspilogd
+        let ours = match p.strip_prefix("s6-") {
+            Some(rest) => format!("tend-{rest}"),
+            None => format!("tend-{p}"),
+        };
+        let provided = bin(&ours).exists();
+        assert_eq!(
+            listed.contains(&p.as_str()),
+            !provided,
+            "{p}: provided by tend: {provided}; listed in the README: {}",
+            listed.contains(&p.as_str())
+        );
+    }
+}
