@@ -1008,6 +1008,76 @@ fn cgroup_delegates_from_the_mount_down() {
 }
 
 #[test]
+fn cgroup_delegated_subtree_needs_no_write_above_it() {
+    // As an administrator (or systemd) delegates a subtree to an unprivileged user: the
+    // levels above it delegate the controller already, and the user may write only from
+    // its own level down. tend-cgroup writes nothing where the controller is enabled, and
+    // names the level above that refuses when one does not delegate it.
+    let mount = cgroup2_mount();
+    let (c, setting, want) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let (g, rel) = Group::new("delegated");
+    let user = g.top.join("user");
+    std::fs::create_dir_all(user.join("init")).unwrap();
+    let nobody = Some(nix::unistd::Uid::from_raw(65534));
+    for p in [
+        user.clone(),
+        user.join("cgroup.procs"),
+        user.join("cgroup.subtree_control"),
+        user.join("cgroup.threads"),
+        user.join("init"),
+        user.join("init/cgroup.procs"),
+    ] {
+        nix::unistd::chown(&p, nobody, None).unwrap();
+    }
+    let enable = |level: &Path| {
+        std::fs::write(level.join("cgroup.subtree_control"), format!("+{c}")).unwrap()
+    };
+    enable(&mount);
+    // The user's processes start in its own leaf; from there it may move them anywhere
+    // below its level.
+    let path = format!("{rel}/user/app/web");
+    let as_nobody = || {
+        run({
+            let mut cmd = Command::new("sh");
+            cmd.args([
+                "-c",
+                &format!(
+                    "echo $$ > {init}/cgroup.procs && exec {su} nobody {tc} -c {setting} {path} cat /proc/self/cgroup",
+                    init = user.join("init").display(),
+                    su = bin("tend-setuidgid").display(),
+                    tc = bin("tend-cgroup").display(),
+                ),
+            ]);
+            cmd
+        })
+    };
+    let o = as_nobody();
+    assert_code(&o, 111);
+    stderr_is(
+        &o,
+        &format!(
+            "tend-cgroup: fatal: {t} refused to delegate controller {c}: unable to write +{c} \
+             to {t}/cgroup.subtree_control: Permission denied",
+            t = g.top.display()
+        ),
+    );
+    enable(&g.top);
+    let o = as_nobody();
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains(&format!("0::/{path}\n")), "{o:?}");
+    let file = setting.split_once('=').unwrap().0;
+    let value = std::fs::read_to_string(mount.join(&path).join(file)).unwrap();
+    assert_eq!(value, format!("{want}\n"));
+    drop(g);
+}
+
+#[test]
 fn cgroup_names_the_level_that_refuses() {
     // A level with processes of its own cannot delegate a domain controller (cgroup v2's
     // no-internal-process rule): the message says which one refused.
