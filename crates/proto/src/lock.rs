@@ -153,7 +153,8 @@ pub fn lock_ofd(fd: &OwnedFd, kind: Kind, wait: Wait) -> Result<(), OfdError> {
             }
         },
         Wait::For(limit) => match once() {
-            Err(OfdError::Busy) => lock_ofd_for(fd, &fl, limit),
+            Err(OfdError::Busy) if limit.is_zero() => Err(OfdError::TimedOut),
+            Err(OfdError::Busy) => lock_ofd_until(fd, &fl, std::time::Instant::now() + limit),
             other => other,
         },
     }
@@ -162,10 +163,10 @@ pub fn lock_ofd(fd: &OwnedFd, kind: Kind, wait: Wait) -> Result<(), OfdError> {
 /// A blocking lock with a deadline, without a signal handler: a child blocks in
 /// F_OFD_SETLKW on the shared open file description (so the lock it takes is ours) and
 /// reports through a pipe; at the deadline it is killed, and one last try decides.
-fn lock_ofd_for(
+fn lock_ofd_until(
     fd: &OwnedFd,
     fl: &libc::flock,
-    limit: std::time::Duration,
+    deadline: std::time::Instant,
 ) -> Result<(), OfdError> {
     use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use tend_sys::process::{Forked, exit_now, fork};
@@ -185,14 +186,19 @@ fn lock_ofd_for(
         Forked::Parent(pid) => pid,
     };
     drop(w);
-    let deadline = std::time::Instant::now() + limit;
     let answer = loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        let ms = PollTimeout::try_from(left.as_millis().min(i32::MAX as u128) as i32)
-            .unwrap_or(PollTimeout::MAX);
+        if left.is_zero() {
+            break None;
+        }
+        // Rounded up: poll's milliseconds must not end the wait before the deadline.
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
         let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, ms) {
-            Ok(0) => break None,
+        match poll(
+            &mut fds,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        ) {
+            Ok(0) => {}
             Ok(_) => {
                 let mut b = [0u8; 1];
                 break match nix::unistd::read(r.as_raw_fd(), &mut b) {
@@ -217,5 +223,64 @@ fn lock_ofd_for(
             Err(Errno::EACCES) | Err(Errno::EAGAIN) => Err(OfdError::TimedOut),
             Err(e) => Err(OfdError::Sys(e)),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("tend-lock-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    // OFD locks of two open file descriptions conflict even within one process, which
+    // is what lets these tests play both sides.
+    #[test]
+    fn ofd_locks_conflict_between_descriptions() {
+        let d = scratch("ofd");
+        let f = d.join("lock");
+        let a = open_inheritable(&f, Kind::Exclusive).unwrap();
+        let b = open_inheritable(&f, Kind::Shared).unwrap();
+        let c = open_inheritable(&f, Kind::Shared).unwrap();
+        lock_ofd(&a, Kind::Exclusive, Wait::No).unwrap();
+        assert_eq!(lock_ofd(&b, Kind::Shared, Wait::No), Err(OfdError::Busy));
+        let start = Instant::now();
+        assert_eq!(
+            lock_ofd(&b, Kind::Shared, Wait::For(Duration::from_millis(50))),
+            Err(OfdError::TimedOut)
+        );
+        assert!(
+            start.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(a);
+        lock_ofd(&b, Kind::Shared, Wait::No).unwrap();
+        lock_ofd(&c, Kind::Shared, Wait::For(Duration::from_millis(50))).unwrap();
+        let a = open_inheritable(&f, Kind::Exclusive).unwrap();
+        assert_eq!(lock_ofd(&a, Kind::Exclusive, Wait::No), Err(OfdError::Busy));
+        drop((b, c));
+        lock_ofd(&a, Kind::Exclusive, Wait::Forever).unwrap();
+        // The same description may take its own lock again.
+        lock_ofd(&a, Kind::Exclusive, Wait::No).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn open_creates_for_both_kinds() {
+        let d = scratch("open");
+        drop(open_inheritable(&d.join("r"), Kind::Shared).unwrap());
+        drop(open_inheritable(&d.join("w"), Kind::Exclusive).unwrap());
+        assert!(d.join("r").is_file() && d.join("w").is_file());
+        let e = open_inheritable(&d.join("no/such"), Kind::Shared).unwrap_err();
+        assert_eq!((e.op, e.errno), ("create", Errno::ENOENT));
+        let e = open_inheritable(&d.join("no/such"), Kind::Exclusive).unwrap_err();
+        assert_eq!((e.op, e.errno), ("open for writing", Errno::ENOENT));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
