@@ -134,8 +134,8 @@ fn ofd_request(kind: Kind) -> libc::flock {
 /// Take a whole-file OFD lock on `fd`. It belongs to the open file description, not to
 /// the process: every process that inherits the fd shares it, and it is released when
 /// the last of them closes it. It conflicts with s6's per-process fcntl locks on the
-/// same file (the kernel keeps both in one table). A wait with a limit forks a helper,
-/// so the caller must be single-threaded.
+/// same file (the kernel keeps both in one table). A wait with a limit forks a
+/// short-lived helper (which makes only async-signal-safe calls).
 pub fn lock_ofd(fd: &OwnedFd, kind: Kind, wait: Wait) -> Result<(), OfdError> {
     let fl = ofd_request(kind);
     let once = || match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLK(&fl)) {
@@ -210,9 +210,8 @@ fn lock_ofd_until(
             Err(e) => break Some(e as i32 as u8),
         }
     };
-    if answer.is_none() {
-        let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-    }
+    // Harmless if it already exited; a lock it took stays with the shared description.
+    let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
     let _ = nix::sys::wait::waitpid(child, None);
     match answer {
         Some(0) => Ok(()),
