@@ -1,13 +1,17 @@
 //! s6 parity for the programs that stand in for s6's: tend-setlock against s6-setlock
 //! holding the same file (both directions), and tend-svperms against s6-svperms, then who
 //! may read, control and watch a service under tend-supervise and s6-supervise, with
-//! tend's and s6's clients, as a throwaway user and group made by the test.
+//! tend's and s6's clients, as a throwaway user and group made by the test. Also the
+//! newcomer's view: examples/demo.sh under SIGINT, and the README's list of the s6
+//! programs tend lacks against `dpkg -L s6`.
 //!
 //! Not tested: a lock on a file of a filesystem without OFD locks (NFS before 3.x);
 //! tend-setlock -t reaching its deadline at the same instant the holder releases (both
 //! outcomes are correct); group names that exist only in NSS databases other than
 //! /etc/group (tend reads the file, s6 asks NSS); s6-svperms's warning for an owner
-//! without an account (needs a uid with no /etc/passwd line owning a service).
+//! without an account (needs a uid with no /etc/passwd line owning a service); the demo
+//! on a real terminal (^C there reaches the whole foreground group; `timeout -s INT`
+//! signals the group it made, which is the same set of processes).
 
 use crate::clients::{Clients, PATIENCE, S6, Supervised, TEND, is_up, service, wait_status};
 use crate::common::*;
