@@ -414,18 +414,18 @@ impl Account {
             user: format!("tpu{}{tag}", std::process::id()),
             group: format!("tpg{}{tag}", std::process::id()),
         };
-        let ok = |mut c: Command| {
-            let o = run({
-                c.env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-                c
-            });
-            assert_code(&o, 0);
+        // Retried: another test (or engineer) may hold the lock of /etc/passwd a moment.
+        let ok = |args: &[&str]| {
+            wait_until(PATIENCE, &format!("{args:?} to succeed"), || {
+                let mut c = Command::new(args[0]);
+                c.args(&args[1..])
+                    .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+                run(c).status.success().then_some(())
+            })
         };
-        let mut c = Command::new("groupadd");
-        c.arg(&a.group);
-        ok(c);
-        let mut c = Command::new("useradd");
-        c.args([
+        ok(&["groupadd", &a.group]);
+        ok(&[
+            "useradd",
             "-M",
             "-N",
             "-s",
@@ -434,7 +434,6 @@ impl Account {
             &a.group,
             &a.user,
         ]);
-        ok(c);
         a
     }
 }
