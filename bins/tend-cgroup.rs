@@ -40,6 +40,7 @@ fn main() {
         Err(
             e @ (CgroupError::NotMounted
             | CgroupError::Unavailable { .. }
+            | CgroupError::Refused { .. }
             | CgroupError::Write { .. }
             | CgroupError::System(_)),
         ) => PROG.fatal(code::SYSTEM, e),

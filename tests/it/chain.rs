@@ -431,6 +431,54 @@ fn envdir_identical_to_s6_for_every_option() {
 }
 
 #[test]
+fn envdir_trailing_bytes_chomped_as_s6_does() {
+    // Every byte value in trailing position, ended by a newline or by the end of the
+    // file, with and without -n (and -f): the same environment as s6-envdir's.
+    require("s6-envdir");
+    let s = Scratch::new("envdir-bytes");
+    let d = s.join("bytes");
+    std::fs::create_dir_all(&d).unwrap();
+    for b in 0..=255u8 {
+        std::fs::write(d.join(format!("L{b:03}")), [b'v', b, b'\n']).unwrap();
+        std::fs::write(d.join(format!("E{b:03}")), [b'v', b]).unwrap();
+        std::fs::write(d.join(format!("M{b:03}")), [b'v', b' ', b, b'\t', b'\n']).unwrap();
+    }
+    for opts in [&[][..], &["-n"], &["-f"], &["-fn"]] {
+        let (t, to) = env_after("tend-envdir", opts, &d);
+        let (e, eo) = env_after("s6-envdir", opts, &d);
+        assert_code(&to, 0);
+        assert_code(&eo, 0);
+        assert_eq!(t.len(), e.len(), "options {opts:?}");
+        for (t, e) in t.iter().zip(&e) {
+            assert_eq!(
+                t,
+                e,
+                "options {opts:?}: tend {:?} s6 {:?}",
+                String::from_utf8_lossy(t),
+                String::from_utf8_lossy(e)
+            );
+        }
+    }
+    // What the comparison covers: \r goes, \v and \f stay, -n keeps all.
+    let (t, _) = env_after("tend-envdir", &[], &d);
+    for want in [
+        &b"L013=v"[..],
+        b"L011=v\x0b",
+        b"L012=v\x0c",
+        b"M013=v",
+        b"E013=v",
+    ] {
+        assert!(
+            t.contains(&want.to_vec()),
+            "{:?}",
+            String::from_utf8_lossy(want)
+        );
+    }
+    let (t, _) = env_after("tend-envdir", &["-n"], &d);
+    assert!(t.contains(&b"L013=v\r".to_vec()));
+}
+
+#[test]
 fn envdir_noclamp_keeps_a_last_line_without_newline() {
     // s6-envdir 2.11.3 -L (without -n) empties a value whose line has no newline; tend
     // keeps it (documented in tend-envdir(8) NOTES).
@@ -902,6 +950,178 @@ fn cgroup_joins_and_writes_limits() {
     );
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains(&format!("0::/{path}\n")));
+    drop(g);
+}
+
+/// A controller the mount offers and a setting of it, or why there is none to test.
+fn offered_controller(mount: &Path) -> Result<(&'static str, &'static str, &'static str), String> {
+    let have = controllers(mount);
+    [
+        ("hugetlb", "hugetlb.2MB.max=4M", "4194304"),
+        ("pids", "pids.max=7", "7"),
+        ("memory", "memory.max=512M", "536870912"),
+    ]
+    .into_iter()
+    .find(|(c, _, _)| have.iter().any(|h| h == c))
+    .ok_or(format!(
+        "{} offers none of hugetlb, pids, memory (cgroup.controllers: {have:?})",
+        mount.display()
+    ))
+}
+
+#[test]
+fn cgroup_delegates_from_the_mount_down() {
+    // The issue's case: an existing level (`app`) to which its parent does not delegate
+    // the controller. tend-cgroup enables it on every level from the mount down to the
+    // group's parent.
+    let mount = cgroup2_mount();
+    let (c, setting, want) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let (g, rel) = Group::new("deleg");
+    std::fs::create_dir_all(g.top.join("app")).unwrap();
+    let offered = std::fs::read_to_string(g.top.join("app/cgroup.controllers")).unwrap();
+    assert!(!offered.split_whitespace().any(|x| x == c), "{offered}");
+    let path = format!("{rel}/app/web");
+    let o = tend(
+        "tend-cgroup",
+        ["-c", setting, &path, "cat", "/proc/self/cgroup"],
+    );
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains(&format!("0::/{path}\n")));
+    let file = setting.split_once('=').unwrap().0;
+    let value = std::fs::read_to_string(mount.join(&path).join(file)).unwrap();
+    assert_eq!(value, format!("{want}\n"));
+    for level in [mount.clone(), g.top.clone(), g.top.join("app")] {
+        let enabled = std::fs::read_to_string(level.join("cgroup.subtree_control")).unwrap();
+        assert!(
+            enabled.split_whitespace().any(|x| x == c),
+            "{} delegates {enabled:?}",
+            level.display()
+        );
+    }
+    // The root keeps delegating (systemd leaves it so too): other groups may use it now.
+}
+
+#[test]
+fn cgroup_delegated_subtree_needs_no_write_above_it() {
+    // As an administrator (or systemd) delegates a subtree to an unprivileged user: the
+    // levels above it delegate the controller already, and the user may write only from
+    // its own level down. tend-cgroup writes nothing where the controller is enabled, and
+    // names the level above that refuses when one does not delegate it.
+    let mount = cgroup2_mount();
+    let (c, setting, want) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let (g, rel) = Group::new("delegated");
+    let user = g.top.join("user");
+    std::fs::create_dir_all(user.join("init")).unwrap();
+    let nobody = Some(nix::unistd::Uid::from_raw(65534));
+    for p in [
+        user.clone(),
+        user.join("cgroup.procs"),
+        user.join("cgroup.subtree_control"),
+        user.join("cgroup.threads"),
+        user.join("init"),
+        user.join("init/cgroup.procs"),
+    ] {
+        nix::unistd::chown(&p, nobody, None).unwrap();
+    }
+    let enable = |level: &Path| {
+        std::fs::write(level.join("cgroup.subtree_control"), format!("+{c}")).unwrap()
+    };
+    enable(&mount);
+    // The user's processes start in its own leaf; from there it may move them anywhere
+    // below its level.
+    let path = format!("{rel}/user/app/web");
+    let as_nobody = || {
+        run({
+            let mut cmd = Command::new("sh");
+            cmd.args([
+                "-c",
+                &format!(
+                    "echo $$ > {init}/cgroup.procs && exec {su} nobody {tc} -c {setting} {path} cat /proc/self/cgroup",
+                    init = user.join("init").display(),
+                    su = bin("tend-setuidgid").display(),
+                    tc = bin("tend-cgroup").display(),
+                ),
+            ]);
+            cmd
+        })
+    };
+    let o = as_nobody();
+    assert_code(&o, 111);
+    stderr_is(
+        &o,
+        &format!(
+            "tend-cgroup: fatal: {t} refused to delegate controller {c}: unable to write +{c} \
+             to {t}/cgroup.subtree_control: Permission denied",
+            t = g.top.display()
+        ),
+    );
+    enable(&g.top);
+    let o = as_nobody();
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains(&format!("0::/{path}\n")), "{o:?}");
+    let file = setting.split_once('=').unwrap().0;
+    let value = std::fs::read_to_string(mount.join(&path).join(file)).unwrap();
+    assert_eq!(value, format!("{want}\n"));
+    drop(g);
+}
+
+#[test]
+fn cgroup_names_the_level_that_refuses() {
+    // A level with processes of its own cannot delegate a domain controller (cgroup v2's
+    // no-internal-process rule): the message says which one refused.
+    let mount = cgroup2_mount();
+    let (_, setting, _) = match offered_controller(&mount) {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let c = setting.split('.').next().unwrap();
+    let (g, rel) = Group::new("refuse");
+    let busy = g.top.join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    let sleeper = Daemon::start({
+        let mut c = Command::new("sleep");
+        c.arg("100");
+        c
+    });
+    std::fs::write(busy.join("cgroup.procs"), sleeper.pid().to_string()).unwrap();
+    let o = tend(
+        "tend-cgroup",
+        [
+            "-c",
+            setting,
+            &format!("{rel}/busy/web"),
+            "echo",
+            "EXECUTED",
+        ],
+    );
+    assert_code(&o, 111);
+    stderr_is(
+        &o,
+        &format!(
+            "tend-cgroup: fatal: {b} refused to delegate controller {c}: unable to write +{c} \
+             to {b}/cgroup.subtree_control: Device or resource busy (it holds processes of \
+             its own)",
+            b = busy.display()
+        ),
+    );
+    assert!(o.stdout.is_empty());
+    // The sleeper leaves the group before it is removed.
+    drop(sleeper);
     drop(g);
 }
 

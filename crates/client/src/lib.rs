@@ -15,6 +15,7 @@
 
 pub mod control;
 mod json;
+pub mod perms;
 pub mod signame;
 pub mod status;
 pub mod wait;

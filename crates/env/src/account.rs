@@ -4,9 +4,9 @@
 use crate::environ::{self, Env};
 use crate::sys::Error;
 use crate::userdb;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 /// A numeric id: decimal digits only, within `u32` (no sign, no spaces, no suffix).
 pub fn parse_id(s: &[u8]) -> Option<u32> {
@@ -86,6 +86,19 @@ pub fn group(name: &OsStr) -> Result<Option<u32>, Error> {
     let db = userdb::read(std::path::Path::new(GROUP))
         .map_err(|e| lookup_error("read the group database for", name, &e))?;
     Ok(userdb::find_group(&db, name.as_bytes()))
+}
+
+/// The primary group of the account with `uid` in /etc/passwd; `Ok(None)` if none.
+pub fn primary_gid(uid: u32) -> Result<Option<u32>, Error> {
+    let db =
+        userdb::read(std::path::Path::new(PASSWD)).map_err(|e| Error::io("read", PASSWD, &e))?;
+    Ok(userdb::primary_gid_of(&db, uid))
+}
+
+/// The name of group `gid` in /etc/group; `Ok(None)` if it has none.
+pub fn group_name(gid: u32) -> Result<Option<OsString>, Error> {
+    let db = userdb::read(std::path::Path::new(GROUP)).map_err(|e| Error::io("read", GROUP, &e))?;
+    Ok(userdb::group_name(&db, gid).map(|n| OsString::from_vec(n.to_vec())))
 }
 
 /// A user with their supplementary groups; `Ok(None)` if unknown.

@@ -1,6 +1,7 @@
 //! Joining a cgroup v2 group: find the cgroup2 mount, create the group, enable the
-//! controllers its limits need in every ancestor's `cgroup.subtree_control`, write the
-//! limits, and move the process in.
+//! controllers its limits need in every ancestor's `cgroup.subtree_control` from the
+//! mount down (as systemd does for a delegated subtree), write the limits, and move the
+//! process in.
 //!
 //! The mount is found in `/proc/self/mountinfo` (hybrid hosts mount cgroup2 at
 //! `/sys/fs/cgroup/unified`, not `/sys/fs/cgroup`). Byte-sized limits accept unit
@@ -167,6 +168,12 @@ pub enum CgroupError {
         /// Where a cgroup v1 hierarchy holds the controller instead.
         v1: Option<PathBuf>,
     },
+    /// A level would not delegate a controller to its children.
+    Refused {
+        controller: String,
+        level: PathBuf,
+        errno: Errno,
+    },
     /// A write to a cgroup file failed.
     Write {
         value: String,
@@ -212,6 +219,22 @@ impl fmt::Display for CgroupError {
                 }
                 f.write_str(")")
             }
+            CgroupError::Refused {
+                controller,
+                level,
+                errno,
+            } => write!(
+                f,
+                "{} refused to delegate controller {controller}: unable to write +{controller} to {}: {}{}",
+                level.display(),
+                level.join("cgroup.subtree_control").display(),
+                errno.desc(),
+                if *errno == Errno::EBUSY {
+                    " (it holds processes of its own)"
+                } else {
+                    ""
+                }
+            ),
             CgroupError::Write { value, file, errno } => write!(
                 f,
                 "unable to write {value} to {}: {}",
@@ -267,6 +290,29 @@ fn words(s: &str) -> impl Iterator<Item = &str> {
     s.split_whitespace()
 }
 
+/// Enable `controllers` in `level`'s `cgroup.subtree_control` where they are not yet.
+/// A level that already delegates them is not written to, so levels above the first one
+/// this process may write are fine as long as they delegate. `level` offers every
+/// controller: the mount was checked, and each level below was just delegated to.
+fn delegate(level: &Path, controllers: &[&str]) -> Result<(), CgroupError> {
+    let file = level.join("cgroup.subtree_control");
+    let enabled = read(&file)?;
+    for c in controllers {
+        if words(&enabled).any(|a| a == *c) {
+            continue;
+        }
+        write(&file, &format!("+{c}")).map_err(|e| match e {
+            CgroupError::Write { errno, .. } => CgroupError::Refused {
+                controller: c.to_string(),
+                level: level.to_path_buf(),
+                errno,
+            },
+            other => other,
+        })?;
+    }
+    Ok(())
+}
+
 /// Create and configure the group for `path`, move this process into it, and return its
 /// directory.
 pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
@@ -283,53 +329,29 @@ pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
     controllers.sort_unstable();
     controllers.dedup();
 
-    // Every ancestor from the mount down to the group's parent must offer each controller
-    // and delegate it to its children.
-    let rel = group.strip_prefix(&mount).unwrap_or(Path::new(""));
-    let mut dir = mount.clone();
-    let mut parents = vec![dir.clone()];
-    for c in rel.components() {
-        dir.push(c);
-        parents.push(dir.clone());
-    }
-    parents.pop();
-    for parent in &parents {
-        // An ancestor we are about to create offers what its parent delegates to it.
-        let available = match std::fs::read_to_string(parent.join("cgroup.controllers")) {
-            Ok(a) => a,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent != &mount => break,
-            Err(e) => {
-                let file = parent.join("cgroup.controllers");
-                return Err(CgroupError::System(Error::io("read", &file, &e)));
-            }
-        };
-        for c in &controllers {
-            if !words(&available).any(|a| a == *c) {
-                return Err(CgroupError::Unavailable {
-                    controller: c.to_string(),
-                    at: parent.clone(),
-                    available: words(&available).collect::<Vec<_>>().join(" "),
-                    v1: v1_mount_of(&info, c),
-                });
-            }
+    // As systemd does for a delegated subtree: every level from the mount down to the
+    // group's parent delegates each controller to its children. The mount must offer it;
+    // a level below offers what the level above delegates, so it is enabled top-down.
+    let available = read(&mount.join("cgroup.controllers"))?;
+    for c in &controllers {
+        if !words(&available).any(|a| a == *c) {
+            return Err(CgroupError::Unavailable {
+                controller: c.to_string(),
+                at: mount.clone(),
+                available: words(&available).collect::<Vec<_>>().join(" "),
+                v1: v1_mount_of(&info, c),
+            });
         }
     }
+    let rel = group.strip_prefix(&mount).unwrap_or(Path::new(""));
     let mut dir = mount.clone();
     for c in rel.components() {
+        delegate(&dir, &controllers)?;
         dir.push(c);
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(CgroupError::System(Error::io("create", &dir, &e))),
-        }
-    }
-    for parent in &parents {
-        let file = parent.join("cgroup.subtree_control");
-        let enabled = read(&file)?;
-        for c in &controllers {
-            if !words(&enabled).any(|a| a == *c) {
-                write(&file, &format!("+{c}"))?;
-            }
         }
     }
     for (s, v) in settings.iter().zip(&values) {
@@ -380,6 +402,21 @@ mod tests {
             e.to_string(),
             "controller memory is not available in /sys/fs/cgroup/unified (available: hugetlb; \
              memory is bound to the cgroup v1 hierarchy at /sys/fs/cgroup/memory)"
+        );
+    }
+
+    #[test]
+    fn refusal_names_the_level() {
+        let e = CgroupError::Refused {
+            controller: "hugetlb".into(),
+            level: "/sys/fs/cgroup/unified/app".into(),
+            errno: Errno::EBUSY,
+        };
+        assert_eq!(
+            e.to_string(),
+            "/sys/fs/cgroup/unified/app refused to delegate controller hugetlb: unable to \
+             write +hugetlb to /sys/fs/cgroup/unified/app/cgroup.subtree_control: Device or \
+             resource busy (it holds processes of its own)"
         );
     }
 

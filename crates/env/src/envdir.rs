@@ -1,8 +1,8 @@
 //! envdir: one environment variable per file of a directory, as s6-envdir reads them.
 //!
 //! A file whose name starts with `.` or contains `=` is skipped. An empty file unsets its
-//! variable. Otherwise the value is the first line (trailing spaces and tabs removed
-//! unless `nochomp`), or with `verbatim` the whole file (its last newline removed unless
+//! variable. Otherwise the value is the first line (trailing spaces, tabs and carriage
+//! returns removed unless `nochomp`; `\v` and `\f` are kept, as s6-envdir keeps them), or with `verbatim` the whole file (its last newline removed unless
 //! `nochomp`); NUL bytes become `nullis`. Unless `noclamp`, only the first 4095 bytes of a
 //! file are read (s6's 4096-byte buffer, one byte kept for its terminator; measured).
 
@@ -23,7 +23,8 @@ pub const CLAMP: usize = 4095;
 pub struct Options {
     /// `-f`: the whole file, not only its first line.
     pub verbatim: bool,
-    /// `-n`: keep trailing blanks (line mode) or the last newline (verbatim mode).
+    /// `-n`: keep trailing blanks and carriage returns (line mode) or the last newline
+    /// (verbatim mode).
     pub nochomp: bool,
     /// `-L`: no 4095-byte clamp.
     pub noclamp: bool,
@@ -50,6 +51,12 @@ pub fn is_variable(name: &[u8]) -> bool {
     !name.is_empty() && name[0] != b'.' && !name.contains(&b'=')
 }
 
+/// The bytes s6-envdir removes from the end of a first line: space, tab and carriage
+/// return (measured over every byte value against s6-envdir 2.11.3; `\v` and `\f` stay).
+pub fn is_chomped(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r')
+}
+
 /// The value a file's contents give (`None`: unset). `contents` is what was read, already
 /// clamped.
 pub fn value(contents: &[u8], opts: &Options) -> Option<Vec<u8>> {
@@ -69,7 +76,7 @@ pub fn value(contents: &[u8], opts: &Options) -> Option<Vec<u8>> {
         };
         let mut end = line.len();
         if !opts.nochomp {
-            while end > 0 && (line[end - 1] == b' ' || line[end - 1] == b'\t') {
+            while end > 0 && is_chomped(line[end - 1]) {
                 end -= 1;
             }
         }
@@ -173,6 +180,9 @@ mod tests {
         assert_eq!(v(b"  \t \n", &o), Some(b"".to_vec()));
         assert_eq!(v(b"tr  \n  \n", &o), Some(b"tr".to_vec()));
         assert_eq!(v(b"x \r\x0b\x0c \t\n", &o), Some(b"x \r\x0b\x0c".to_vec()));
+        assert_eq!(v(b"val\r\n", &o), Some(b"val".to_vec()));
+        assert_eq!(v(b"v  \t\r \n", &o), Some(b"v".to_vec()));
+        assert_eq!(v(b"v\x0b\r", &o), Some(b"v\x0b".to_vec()));
         assert_eq!(v(b" lead", &o), Some(b" lead".to_vec()));
         assert_eq!(v(b"a\0b\nsecond\n", &o), Some(b"a\nb".to_vec()));
         assert_eq!(v(b"\0\0", &o), Some(b"\n\n".to_vec()));
@@ -185,6 +195,7 @@ mod tests {
             ..Options::default()
         };
         assert_eq!(v(b"tr  \n  \n", &o), Some(b"tr  ".to_vec()));
+        assert_eq!(v(b"val\r\n", &o), Some(b"val\r".to_vec()));
         assert_eq!(v(b"\n", &o), Some(b"".to_vec()));
     }
 

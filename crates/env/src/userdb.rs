@@ -42,6 +42,20 @@ pub fn find_user(passwd: &[u8], name: &[u8]) -> Option<UserEntry> {
         })
 }
 
+/// The primary group of the first account with `uid` (getpwuid's pw_gid).
+pub fn primary_gid_of(passwd: &[u8], uid: u32) -> Option<u32> {
+    records(passwd)
+        .filter(|f| f.len() >= 4 && id(f[2]) == Some(uid))
+        .find_map(|f| id(f[3]))
+}
+
+/// The name of the first group with `gid` (getgrgid's gr_name).
+pub fn group_name(group: &[u8], gid: u32) -> Option<&[u8]> {
+    records(group)
+        .find(|f| f.len() >= 3 && id(f[2]) == Some(gid))
+        .map(|f| f[0])
+}
+
 /// Find `name` in group-format data (name:passwd:gid:members).
 pub fn find_group(group: &[u8], name: &[u8]) -> Option<u32> {
     records(group)
@@ -103,6 +117,10 @@ mod tests {
     fn groups() {
         assert_eq!(find_group(GROUP, b"staff"), Some(50));
         assert_eq!(find_group(GROUP, b"nope"), None);
+        assert_eq!(group_name(GROUP, 50), Some(&b"staff"[..]));
+        assert_eq!(group_name(GROUP, 51), None);
+        assert_eq!(primary_gid_of(PASSWD, 65534), Some(65534));
+        assert_eq!(primary_gid_of(PASSWD, 7), None);
         assert_eq!(supplementary(GROUP, b"app", 1000), vec![4, 50]);
         assert_eq!(supplementary(GROUP, b"app", 4), vec![50]);
         assert_eq!(supplementary(GROUP, b"syslog", 0), vec![4]);

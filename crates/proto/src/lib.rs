@@ -13,6 +13,7 @@ pub mod control;
 pub mod death_tally;
 pub mod fifodir;
 pub mod lock;
+pub mod perms;
 pub mod servicedir;
 pub mod spawn_error;
 pub mod status;

@@ -1,11 +1,14 @@
 //! "Is a supervisor running here?" — a POSIX fcntl write lock on `supervise/lock` (or
 //! `.s6-svscan/lock`), held for the owner's lifetime. Clients probe it with F_GETLK.
 //! Never flock(2): it is invisible to F_GETLK, so s6's clients would not see it.
+//!
+//! Also the open-file-description locks that tend-setlock hands to the program it execs
+//! (s6-setlock's job; tend-supervise's `lock-fd` takes the same kind in crates/sys).
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
 use nix::sys::stat::Mode;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
 use tend_sys::fd::own;
 
@@ -61,4 +64,222 @@ pub fn is_held(path: &Path) -> Result<bool, Errno> {
     let mut fl = whole_file(libc::F_RDLCK as i16);
     fcntl(fd.as_raw_fd(), FcntlArg::F_GETLK(&mut fl))?;
     Ok(fl.l_type != libc::F_UNLCK as i16)
+}
+
+/// A shared (read) or an exclusive (write) lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Shared,
+    Exclusive,
+}
+
+/// How long to wait for a lock someone else holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Fail at once.
+    No,
+    /// Until it is free.
+    Forever,
+    /// At most this long.
+    For(std::time::Duration),
+}
+
+/// Why an open-file-description lock was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OfdError {
+    /// Held elsewhere, and not waiting.
+    Busy,
+    /// Still held elsewhere when the wait ended.
+    TimedOut,
+    Sys(Errno),
+}
+
+/// Open `path` for a lock of `kind` as s6-setlock does, creating it (mode 0666 minus the
+/// umask) if missing: for writing, or for reading after creating it. The fd is
+/// inheritable: it carries the lock into the program exec'd next. The error's `op` is
+/// `open for writing`, `open for reading` or `create`.
+pub fn open_inheritable(path: &Path, kind: Kind) -> Result<OwnedFd, tend_sys::Error> {
+    let create = OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CREAT;
+    let mode = Mode::from_bits_truncate(0o666);
+    match kind {
+        Kind::Exclusive => open(path, create, mode)
+            .map(own)
+            .map_err(|e| tend_sys::Error::at("open for writing", path, e)),
+        Kind::Shared => {
+            let read = OFlag::O_RDONLY | OFlag::O_NONBLOCK;
+            match open(path, read, Mode::empty()) {
+                Ok(fd) => return Ok(own(fd)),
+                Err(Errno::ENOENT) => {}
+                Err(e) => return Err(tend_sys::Error::at("open for reading", path, e)),
+            }
+            drop(
+                open(path, create | OFlag::O_CLOEXEC, mode)
+                    .map(own)
+                    .map_err(|e| tend_sys::Error::at("create", path, e))?,
+            );
+            open(path, read, Mode::empty())
+                .map(own)
+                .map_err(|e| tend_sys::Error::at("open for reading", path, e))
+        }
+    }
+}
+
+fn ofd_request(kind: Kind) -> libc::flock {
+    whole_file(match kind {
+        Kind::Shared => libc::F_RDLCK as i16,
+        Kind::Exclusive => libc::F_WRLCK as i16,
+    })
+}
+
+/// Take a whole-file OFD lock on `fd`. It belongs to the open file description, not to
+/// the process: every process that inherits the fd shares it, and it is released when
+/// the last of them closes it. It conflicts with s6's per-process fcntl locks on the
+/// same file (the kernel keeps both in one table). A wait with a limit forks a
+/// short-lived helper (which makes only async-signal-safe calls).
+pub fn lock_ofd(fd: &OwnedFd, kind: Kind, wait: Wait) -> Result<(), OfdError> {
+    let fl = ofd_request(kind);
+    let once = || match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLK(&fl)) {
+        Ok(_) => Ok(()),
+        Err(Errno::EACCES) | Err(Errno::EAGAIN) => Err(OfdError::Busy),
+        Err(e) => Err(OfdError::Sys(e)),
+    };
+    match wait {
+        Wait::No => once(),
+        Wait::Forever => loop {
+            match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLKW(&fl)) {
+                Ok(_) => return Ok(()),
+                Err(Errno::EINTR) => {}
+                Err(e) => return Err(OfdError::Sys(e)),
+            }
+        },
+        Wait::For(limit) => match once() {
+            Err(OfdError::Busy) if limit.is_zero() => Err(OfdError::TimedOut),
+            Err(OfdError::Busy) => lock_ofd_until(fd, &fl, std::time::Instant::now() + limit),
+            other => other,
+        },
+    }
+}
+
+/// A blocking lock with a deadline, without a signal handler: a child blocks in
+/// F_OFD_SETLKW on the shared open file description (so the lock it takes is ours) and
+/// reports through a pipe; at the deadline it is killed, and one last try decides.
+fn lock_ofd_until(
+    fd: &OwnedFd,
+    fl: &libc::flock,
+    deadline: std::time::Instant,
+) -> Result<(), OfdError> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use tend_sys::process::{Forked, exit_now, fork};
+    let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(OfdError::Sys)?;
+    let child = match fork().map_err(OfdError::Sys)? {
+        Forked::Child => {
+            let answer = loop {
+                match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLKW(fl)) {
+                    Ok(_) => break 0u8,
+                    Err(Errno::EINTR) => {}
+                    Err(e) => break e as i32 as u8,
+                }
+            };
+            let _ = nix::unistd::write(&w, &[answer]);
+            exit_now(0)
+        }
+        Forked::Parent(pid) => pid,
+    };
+    drop(w);
+    let answer = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break None;
+        }
+        // Rounded up: poll's milliseconds must not end the wait before the deadline.
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
+        match poll(
+            &mut fds,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        ) {
+            Ok(0) => {}
+            Ok(_) => {
+                let mut b = [0u8; 1];
+                break match nix::unistd::read(r.as_raw_fd(), &mut b) {
+                    Ok(1) => Some(b[0]),
+                    _ => Some(Errno::EIO as i32 as u8),
+                };
+            }
+            Err(Errno::EINTR) => {}
+            Err(e) => break Some(e as i32 as u8),
+        }
+    };
+    // Harmless if it already exited; a lock it took stays with the shared description.
+    let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
+    let _ = nix::sys::wait::waitpid(child, None);
+    match answer {
+        Some(0) => Ok(()),
+        Some(e) => Err(OfdError::Sys(Errno::from_raw(i32::from(e)))),
+        // The child may have got it just before it died: then this succeeds.
+        None => match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLK(fl)) {
+            Ok(_) => Ok(()),
+            Err(Errno::EACCES) | Err(Errno::EAGAIN) => Err(OfdError::TimedOut),
+            Err(e) => Err(OfdError::Sys(e)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("tend-lock-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    // OFD locks of two open file descriptions conflict even within one process, which
+    // is what lets these tests play both sides.
+    #[test]
+    fn ofd_locks_conflict_between_descriptions() {
+        let d = scratch("ofd");
+        let f = d.join("lock");
+        let a = open_inheritable(&f, Kind::Exclusive).unwrap();
+        let b = open_inheritable(&f, Kind::Shared).unwrap();
+        let c = open_inheritable(&f, Kind::Shared).unwrap();
+        lock_ofd(&a, Kind::Exclusive, Wait::No).unwrap();
+        assert_eq!(lock_ofd(&b, Kind::Shared, Wait::No), Err(OfdError::Busy));
+        let start = Instant::now();
+        assert_eq!(
+            lock_ofd(&b, Kind::Shared, Wait::For(Duration::from_millis(50))),
+            Err(OfdError::TimedOut)
+        );
+        assert!(
+            start.elapsed() >= Duration::from_millis(50),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(a);
+        lock_ofd(&b, Kind::Shared, Wait::No).unwrap();
+        lock_ofd(&c, Kind::Shared, Wait::For(Duration::from_millis(50))).unwrap();
+        let a = open_inheritable(&f, Kind::Exclusive).unwrap();
+        assert_eq!(lock_ofd(&a, Kind::Exclusive, Wait::No), Err(OfdError::Busy));
+        drop((b, c));
+        lock_ofd(&a, Kind::Exclusive, Wait::Forever).unwrap();
+        // The same description may take its own lock again.
+        lock_ofd(&a, Kind::Exclusive, Wait::No).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn open_creates_for_both_kinds() {
+        let d = scratch("open");
+        drop(open_inheritable(&d.join("r"), Kind::Shared).unwrap());
+        drop(open_inheritable(&d.join("w"), Kind::Exclusive).unwrap());
+        assert!(d.join("r").is_file() && d.join("w").is_file());
+        let e = open_inheritable(&d.join("no/such"), Kind::Shared).unwrap_err();
+        assert_eq!((e.op, e.errno), ("create", Errno::ENOENT));
+        let e = open_inheritable(&d.join("no/such"), Kind::Exclusive).unwrap_err();
+        assert_eq!((e.op, e.errno), ("open for writing", Errno::ENOENT));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
