@@ -2,7 +2,8 @@
 //! and with the duties of tini.
 //!
 //! Stage 1 saves the environment as an envdir and runs the init.d scripts. Then the
-//! image's service directories are copied into a writable scan directory and tend-svscan
+//! image's service directories are mirrored (directories made, files symlinked) into a
+//! writable scan directory and tend-svscan
 //! runs on it as a child (not as PID 1), and init waits, with a limit, until every
 //! service is up (ready, where it notifies readiness). Stage 2 runs the command in the
 //! foreground, in a process group of its own that owns the terminal. Stage 3 runs the
@@ -113,7 +114,7 @@ struct Init<'a> {
     script_code: Option<i32>,
     /// SIGTERM or SIGINT arrived while no command ran.
     stop: Option<Signal>,
-    /// False once waitpid reports that no child is left.
+    /// Whether the last reap found children left (ECHILD makes it false).
     children: bool,
     /// The code a failed stage asks to exit with.
     failure: Option<i32>,
@@ -300,7 +301,7 @@ impl Init<'_> {
             Err(e) if e.errno == Errno::ENOENT => return,
             Err(e) => return self.fatal(SYSTEM, format_args!("{e}")),
         }
-        if let Err(e) = tree::copy(&src, &dst) {
+        if let Err(e) = tree::mirror(&src, &dst) {
             return self.fatal(SYSTEM, format_args!("{e}"));
         }
         let mut argv = vec![OsString::from(SCANNER), dst.clone().into_os_string()];
@@ -548,7 +549,10 @@ impl Init<'_> {
     fn reap(&mut self) {
         loop {
             match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => return,
+                Ok(WaitStatus::StillAlive) => {
+                    self.children = true;
+                    return;
+                }
                 Ok(st) => {
                     let Some((pid, code)) = code_of(st) else {
                         continue;

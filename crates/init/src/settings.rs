@@ -71,7 +71,7 @@ pub const TABLE: [Entry; 13] = [
         var: "TEND_SERVICES_DIR",
         value: "dir",
         default: "/etc/tend/services",
-        what: "service directories, copied into the scan directory",
+        what: "service directories, mirrored into the scan directory",
     },
     Entry {
         letter: 'f',

@@ -38,14 +38,18 @@ pub fn save_env(dir: &Path, env: &[(OsString, OsString)]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Copy a directory tree (directories, regular files with their modes, symlinks), over
-/// whatever is already at `dst`.
-pub fn copy(src: &Path, dst: &Path) -> Result<(), Error> {
+/// Mirror a directory tree: directories are made, each file becomes a symlink to the
+/// original (absolute), symlinks are copied. The mirror is writable (supervise/, event/,
+/// down) while the scripts stay where they are: /run is often a `noexec` tmpfs
+/// (`docker run --tmpfs /run`), where copied scripts could not be executed.
+pub fn mirror(src: &Path, dst: &Path) -> Result<(), Error> {
+    let src = std::fs::canonicalize(src).map_err(|e| Error::io("resolve", src, &e))?;
+    mirror_dir(&src, dst)
+}
+
+fn mirror_dir(src: &Path, dst: &Path) -> Result<(), Error> {
     let meta = std::fs::metadata(src).map_err(|e| Error::io("stat", src, &e))?;
-    match std::fs::create_dir_all(dst) {
-        Ok(()) => {}
-        Err(e) => return Err(Error::io("create", dst, &e)),
-    }
+    std::fs::create_dir_all(dst).map_err(|e| Error::io("create", dst, &e))?;
     let _ = std::fs::set_permissions(dst, meta.permissions());
     let rd = std::fs::read_dir(src).map_err(|e| Error::io("read directory", src, &e))?;
     for entry in rd {
@@ -55,17 +59,19 @@ pub fn copy(src: &Path, dst: &Path) -> Result<(), Error> {
         let ft = entry
             .file_type()
             .map_err(|e| Error::io("stat", &from, &e))?;
-        if ft.is_dir() {
-            copy(&from, &to)?;
-        } else if ft.is_file() {
-            std::fs::copy(&from, &to).map_err(|e| Error::io("copy", &from, &e))?;
+        let target = if ft.is_dir() {
+            mirror_dir(&from, &to)?;
+            continue;
         } else if ft.is_symlink() {
-            let target =
-                std::fs::read_link(&from).map_err(|e| Error::io("read link", &from, &e))?;
+            std::fs::read_link(&from).map_err(|e| Error::io("read link", &from, &e))?
+        } else {
+            from.clone()
+        };
+        // A mirror made by an earlier run (a restarted container keeps /run).
+        if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
             let _ = std::fs::remove_file(&to);
-            std::os::unix::fs::symlink(&target, &to)
-                .map_err(|e| Error::io("create link", &to, &e))?;
         }
+        std::os::unix::fs::symlink(&target, &to).map_err(|e| Error::io("create link", &to, &e))?;
     }
     Ok(())
 }
