@@ -696,7 +696,7 @@ fn in_ns(init: &[String], args: &[&str]) -> Command {
 }
 
 /// One case: run it under the init given as an argv prefix.
-type Scenario = dyn Fn(&[String]) -> Result<(), String>;
+type Scenario<'a> = dyn Fn(&[String]) -> Result<(), String> + 'a;
 
 #[test]
 fn slow_compare_with_tini_dumb_init_catatonit() {
