@@ -1,13 +1,13 @@
 //! tend-init, the container entrypoint, run for real.
 //!
-//! The same scenarios run in two places: in the Docker engine (tests `docker_*`, an image
+//! Each `slow_*` test runs its scenarios in two places: in the Docker engine (an image
 //! built FROM scratch by examples/container/build.sh with the static test binaries and
-//! busybox-static; skipped, with the reason, only when `docker info` fails), and under
-//! `unshare --pid --fork --mount-proc` in a chroot of the same root file system on an
-//! overlay, with a tmpfs /run (tests `ns_*`). Where tini, dumb-init or catatonit can do a
-//! scenario (exit codes, reaping, signal forwarding, interactive shell), `compare_*` runs
-//! it against them too, and tend-init must pass every case they pass.
-//! Run them alone: `cargo test --test it -- init::` (or `init::docker_`, `init::ns_`).
+//! busybox-static; that half is skipped, with the reason, only when `docker info` fails),
+//! and under `unshare --pid --fork --mount-proc` in a chroot of the same root file system
+//! on an overlay, with a tmpfs /run. Where tini, dumb-init or catatonit can do a scenario
+//! (exit codes, reaping, signal forwarding, interactive shell), `slow_compare_*` runs it
+//! against them too, and tend-init must pass every case (they need not).
+//! Run them alone: `cargo test --test it -- init::slow_`; leave them out: `--skip slow_`.
 //!
 //! Not tested: a real VM guest as PID 1 of the machine; SIGKILL of stubborn processes
 //! outside a PID namespace (the descendants walk) beyond the unit test of the walk; exec
