@@ -483,6 +483,66 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
     assert_code(&o, 9);
 }
 
+/// Neither a command nor services: init waits for SIGTERM, then exits 0; with a command,
+/// SIGUSR1 reaches the command's whole process group under -p.
+#[test]
+fn no_command_waits_for_sigterm_and_p_signals_the_group() {
+    let s = Scratch::new("init-wait");
+    let mut c = cmd("tend-init");
+    c.args([
+        "-e",
+        "",
+        "-s",
+        "/nonexistent",
+        "-i",
+        "/nonexistent",
+        "-f",
+        "/nonexistent",
+    ]);
+    c.stderr(Stdio::null());
+    let mut d = Daemon::start(c);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        d.wait_exit(Duration::from_millis(10)).is_none(),
+        "init left early"
+    );
+    d.signal(Signal::SIGTERM);
+    let st = d
+        .wait_exit(Duration::from_secs(10))
+        .expect("init did not stop");
+    assert_eq!(st.code(), Some(0));
+    // The command's child traps USR1 too: only a group signal reaches it.
+    let ready = s.join("ready");
+    let script = format!(
+        "trap 'echo child >> {out}; exit 0' USR1; touch {ready}; while :; do sleep 0.05; done",
+        out = s.join("out").display(),
+        ready = ready.display()
+    );
+    let outer = format!(
+        "sh -c \"{script}\" & trap 'echo parent >> {out}; wait; exit 5' USR1; while :; do sleep 0.05; done",
+        out = s.join("out").display()
+    );
+    let mut c = cmd("tend-init");
+    c.args(["-p", "-e", "", "-s", "/nonexistent", "sh", "-c", &outer]);
+    c.stderr(Stdio::null());
+    let mut d = Daemon::start(c);
+    wait_until(Duration::from_secs(10), "child ready", || {
+        ready.exists().then_some(())
+    });
+    d.signal(Signal::SIGUSR1);
+    let st = d
+        .wait_exit(Duration::from_secs(10))
+        .expect("init did not stop");
+    assert_eq!(st.code(), Some(5));
+    let mut lines: Vec<String> = std::fs::read_to_string(s.join("out"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, vec!["child", "parent"]);
+}
+
 // ---- the container scenarios, in Docker and in a namespace -----------------------------
 
 #[test]

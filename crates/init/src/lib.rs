@@ -114,6 +114,8 @@ struct Init<'a> {
     script_code: Option<i32>,
     /// SIGTERM or SIGINT arrived while no command ran.
     stop: Option<Signal>,
+    /// In stage 3: signals are no longer acted on.
+    stopping: bool,
     /// Whether the last reap found children left (ECHILD makes it false).
     children: bool,
     /// The code a failed stage asks to exit with.
@@ -141,6 +143,7 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
         script: None,
         script_code: None,
         stop: None,
+        stopping: false,
         children: true,
         failure: None,
     };
@@ -394,7 +397,12 @@ impl Init<'_> {
 
     fn stage2(&mut self, command: &[OsString]) {
         let Some(prog) = command.first() else {
-            self.wait_while(None, |i| i.stop.is_none() && i.scanner.is_some());
+            // Services only (or nothing at all): run until told to stop, or until the
+            // scanner dies.
+            let had_scanner = self.scanner.is_some();
+            self.wait_while(None, |i| {
+                i.stop.is_none() && (i.scanner.is_some() || !had_scanner)
+            });
             if self.stop.is_none() {
                 let code = self.scanner_code.unwrap_or(SYSTEM);
                 self.fatal(SYSTEM, format_args!("{SCANNER} exited: exit code {code}"));
@@ -425,6 +433,7 @@ impl Init<'_> {
     // ---- stage 3 -------------------------------------------------------------------
 
     fn stage3(&mut self) {
+        self.stopping = true;
         if self.tty {
             // The command's group may have kept the terminal; take it back (SIGTTOU is
             // blocked) so the finish scripts can use it.
@@ -535,7 +544,7 @@ impl Init<'_> {
                         pid
                     };
                     let _ = kill(target, sig);
-                } else if matches!(sig, Signal::SIGTERM | Signal::SIGINT) {
+                } else if !self.stopping && matches!(sig, Signal::SIGTERM | Signal::SIGINT) {
                     self.stop.get_or_insert(sig);
                     if let Some(pid) = self.script {
                         let _ = kill(pid, sig);
