@@ -26,6 +26,8 @@ BIN = sys.argv[1]
 IMAGE = sys.argv[2] if len(sys.argv) > 2 else ""
 ROUNDS = int(os.environ.get("ROUNDS", "100"))
 TMP = tempfile.mkdtemp(prefix="bench-init-")
+# The saved environment goes to a tmpfs, as /run is in a container.
+SHM = tempfile.mkdtemp(prefix="bench-init-", dir="/dev/shm")
 DEVNULL = subprocess.DEVNULL
 TEND = os.path.join(BIN, "tend-init")
 
@@ -74,9 +76,10 @@ def tree(pid):
 
 
 INITS = [
-    ("tend-init", [TEND, "-e", os.path.join(TMP, "env"), "-s", "/nonexistent", "-i", "/nonexistent", "-f", "/nonexistent"]),
+    ("tend-init", [TEND, "-e", os.path.join(SHM, "env"), "-s", "/nonexistent", "-i", "/nonexistent", "-f", "/nonexistent"]),
     ("tend-init -e ''", [TEND, "-e", "", "-s", "/nonexistent", "-i", "/nonexistent", "-f", "/nonexistent"]),
     ("tini", ["tini", "-s", "--"]),
+    ("tini-static", ["tini-static", "-s", "--"]),
     ("catatonit", ["catatonit", "--"]),
     ("dumb-init", ["dumb-init"]),
 ]
@@ -179,16 +182,18 @@ def services(n=10, rounds=10):
     print()
 
 
-def docker(rounds=10):
+def docker(rounds=20):
     if not IMAGE:
         print("## docker run: skipped (no image)")
         return
-    res = {"tend-init": [], "tini": []}
+    res = {"tend-init (2 services + logger)": [], "tend-init (no services)": [], "tini": []}
     for _ in range(rounds):
         for name in res:
             argv = ["docker", "run", "--rm"]
             if name == "tini":
                 argv += ["--entrypoint", "/usr/bin/tini", IMAGE, "--", "true"]
+            elif name == "tend-init (no services)":
+                argv += ["-e", "TEND_SERVICES_DIR=/none", IMAGE, "true"]
             else:
                 argv += [IMAGE, "true"]
             t0 = time.monotonic_ns()
@@ -199,7 +204,8 @@ def docker(rounds=10):
     print("|---|---:|")
     for name in res:
         print("| %s | %.0f |" % (name, ms(statistics.median(res[name]))))
-    print("tend-init/tini: %.3f" % (statistics.median(res["tend-init"]) / statistics.median(res["tini"])))
+    for name in list(res)[:2]:
+        print("%s / tini: %.3f" % (name, statistics.median(res[name]) / statistics.median(res["tini"])))
 
 
 try:
@@ -208,3 +214,4 @@ try:
     docker()
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
+    shutil.rmtree(SHM, ignore_errors=True)

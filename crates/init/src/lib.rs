@@ -461,8 +461,10 @@ impl Init<'_> {
             let deadline = Instant::now() + self.settings.services_grace;
             self.wait_while(Some(deadline), |i| i.scanner.is_some());
         }
+        // As PID 1 or as a subreaper, every orphan of the tree is our child: no child
+        // left means no process left, and nothing to walk /proc for.
         self.reap();
-        if self.children || !self.pid1 {
+        if self.children {
             self.signal_all(Signal::SIGTERM);
             self.signal_all(Signal::SIGCONT);
             let deadline = Instant::now() + self.settings.kill_grace;
