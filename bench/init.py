@@ -10,7 +10,8 @@ the same run. Called by bench/init.sh, which checks the binaries and builds the 
    PID 1 on 10 copies of the same `exec sleep` run script; from spawn to every
    supervise/status saying up (polled every 0.5 ms by this script, for both); then the
    tree's Pss (init, scanner, supervisors; not the sleeps).
-4. docker run --rm IMG true, with tend-init or tini as entrypoint, same image.
+4. docker run --rm IMG true, with tend-init or tini as entrypoint, same image: tend-init
+   with the example's init.d script and services, and with none (command only, as tini).
 Prints medians and ratios (tend / other).
 """
 import os
@@ -186,14 +187,14 @@ def docker(rounds=20):
     if not IMAGE:
         print("## docker run: skipped (no image)")
         return
-    res = {"tend-init (2 services + logger)": [], "tend-init (no services)": [], "tini": []}
+    res = {"tend-init (2 services + logger)": [], "tend-init (command only)": [], "tini": []}
     for _ in range(rounds):
         for name in res:
             argv = ["docker", "run", "--rm"]
             if name == "tini":
                 argv += ["--entrypoint", "/usr/bin/tini", IMAGE, "--", "true"]
-            elif name == "tend-init (no services)":
-                argv += ["-e", "TEND_SERVICES_DIR=/none", IMAGE, "true"]
+            elif name == "tend-init (command only)":
+                argv += ["-e", "TEND_SERVICES_DIR=/none", "-e", "TEND_INIT_DIR=/none", IMAGE, "true"]
             else:
                 argv += [IMAGE, "true"]
             t0 = time.monotonic_ns()

@@ -481,6 +481,35 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
         ["-e", "", "-s", "/nonexistent", "-c", "9", "true"],
     );
     assert_code(&o, 9);
+    // A failing init script: by default the container stops with its code, with -I warn
+    // the command runs.
+    s.write("fail.d/10-fail", "#!/bin/sh\nexit 4\n", true);
+    let fail_dir = s.join("fail.d");
+    let args = |warn: bool| {
+        let mut c = cmd("tend-init");
+        c.arg("-i")
+            .arg(&fail_dir)
+            .args(["-e", "", "-s", "/nonexistent"]);
+        if warn {
+            c.args(["-I", "warn"]);
+        }
+        c.args(["echo", "ran"]);
+        run(c)
+    };
+    let o = args(false);
+    assert_code(&o, 4);
+    assert_eq!(text(&o.stdout), "");
+    assert!(text(&o.stderr).contains(&format!(
+        "tend-init: fatal: {} failed: exit code 4\n",
+        fail_dir.join("10-fail").display()
+    )));
+    let o = args(true);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "ran\n");
+    assert!(text(&o.stderr).contains(&format!(
+        "tend-init: warning: {} failed: exit code 4\n",
+        fail_dir.join("10-fail").display()
+    )));
 }
 
 /// Neither a command nor services: init waits for SIGTERM, then exits 0; with a command,

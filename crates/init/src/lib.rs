@@ -598,3 +598,35 @@ impl tree::Service {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_as_a_shell_reports_them() {
+        let pid = Pid::from_raw(9);
+        assert_eq!(code_of(WaitStatus::Exited(pid, 42)), Some((pid, 42)));
+        assert_eq!(
+            code_of(WaitStatus::Signaled(pid, Signal::SIGKILL, false)),
+            Some((pid, 137))
+        );
+        assert_eq!(
+            code_of(WaitStatus::Signaled(pid, Signal::SIGTERM, true)),
+            Some((pid, 143))
+        );
+        assert_eq!(code_of(WaitStatus::StillAlive), None);
+    }
+
+    #[test]
+    fn exec_failures_name_the_program_and_the_errno() {
+        assert_eq!(
+            exec_failure(OsStr::new("nope"), Errno::ENOENT),
+            (
+                "unable to exec nope: No such file or directory".to_string(),
+                127
+            )
+        );
+        assert_eq!(exec_failure(OsStr::new("x"), Errno::EACCES).1, 126);
+    }
+}
