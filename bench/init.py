@@ -11,7 +11,8 @@ the same run. Called by bench/init.sh, which checks the binaries and builds the 
    supervise/status saying up (polled every 0.5 ms by this script, for both); then the
    tree's Pss (init, scanner, supervisors; not the sleeps).
 4. docker run --rm IMG true, with tend-init or tini as entrypoint, same image: tend-init
-   with the example's init.d script and services, and with none (command only, as tini).
+   with the example's init.d script and services, and with none (command only, as tini);
+   /bin/true as the entrypoint shows the engine's own cost and noise.
 Prints medians and ratios (tend / other).
 """
 import os
@@ -187,11 +188,14 @@ def docker(rounds=20):
     if not IMAGE:
         print("## docker run: skipped (no image)")
         return
-    res = {"tend-init (2 services + logger)": [], "tend-init (command only)": [], "tini": []}
+    res = {"tend-init (2 services + logger)": [], "tend-init (command only)": [], "tini": [],
+           "no init (/bin/true as entrypoint)": []}
     for _ in range(rounds):
         for name in res:
             argv = ["docker", "run", "--rm"]
-            if name == "tini":
+            if name.startswith("no init"):
+                argv += ["--entrypoint", "/bin/true", IMAGE]
+            elif name == "tini":
                 argv += ["--entrypoint", "/usr/bin/tini", IMAGE, "--", "true"]
             elif name == "tend-init (command only)":
                 argv += ["-e", "TEND_SERVICES_DIR=/none", "-e", "TEND_INIT_DIR=/none", IMAGE, "true"]

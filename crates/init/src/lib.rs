@@ -223,7 +223,8 @@ impl Init<'_> {
             }
             self.info(format_args!("running {}", script.display()));
             let code = self.run_script(&script, None);
-            if code != 0 {
+            // A script killed by the SIGTERM we forwarded is part of the stop, not a failure.
+            if code != 0 && self.stop.is_none() {
                 let text = format_args!("{} failed: exit code {code}", script.display());
                 match self.settings.on_init_failure {
                     OnFailure::Stop => self.fatal(code, text),
