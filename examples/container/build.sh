@@ -38,7 +38,9 @@ for applet in $("$busybox" --list); do
 done
 for f in "$bindir"/tend-*; do
     case $f in *.d) continue ;; esac
-    [ -x "$f" ] && cp "$f" "$root/usr/bin/"
+    [ -x "$f" ] || continue
+    # Debug builds carry their debug info: strip it (release builds already are).
+    strip -o "$root/usr/bin/${f##*/}" "$f" 2>/dev/null || cp "$f" "$root/usr/bin/"
 done
 cp -R "$here/etc/tend" "$root/etc/"
 printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' >"$root/etc/passwd"
@@ -46,5 +48,9 @@ printf 'root:x:0:\nuser:x:1000:\n' >"$root/etc/group"
 [ -z "$extra" ] || cp -R "$extra/." "$root/"
 [ -z "$ctx" ] || {
     cp "$here/Dockerfile" "$ctx/"
+    old=$(docker images -q "$tag")
     DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx" >/dev/null
+    # Rebuilding under the same tag: do not leave the previous image behind, dangling.
+    new=$(docker images -q "$tag")
+    if [ -n "$old" ] && [ "$old" != "$new" ]; then docker rmi "$old" >/dev/null 2>&1 || :; fi
 }

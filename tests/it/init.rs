@@ -26,10 +26,14 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Test-only files laid over the example's root file system.
-fn extra_files() -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("init-extra-{}", std::process::id()));
+/// Test-only files laid over the example's root file system (made once per run).
+fn extra_files() -> &'static Path {
+    static EXTRA: OnceLock<PathBuf> = OnceLock::new();
+    EXTRA.get_or_init(make_extra_files)
+}
+
+fn make_extra_files() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("init-extra");
     let _ = std::fs::remove_dir_all(&dir);
     let w = |rel: &str, text: &str| {
         let p = dir.join(rel);
@@ -88,8 +92,7 @@ fn build_sh() -> Command {
 fn rootfs() -> &'static Path {
     static ROOTFS: OnceLock<PathBuf> = OnceLock::new();
     ROOTFS.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("init-rootfs-{}", std::process::id()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("init-rootfs");
         let mut c = build_sh();
         c.arg("-o")
             .arg(&dir)
