@@ -575,6 +575,39 @@ fn no_command_waits_for_sigterm_and_p_signals_the_group() {
     assert_eq!(lines, vec!["child", "parent"]);
 }
 
+/// The command starts only once every service is ready (notification-fd), woken by the
+/// service's event fifodir; stage 3 then brings the tree down outside a PID namespace.
+#[test]
+fn command_waits_for_readiness() {
+    let s = Scratch::new("init-ready");
+    let flag = s.join("flag");
+    s.write(
+        "services/slow/run",
+        &format!(
+            "#!/bin/sh\nsleep 0.4\ntouch {}\necho >&3\nexec sleep 100\n",
+            flag.display()
+        ),
+        true,
+    );
+    s.write("services/slow/notification-fd", "3\n", false);
+    let mut c = cmd("tend-init");
+    c.arg("-s")
+        .arg(s.join("services"))
+        .arg("-S")
+        .arg(s.join("scan"))
+        .args(["-e", "", "-i", "/nonexistent", "-f", "/nonexistent"])
+        .args(["-g", "2000", "-k", "500", "sh", "-c"])
+        .arg(format!("test -e {} && echo ready-first", flag.display()));
+    let t0 = Instant::now();
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "ready-first\n", "{}", text(&o.stderr));
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // Nothing of the tree is left: the supervisor's lock is free.
+    let o = tend("tend-svok", [s.join("scan/slow")]);
+    assert_code(&o, 1);
+}
+
 // ---- the container scenarios, in Docker and in a namespace -----------------------------
 
 #[test]

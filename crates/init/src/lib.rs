@@ -11,8 +11,9 @@
 //! then SIGTERMs and SIGKILLs whatever is left, each after its grace time.
 //!
 //! Throughout, one thread waits in `poll` on a signalfd: SIGCHLD reaps every dead child at
-//! once (a `WNOHANG` loop), the other signals are forwarded to the command. Only the wait
-//! for services polls, on a backing-off timer, the services' status files.
+//! once (a `WNOHANG` loop), the other signals are forwarded to the command. While waiting
+//! for the services, init also listens on their `event/` fifodirs (subscribed before the
+//! supervisors start) and reads `supervise/status` on each event.
 //!
 //! What this crate is not: a supervisor (tend-svscan and tend-supervise are), or a
 //! service manager with dependencies (services start together, as in a scan directory).
@@ -34,6 +35,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::fifodir::{Subscription, make_fifodir};
 use tend_proto::status::StatusRecord;
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
@@ -152,7 +154,7 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
     }
     init.stage1();
     if init.carry_on() {
-        init.start_services();
+        init.start_services(!command.is_empty());
     }
     if init.carry_on() {
         init.stage2(command);
@@ -296,7 +298,7 @@ impl Init<'_> {
 
     // ---- services ------------------------------------------------------------------
 
-    fn start_services(&mut self) {
+    fn start_services(&mut self, has_command: bool) {
         let src = self.settings.services_dir.clone();
         let dst = self.settings.scan_dir.clone();
         match tree::list(&src) {
@@ -308,6 +310,18 @@ impl Init<'_> {
         if let Err(e) = tree::mirror(&src, &dst) {
             return self.fatal(SYSTEM, format_args!("{e}"));
         }
+        // Without a command and without a limit nobody waits for the services.
+        let wait = has_command || self.settings.services_wait.is_some();
+        let services = if wait {
+            tree::services(&dst)
+        } else {
+            Vec::new()
+        };
+        let subs = if wait {
+            Self::subscribe(&services)
+        } else {
+            None
+        };
         let mut argv = vec![OsString::from(SCANNER), dst.clone().into_os_string()];
         let prepared = Prepared::new(&argv, &self.env).map(|mut p| {
             if let Some(dir) = std::env::current_exe()
@@ -350,16 +364,32 @@ impl Init<'_> {
             }
         }
         drop(null);
-        self.wait_for_services(&dst);
+        if wait {
+            self.wait_for_services(&services, subs);
+        }
+    }
+
+    /// Subscribe to every service's `event/` before its supervisor exists (as s6-svwait
+    /// does: tend-supervise keeps an existing fifodir), so that no transition is missed.
+    /// None if one subscription fails: the wait then looks every 20 ms instead.
+    fn subscribe(services: &[tree::Service]) -> Option<Vec<Subscription>> {
+        let gid = nix::unistd::getegid();
+        let mut subs = Vec::with_capacity(services.len());
+        for s in services {
+            let event = s.dir.join(tend_proto::servicedir::EVENT);
+            make_fifodir(&event, gid).ok()?;
+            subs.push(Subscription::new(&event).ok()?);
+        }
+        Some(subs)
     }
 
     /// Wait until every service (and its logger) is up, or ready where it has a
     /// notification-fd; name those that are not when the limit passes.
-    fn wait_for_services(&mut self, scan_dir: &Path) {
-        let services = tree::services(scan_dir);
+    fn wait_for_services(&mut self, services: &[tree::Service], subs: Option<Vec<Subscription>>) {
         let start = Instant::now();
         let deadline = self.settings.services_wait.map(|w| start + w);
-        let mut tick = Duration::from_millis(2);
+        let tick = subs.is_none().then_some(Duration::from_millis(20));
+        let subs = subs.unwrap_or_default();
         loop {
             let pending: Vec<&tree::Service> = services.iter().filter(|s| !s.arrived()).collect();
             if pending.is_empty() || !self.carry_on() {
@@ -388,9 +418,11 @@ impl Init<'_> {
                 }
                 return;
             }
-            let next = deadline.map_or(now + tick, |d| d.min(now + tick));
-            self.turn(Some(next));
-            tick = (tick * 2).min(Duration::from_millis(200));
+            let next = match (deadline, tick) {
+                (Some(d), Some(t)) => Some(d.min(now + t)),
+                (d, t) => d.or(t.map(|t| now + t)),
+            };
+            self.turn_with(next, &subs);
         }
     }
 
@@ -507,6 +539,11 @@ impl Init<'_> {
 
     /// Wait for a signal (or `deadline`) and act on every pending one.
     fn turn(&mut self, deadline: Option<Instant>) {
+        self.turn_with(deadline, &[]);
+    }
+
+    /// As `turn`, also waking when one of `events` (service subscriptions) is readable.
+    fn turn_with(&mut self, deadline: Option<Instant>, events: &[Subscription]) {
         let timeout = match deadline {
             None => PollTimeout::NONE,
             Some(d) => {
@@ -516,16 +553,34 @@ impl Init<'_> {
                 PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
             }
         };
-        let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
-        match poll(&mut fds, timeout) {
+        let polled = if events.is_empty() {
+            let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
+            poll(&mut fds, timeout)
+        } else {
+            // Only while waiting for the services to come up: one vector per wake-up.
+            let mut fds = Vec::with_capacity(events.len() + 1);
+            fds.push(PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN));
+            fds.extend(
+                events
+                    .iter()
+                    .map(|e| PollFd::new(e.fd(), PollFlags::POLLIN)),
+            );
+            poll(&mut fds, timeout)
+        };
+        match polled {
             Ok(0) | Err(Errno::EINTR) => return,
             Ok(_) => {}
             Err(e) => {
-                // Cannot happen with one valid fd; do not spin if it does.
+                // Cannot happen with valid fds; do not spin if it does.
                 self.warn(format_args!("unable to poll: {}", e.desc()));
                 std::thread::sleep(Duration::from_millis(100));
                 return;
             }
+        }
+        // Event bytes only say "look again"; the status files say what is true.
+        let mut buf = [0u8; 64];
+        for e in events {
+            while matches!(e.read(&mut buf), Ok(n) if n > 0) {}
         }
         while let Ok(Some(info)) = self.sigfd.read_signal() {
             let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else {
