@@ -23,7 +23,7 @@ pub fn list(dir: &Path) -> Result<Vec<OsString>, Error> {
 }
 
 /// Save `env` as an envdir: one file per variable, holding the value as it is (read it
-/// back with `tend-envdir`). Names an envdir cannot hold (`=`, `/`, a leading dot) are
+/// back exactly with `tend-envdir -fnL`). Names an envdir cannot hold (`=`, `/`, a leading dot) are
 /// skipped.
 pub fn save_env(dir: &Path, env: &[(OsString, OsString)]) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, &e))?;
