@@ -608,6 +608,46 @@ fn command_waits_for_readiness() {
     assert_code(&o, 1);
 }
 
+/// Stage 3 outside a PID namespace: a finish script is killed after -t, and an orphan
+/// that ignores SIGTERM (reparented to init, the subreaper) is SIGKILLed after -k.
+#[test]
+fn stage3_bounds_finish_scripts_and_kills_leftovers() {
+    let s = Scratch::new("init-stage3");
+    s.write("finish.d/10-slow", "#!/bin/sh\nexec sleep 100\n", true);
+    let pidfile = s.join("orphan");
+    let mut c = cmd("tend-init");
+    c.arg("-f")
+        .arg(s.join("finish.d"))
+        .args(["-e", "", "-s", "/nonexistent", "-i", "/nonexistent"])
+        .args(["-t", "300", "-k", "300", "sh", "-c"])
+        .arg(format!(
+            "(trap '' TERM; sleep 100 & echo $! > {}) ; exit 6",
+            pidfile.display()
+        ));
+    let t0 = Instant::now();
+    let o = run(c);
+    let took = t0.elapsed();
+    assert_code(&o, 6);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "tend-init: warning: {} still running after 300 ms: killing it\n",
+            s.join("finish.d/10-slow").display()
+        )),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let orphan: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{orphan}")).exists(),
+        "orphan {orphan} survived"
+    );
+}
+
 // ---- the container scenarios, in Docker and in a namespace -----------------------------
 
 #[test]
