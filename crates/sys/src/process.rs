@@ -40,6 +40,13 @@ pub struct SpawnOptions {
     pub setsid: bool,
     /// Put the child in a new process group of its own.
     pub setpgid: bool,
+    /// After `setsid`/`setpgid`, make the child's process group the foreground group of
+    /// the terminal open on this fd (tcsetpgrp), as a shell does for a job: the child then
+    /// gets the terminal's ^C and ^Z, its parent does not. Ignored when the fd is not a
+    /// terminal, or not this session's (ENOTTY, ENXIO, EBADF, EINVAL, EPERM). The parent
+    /// must have SIGTTOU blocked when it spawns (a background group calling tcsetpgrp is
+    /// otherwise stopped); the child's mask is reset after this step.
+    pub foreground: Option<RawFd>,
     /// Change directory before exec.
     pub cwd: Option<CString>,
     /// (source fd, target fd) pairs; every source is moved as if all dup2s happened at
@@ -80,7 +87,7 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
     let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(SpawnError::Fork)?;
     let cwd_ptr = opts.cwd.as_ref().map(|c| c.as_ptr());
     let wr_fd = wr.as_raw_fd();
-    // SAFETY: the child only calls async-signal-safe functions (setsid, fcntl, dup2,
+    // SAFETY: the child only calls async-signal-safe functions (setsid, tcsetpgrp, fcntl, dup2,
     // close, chdir, sigaction, sigprocmask, execve, write, _exit) on memory prepared
     // before the fork, then execs or exits.
     let pid = unsafe { libc::fork() };
@@ -139,6 +146,14 @@ unsafe fn child_exec(
         }
         if opts.setpgid && libc::setpgid(0, 0) < 0 {
             fail(*libc::__errno_location());
+        }
+        if let Some(tty) = opts.foreground
+            && libc::tcsetpgrp(tty, libc::getpgrp()) < 0
+        {
+            match *libc::__errno_location() {
+                libc::ENOTTY | libc::ENXIO | libc::EBADF | libc::EINVAL | libc::EPERM => {}
+                e => fail(e),
+            }
         }
         if let Some(lock) = &opts.lock {
             let fd = libc::open(

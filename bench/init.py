@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""bench/init.py: tend-init against tini, catatonit, dumb-init and s6-svscan as PID 1, in
+the same run. Called by bench/init.sh, which checks the binaries and builds the image.
+
+1. start-up: from just before the init is spawned to its command running (the command
+   opens a FIFO the bench reads), and to the init's exit; command only, not PID 1
+   (tini -s; tend-init says it is a subreaper), stderr discarded.
+2. memory: Pss (smaps_rollup) of the init process running `sleep`, command only.
+3. 10 services: `unshare --pid --fork --mount-proc` tend-init (no command) or s6-svscan as
+   PID 1 on 10 copies of the same `exec sleep` run script; from spawn to every
+   supervise/status saying up (polled every 0.5 ms by this script, for both); then the
+   tree's Pss (init, scanner, supervisors; not the sleeps).
+4. docker run --rm IMG true, with tend-init or tini as entrypoint, same image: tend-init
+   with the example's init.d script and services, and with none (command only, as tini);
+   /bin/true as the entrypoint shows the engine's own cost and noise.
+Prints medians and ratios (tend / other).
+"""
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = sys.argv[1]
+IMAGE = sys.argv[2] if len(sys.argv) > 2 else ""
+ROUNDS = int(os.environ.get("ROUNDS", "100"))
+TMP = tempfile.mkdtemp(prefix="bench-init-")
+# The saved environment goes to a tmpfs, as /run is in a container.
+SHM = tempfile.mkdtemp(prefix="bench-init-", dir="/dev/shm")
+DEVNULL = subprocess.DEVNULL
+TEND = os.path.join(BIN, "tend-init")
+
+
+def ms(ns):
+    return ns / 1e6
+
+
+def pss(pid):
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def children(pid):
+    out = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def tree(pid):
+    todo, out = [pid], []
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children(p)
+    return out
+
+
+INITS = [
+    ("tend-init", [TEND, "-e", os.path.join(SHM, "env"), "-s", "/nonexistent", "-i", "/nonexistent", "-f", "/nonexistent"]),
+    ("tend-init -e ''", [TEND, "-e", "", "-s", "/nonexistent", "-i", "/nonexistent", "-f", "/nonexistent"]),
+    ("tini", ["tini", "-s", "--"]),
+    ("tini-static", ["tini-static", "-s", "--"]),
+    ("catatonit", ["catatonit", "--"]),
+    ("dumb-init", ["dumb-init"]),
+]
+INITS = [(n, a) for n, a in INITS if shutil.which(a[0])]
+
+
+def startup():
+    fifo = os.path.join(TMP, "fifo")
+    os.mkfifo(fifo)
+    cmd = ["/bin/busybox", "sh", "-c", "echo > " + fifo]
+    res = {n: ([], []) for n, _ in INITS}
+    for _ in range(ROUNDS):
+        for name, argv in INITS:
+            t0 = time.monotonic_ns()
+            p = subprocess.Popen(argv + cmd, stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL)
+            with open(fifo) as f:
+                f.read()
+            t1 = time.monotonic_ns()
+            p.wait()
+            t2 = time.monotonic_ns()
+            res[name][0].append(t1 - t0)
+            res[name][1].append(t2 - t0)
+    print("## start-up, command only (%d rounds, median ms)" % ROUNDS)
+    print("| init | to command running | to exit | Pss of init (kB) |")
+    print("|---|---:|---:|---:|")
+    base = None
+    rows = []
+    for name, argv in INITS:
+        p = subprocess.Popen(argv + ["sleep", "100"], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL)
+        time.sleep(0.5)
+        mem = pss(p.pid)
+        p.kill()
+        p.wait()
+        for c in children(p.pid):
+            os.kill(c, signal.SIGKILL)
+        run_ms = statistics.median(res[name][0])
+        exit_ms = statistics.median(res[name][1])
+        rows.append((name, run_ms, exit_ms, mem))
+        print("| %s | %.2f | %.2f | %d |" % (name, ms(run_ms), ms(exit_ms), mem))
+    tend = rows[0]
+    for r in rows[1:]:
+        print("tend-init/%s: to command %.2f, to exit %.2f, Pss %.2f" % (
+            r[0], tend[1] / r[1], tend[2] / r[2], tend[3] / max(r[3], 1)))
+    print()
+
+
+def services(n=10, rounds=10):
+    src = os.path.join(TMP, "svc")
+    for i in range(n):
+        d = os.path.join(src, "s%02d" % i)
+        os.makedirs(d)
+        with open(os.path.join(d, "run"), "w") as f:
+            f.write("#!/bin/sh\nexec sleep 987654\n")
+        os.chmod(os.path.join(d, "run"), 0o755)
+    res = {"tend-init": [], "s6-svscan": []}
+    mem = {"tend-init": [], "s6-svscan": []}
+    for r in range(rounds):
+        for name in ("tend-init", "s6-svscan"):
+            scan = os.path.join(TMP, "scan-%s-%d" % (name, r))
+            if name == "tend-init":
+                argv = [TEND, "-e", "", "-s", src, "-S", scan, "-i", "/nonexistent", "-f", "/nonexistent"]
+            else:
+                shutil.copytree(src, scan)
+                argv = ["s6-svscan", scan]
+            env = dict(os.environ, PATH=BIN + ":" + os.environ["PATH"])
+            t0 = time.monotonic_ns()
+            p = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--"] + argv,
+                                 stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL, env=env)
+            up = set()
+            while len(up) < n and time.monotonic_ns() - t0 < 10e9:
+                for i in range(n):
+                    if i in up:
+                        continue
+                    try:
+                        with open(os.path.join(scan, "s%02d" % i, "supervise", "status"), "rb") as f:
+                            b = f.read()
+                        if len(b) >= 32 and int.from_bytes(b[24:32], "big") != 0:
+                            up.add(i)
+                    except OSError:
+                        pass
+                time.sleep(0.0005)
+            t1 = time.monotonic_ns()
+            res[name].append(t1 - t0)
+            time.sleep(1)
+            init = children(p.pid)[0]
+            mem[name].append(sum(pss(q) for q in tree(init) if comm(q) != "sleep"))
+            if name == "tend-init":
+                os.kill(init, signal.SIGTERM)
+            else:
+                subprocess.run(["s6-svscanctl", "-t", scan])
+            p.wait()
+    print("## %d services up, PID 1 in a PID namespace (%d rounds, median)" % (n, rounds))
+    print("| init | ms to all up | tree Pss (kB) |")
+    print("|---|---:|---:|")
+    for name in res:
+        print("| %s | %.1f | %d |" % (name, ms(statistics.median(res[name])), statistics.median(mem[name])))
+    print("tend-init/s6-svscan: time %.2f, tree Pss %.2f" % (
+        statistics.median(res["tend-init"]) / statistics.median(res["s6-svscan"]),
+        statistics.median(mem["tend-init"]) / statistics.median(mem["s6-svscan"])))
+    print()
+
+
+def docker(rounds=20):
+    if not IMAGE:
+        print("## docker run: skipped (no image)")
+        return
+    res = {"tend-init (2 services + logger)": [], "tend-init (command only)": [], "tini": [],
+           "no init (/bin/true as entrypoint)": []}
+    for _ in range(rounds):
+        for name in res:
+            argv = ["docker", "run", "--rm"]
+            if name.startswith("no init"):
+                argv += ["--entrypoint", "/bin/true", IMAGE]
+            elif name == "tini":
+                argv += ["--entrypoint", "/usr/bin/tini", IMAGE, "--", "true"]
+            elif name == "tend-init (command only)":
+                argv += ["-e", "TEND_SERVICES_DIR=/none", "-e", "TEND_INIT_DIR=/none", IMAGE, "true"]
+            else:
+                argv += [IMAGE, "true"]
+            t0 = time.monotonic_ns()
+            subprocess.run(argv, stdout=DEVNULL, stderr=DEVNULL, check=True)
+            res[name].append(time.monotonic_ns() - t0)
+    print("## docker run --rm IMG true, same image (%d rounds, median ms)" % rounds)
+    print("| entrypoint | ms |")
+    print("|---|---:|")
+    for name in res:
+        print("| %s | %.0f |" % (name, ms(statistics.median(res[name]))))
+    for name in list(res)[:2]:
+        print("%s / tini: %.3f" % (name, statistics.median(res[name]) / statistics.median(res["tini"])))
+
+
+try:
+    startup()
+    services()
+    docker()
+finally:
+    shutil.rmtree(TMP, ignore_errors=True)
+    shutil.rmtree(SHM, ignore_errors=True)

@@ -1,0 +1,398 @@
+//! tend-init's settings: each one an option letter and a `TEND_*` environment variable
+//! (for Dockerfiles), the option winning. One table names them all, so `-h`, the parser
+//! and the man page cannot drift apart.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to do when a stage fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Stop the container (stage 3, then exit with the failure's code).
+    Stop,
+    /// Say so on stderr and carry on.
+    Warn,
+}
+
+/// Every setting, with its default applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// Stage 1 scripts, run in lexical order.
+    pub init_dir: PathBuf,
+    /// The image's service directories (may be read-only).
+    pub services_dir: PathBuf,
+    /// Stage 3 scripts.
+    pub finish_dir: PathBuf,
+    /// Where the container's environment is saved as an envdir (None: not saved).
+    pub env_dir: Option<PathBuf>,
+    /// The writable scan directory tend-svscan runs on.
+    pub scan_dir: PathBuf,
+    /// How long to wait for every service to be up (or ready); None: no limit.
+    pub services_wait: Option<Duration>,
+    /// An init.d script failed.
+    pub on_init_failure: OnFailure,
+    /// A service was not up in time.
+    pub on_services_failure: OnFailure,
+    /// Each finish.d script is killed after this long.
+    pub finish_time: Duration,
+    /// How long the services get to go down before every process left gets SIGTERM.
+    pub services_grace: Duration,
+    /// How long after SIGTERM before SIGKILL.
+    pub kill_grace: Duration,
+    /// Forward signals to the command's process group rather than to the command.
+    pub signal_group: bool,
+    /// Exit with this code whatever the command did.
+    pub exit_code: Option<i32>,
+}
+
+/// How one setting is given: option letter, environment variable, value name, default
+/// (as `-h` shows it), and what it is.
+pub struct Entry {
+    pub letter: char,
+    pub var: &'static str,
+    pub value: &'static str,
+    pub default: &'static str,
+    pub what: &'static str,
+}
+
+/// The table `-h` prints and the parser reads; in usage order.
+pub const TABLE: [Entry; 13] = [
+    Entry {
+        letter: 'i',
+        var: "TEND_INIT_DIR",
+        value: "dir",
+        default: "/etc/tend/init.d",
+        what: "stage 1 scripts, run in lexical order",
+    },
+    Entry {
+        letter: 's',
+        var: "TEND_SERVICES_DIR",
+        value: "dir",
+        default: "/etc/tend/services",
+        what: "service directories, mirrored into the scan directory",
+    },
+    Entry {
+        letter: 'f',
+        var: "TEND_FINISH_DIR",
+        value: "dir",
+        default: "/etc/tend/finish.d",
+        what: "stage 3 scripts, run in lexical order",
+    },
+    Entry {
+        letter: 'e',
+        var: "TEND_ENV_DIR",
+        value: "dir",
+        default: "/run/tend/env",
+        what: "save the environment here as an envdir (empty: do not)",
+    },
+    Entry {
+        letter: 'S',
+        var: "TEND_SCAN_DIR",
+        value: "dir",
+        default: "/run/tend/service",
+        what: "writable scan directory for tend-svscan",
+    },
+    Entry {
+        letter: 'w',
+        var: "TEND_SERVICES_MAXTIME",
+        value: "ms",
+        default: "5000 with a command, 0 without",
+        what: "wait this long for services up/ready (0: no limit)",
+    },
+    Entry {
+        letter: 'I',
+        var: "TEND_INIT_FAILURE",
+        value: "stop|warn",
+        default: "stop",
+        what: "when an init.d script fails",
+    },
+    Entry {
+        letter: 'U',
+        var: "TEND_SERVICES_FAILURE",
+        value: "stop|warn",
+        default: "warn",
+        what: "when a service is not up in time",
+    },
+    Entry {
+        letter: 't',
+        var: "TEND_FINISH_MAXTIME",
+        value: "ms",
+        default: "2000",
+        what: "kill a finish.d script after this long",
+    },
+    Entry {
+        letter: 'g',
+        var: "TEND_SERVICES_GRACETIME",
+        value: "ms",
+        default: "3000",
+        what: "let services go down this long, then SIGTERM every process",
+    },
+    Entry {
+        letter: 'k',
+        var: "TEND_KILL_GRACETIME",
+        value: "ms",
+        default: "2000",
+        what: "SIGKILL what is left this long after SIGTERM",
+    },
+    Entry {
+        letter: 'p',
+        var: "TEND_SIGNAL_GROUP",
+        value: "",
+        default: "0",
+        what: "forward signals to the command's process group (env: 1)",
+    },
+    Entry {
+        letter: 'c',
+        var: "TEND_EXIT_CODE",
+        value: "code",
+        default: "the command's",
+        what: "exit with this code",
+    },
+];
+
+/// getopt's spec for the table, plus `-h`.
+pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:";
+
+/// A setting that does not parse: which one, and the text given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSetting {
+    pub name: String,
+    pub value: String,
+}
+
+impl std::fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid {}: {}", self.name, self.value)
+    }
+}
+
+/// The `-h` text: one line per setting.
+pub fn help() -> String {
+    let mut s = String::from("settings (option, environment variable, default):\n");
+    for e in &TABLE {
+        let opt = if e.value.is_empty() {
+            format!("-{}", e.letter)
+        } else {
+            format!("-{} {}", e.letter, e.value)
+        };
+        s.push_str(&format!(
+            "  {opt:<14} {:<24} {:<32} {}\n",
+            e.var, e.default, e.what
+        ));
+    }
+    s
+}
+
+impl Settings {
+    /// Resolve every setting: the option if given (`opts`, letter → last value), else the
+    /// environment variable if set and not empty, else the default. `has_command` picks
+    /// the default wait.
+    pub fn resolve(
+        opts: &[(char, Option<OsString>)],
+        env: &[(OsString, OsString)],
+        has_command: bool,
+    ) -> Result<Settings, BadSetting> {
+        let get = |letter: char| -> Option<(String, OsString)> {
+            let e = TABLE.iter().find(|e| e.letter == letter)?;
+            if let Some((_, v)) = opts.iter().rev().find(|(c, _)| *c == letter) {
+                let v = v.clone().unwrap_or_else(|| OsString::from("1"));
+                return Some((format!("-{letter}"), v));
+            }
+            env.iter()
+                .rev()
+                .find(|(k, v)| k == e.var && !v.is_empty())
+                .map(|(_, v)| (e.var.to_string(), v.clone()))
+        };
+        let path = |letter: char, default: &str| -> PathBuf {
+            get(letter).map_or_else(|| PathBuf::from(default), |(_, v)| PathBuf::from(v))
+        };
+        let bad = |name: String, v: &OsStr| BadSetting {
+            name,
+            value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
+        };
+        let ms = |letter: char, default: u64| -> Result<Duration, BadSetting> {
+            match get(letter) {
+                None => Ok(Duration::from_millis(default)),
+                Some((name, v)) => parse_u64(&v)
+                    .map(Duration::from_millis)
+                    .ok_or_else(|| bad(name, &v)),
+            }
+        };
+        let on_failure = |letter: char, default: OnFailure| -> Result<OnFailure, BadSetting> {
+            match get(letter) {
+                None => Ok(default),
+                Some((name, v)) => match v.as_bytes() {
+                    b"stop" => Ok(OnFailure::Stop),
+                    b"warn" => Ok(OnFailure::Warn),
+                    _ => Err(bad(name, &v)),
+                },
+            }
+        };
+        // -e given as an empty string (TEND_ENV_DIR= is "not set") turns saving off.
+        let env_dir = match opts.iter().rev().find(|(c, _)| *c == 'e') {
+            Some((_, Some(v))) if v.is_empty() => None,
+            _ => Some(path('e', "/run/tend/env")),
+        };
+        let default_wait = if has_command { 5000 } else { 0 };
+        let wait = ms('w', default_wait)?;
+        let signal_group = match get('p') {
+            None => false,
+            Some((name, v)) => match v.as_bytes() {
+                b"1" => true,
+                b"0" => false,
+                _ => return Err(bad(name, &v)),
+            },
+        };
+        let exit_code = match get('c') {
+            None => None,
+            Some((name, v)) => match parse_u64(&v) {
+                Some(n) if n <= 255 => Some(n as i32),
+                _ => return Err(bad(name, &v)),
+            },
+        };
+        Ok(Settings {
+            init_dir: path('i', "/etc/tend/init.d"),
+            services_dir: path('s', "/etc/tend/services"),
+            finish_dir: path('f', "/etc/tend/finish.d"),
+            env_dir,
+            scan_dir: path('S', "/run/tend/service"),
+            services_wait: (!wait.is_zero()).then_some(wait),
+            on_init_failure: on_failure('I', OnFailure::Stop)?,
+            on_services_failure: on_failure('U', OnFailure::Warn)?,
+            finish_time: ms('t', 2000)?,
+            services_grace: ms('g', 3000)?,
+            kill_grace: ms('k', 2000)?,
+            signal_group,
+            exit_code,
+        })
+    }
+}
+
+/// Digits only, as every tend program reads numbers.
+fn parse_u64(v: &OsStr) -> Option<u64> {
+    let b = v.as_bytes();
+    if b.is_empty() || b.len() > 19 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(v: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        v.iter().map(|(k, v)| (k.into(), v.into())).collect()
+    }
+
+    fn opt(c: char, v: &str) -> (char, Option<OsString>) {
+        (c, Some(v.into()))
+    }
+
+    #[test]
+    fn defaults() {
+        let s = Settings::resolve(&[], &[], true).unwrap();
+        assert_eq!(s.init_dir, PathBuf::from("/etc/tend/init.d"));
+        assert_eq!(s.env_dir, Some(PathBuf::from("/run/tend/env")));
+        assert_eq!(s.services_wait, Some(Duration::from_millis(5000)));
+        assert_eq!(s.on_init_failure, OnFailure::Stop);
+        assert_eq!(s.on_services_failure, OnFailure::Warn);
+        assert!(!s.signal_group);
+        assert_eq!(s.exit_code, None);
+        // No command: no limit on the wait.
+        assert_eq!(
+            Settings::resolve(&[], &[], false).unwrap().services_wait,
+            None
+        );
+    }
+
+    #[test]
+    fn defaults_fit_in_docker_stop() {
+        let s = Settings::resolve(&[], &[], true).unwrap();
+        assert!(s.finish_time + s.services_grace + s.kill_grace < Duration::from_secs(9));
+    }
+
+    #[test]
+    fn option_beats_environment_beats_default() {
+        let e = env(&[
+            ("TEND_KILL_GRACETIME", "700"),
+            ("TEND_SERVICES_GRACETIME", ""),
+        ]);
+        let s = Settings::resolve(&[], &e, true).unwrap();
+        assert_eq!(s.kill_grace, Duration::from_millis(700));
+        assert_eq!(s.services_grace, Duration::from_millis(3000));
+        let s = Settings::resolve(&[opt('k', "50")], &e, true).unwrap();
+        assert_eq!(s.kill_grace, Duration::from_millis(50));
+    }
+
+    #[test]
+    fn every_entry_is_read() {
+        let e = env(&[
+            ("TEND_INIT_DIR", "/a"),
+            ("TEND_SERVICES_DIR", "/b"),
+            ("TEND_FINISH_DIR", "/c"),
+            ("TEND_ENV_DIR", "/d"),
+            ("TEND_SCAN_DIR", "/e"),
+            ("TEND_SERVICES_MAXTIME", "0"),
+            ("TEND_INIT_FAILURE", "warn"),
+            ("TEND_SERVICES_FAILURE", "stop"),
+            ("TEND_FINISH_MAXTIME", "1"),
+            ("TEND_SERVICES_GRACETIME", "2"),
+            ("TEND_KILL_GRACETIME", "3"),
+            ("TEND_SIGNAL_GROUP", "1"),
+            ("TEND_EXIT_CODE", "9"),
+        ]);
+        let s = Settings::resolve(&[], &e, true).unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                init_dir: "/a".into(),
+                services_dir: "/b".into(),
+                finish_dir: "/c".into(),
+                env_dir: Some("/d".into()),
+                scan_dir: "/e".into(),
+                services_wait: None,
+                on_init_failure: OnFailure::Warn,
+                on_services_failure: OnFailure::Stop,
+                finish_time: Duration::from_millis(1),
+                services_grace: Duration::from_millis(2),
+                kill_grace: Duration::from_millis(3),
+                signal_group: true,
+                exit_code: Some(9),
+            }
+        );
+        // The table lists exactly these variables, and every letter of SPEC but h.
+        for entry in &TABLE {
+            assert!(e.iter().any(|(k, _)| k == entry.var), "{}", entry.var);
+            assert!(SPEC.contains(entry.letter));
+        }
+    }
+
+    #[test]
+    fn bad_values_name_their_source() {
+        let err = Settings::resolve(&[opt('I', "maybe")], &[], true).unwrap_err();
+        assert_eq!(err.to_string(), "invalid -I: maybe");
+        let e = env(&[("TEND_KILL_GRACETIME", "3s")]);
+        let err = Settings::resolve(&[], &e, true).unwrap_err();
+        assert_eq!(err.to_string(), "invalid TEND_KILL_GRACETIME: 3s");
+        let err = Settings::resolve(&[opt('c', "256")], &[], true).unwrap_err();
+        assert_eq!(err.to_string(), "invalid -c: 256");
+    }
+
+    #[test]
+    fn empty_env_dir_option_turns_saving_off() {
+        let s = Settings::resolve(&[opt('e', "")], &[], true).unwrap();
+        assert_eq!(s.env_dir, None);
+    }
+
+    #[test]
+    fn help_lists_every_variable_with_its_default() {
+        let h = help();
+        for e in &TABLE {
+            let line = h.lines().find(|l| l.contains(e.var)).unwrap();
+            assert!(line.contains(e.default), "{line}");
+        }
+    }
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# Make the image's root file system from tend's static executables and busybox-static,
+# then build the image with the Dockerfile beside this script.
+#
+# usage: build.sh [ -o rootfs ] [ -x extra ] bindir [ tag ]
+#   -o rootfs  only make the root file system, in the directory rootfs (no docker)
+#   -x extra   copy the directory extra over the root file system (test files)
+#   bindir     where the tend-* executables are (target/release)
+#   tag        the image's tag (default tend-example)
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+out= extra=
+while getopts o:x: c; do
+    case $c in
+    o) out=$OPTARG ;;
+    x) extra=$OPTARG ;;
+    *) echo "usage: build.sh [ -o rootfs ] [ -x extra ] bindir [ tag ]" >&2; exit 100 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: build.sh [ -o rootfs ] [ -x extra ] bindir [ tag ]" >&2; exit 100; }
+bindir=$1 tag=${2:-tend-example}
+busybox=$(command -v busybox) || { echo "build.sh: fatal: busybox not found: apt-get install busybox-static" >&2; exit 111; }
+if [ -n "$out" ]; then
+    ctx= root=$out
+else
+    ctx=$(mktemp -d) root=$ctx/rootfs
+    trap 'rm -rf "$ctx"' EXIT
+fi
+rm -rf "$root"
+mkdir -p "$root/usr/bin" "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/etc" \
+    "$root/run" "$root/tmp" "$root/var/log/numbers"
+# /run, /tmp and the logdir are writable by any USER (docker run --user 1000:1000).
+chmod 1777 "$root/run" "$root/tmp" "$root/var/log/numbers"
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+done
+for f in "$bindir"/tend-*; do
+    case $f in *.d) continue ;; esac
+    [ -x "$f" ] || continue
+    # Debug builds carry their debug info: strip it (release builds already are).
+    strip -o "$root/usr/bin/${f##*/}" "$f" 2>/dev/null || cp "$f" "$root/usr/bin/"
+done
+cp -R "$here/etc/tend" "$root/etc/"
+printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' >"$root/etc/passwd"
+printf 'root:x:0:\nuser:x:1000:\n' >"$root/etc/group"
+[ -z "$extra" ] || cp -R "$extra/." "$root/"
+[ -z "$ctx" ] || {
+    cp "$here/Dockerfile" "$ctx/"
+    old=$(docker images -q "$tag")
+    DOCKER_BUILDKIT=0 docker build -q -t "$tag" "$ctx" >/dev/null
+    # Rebuilding under the same tag: do not leave the previous image behind, dangling.
+    new=$(docker images -q "$tag")
+    if [ -n "$old" ] && [ "$old" != "$new" ]; then docker rmi "$old" >/dev/null 2>&1 || :; fi
+}
