@@ -502,6 +502,10 @@ fn exec_failure_codes_for_every_program() {
     let e = env.to_str().unwrap().to_string();
     let notexec = s.write("notexec", "#!/bin/sh\n", false);
     let n = notexec.to_str().unwrap().to_string();
+    let crlf = s.write("crlf", "#!/bin/sh\r\nexit 0\r\n", true);
+    let c = crlf.to_str().unwrap().to_string();
+    let bindir = s.join("bin");
+    s.write("bin/crlf-prog", "#!/bin/sh\r\nexit 0\r\n", true);
     let prefixes: Vec<(&str, Vec<String>)> = vec![
         ("tend-setuidgid", vec!["nobody".into()]),
         ("tend-envuidgid", vec!["nobody".into()]),
@@ -527,7 +531,30 @@ fn exec_failure_codes_for_every_program() {
         assert_code(&o, 126);
         stderr_is(
             &o,
-            &format!("{prog}: fatal: unable to exec {n}: Permission denied"),
+            &format!("{prog}: fatal: unable to exec {n}: not executable (mode 0644)"),
+        );
+        let o = tend(prog, pre.iter().map(String::as_str).chain([c.as_str()]));
+        assert_code(&o, 127);
+        stderr_is(
+            &o,
+            &format!(
+                "{prog}: fatal: unable to exec {c}: interpreter /bin/sh\\r not found (the file has CRLF line endings)"
+            ),
+        );
+        // Found by a PATH search: the path found is named before the diagnosis.
+        let mut search = cmd(prog);
+        search
+            .args(pre)
+            .arg("crlf-prog")
+            .env("PATH", format!("/nonexistent:{}", bindir.display()));
+        let o = run(search);
+        assert_code(&o, 127);
+        stderr_is(
+            &o,
+            &format!(
+                "{prog}: fatal: unable to exec crlf-prog: {}/crlf-prog: interpreter /bin/sh\\r not found (the file has CRLF line endings)",
+                bindir.display()
+            ),
         );
     }
 }

@@ -345,7 +345,7 @@ impl Snapshot {
                 out,
                 ", spawn failed: {}: {}",
                 String::from_utf8_lossy(&e.program),
-                Errno::from_raw(e.errno).desc()
+                e.reason()
             );
         }
         out.push('\n');
@@ -389,7 +389,7 @@ impl Snapshot {
                     label(e.stamp),
                     e.errno
                 );
-                json::push_str(&mut o, Errno::from_raw(e.errno).desc().as_bytes());
+                json::push_str(&mut o, e.reason().as_bytes());
                 o.push_str(",\"program\":");
                 json::push_str(&mut o, &e.program);
                 o.push('}');
@@ -594,6 +594,7 @@ mod tests {
             stamp: t(0x4000_0000_6b0c_39d1, 0x11fe_4f77),
             errno: 13,
             program: b"./run".to_vec(),
+            why: Vec::new(),
         });
         assert_eq!(
             s.human_line(false),

@@ -32,6 +32,10 @@ use std::fmt;
 pub struct ExecError {
     pub prog: OsString,
     pub errno: nix::errno::Errno,
+    /// What looking at the file said (sys::diagnose), e.g. `interpreter /bin/sh\r not
+    /// found (the file has CRLF line endings)`; for a PATH search, prefixed with the path
+    /// that was found.
+    pub why: String,
 }
 
 impl ExecError {
@@ -49,17 +53,25 @@ impl fmt::Display for ExecError {
             String::from_utf8_lossy(std::os::unix::ffi::OsStrExt::as_bytes(
                 self.prog.as_os_str()
             )),
-            self.errno.desc()
+            self.why
         )
     }
 }
 
 /// Replace the process with `argv`, environment `env` (PATH searched in `env`).
 /// Returns only on failure.
+/// Returns only on failure, with the failure diagnosed (only then is the file looked at).
 pub fn exec(argv: &[OsString], env: &[(OsString, OsString)]) -> ExecError {
-    let errno = sys::exec::exec_with_env(argv, env);
-    ExecError {
-        prog: argv.first().cloned().unwrap_or_default(),
-        errno,
-    }
+    let prog = argv.first().cloned().unwrap_or_default();
+    let (errno, why) = match sys::exec::Prepared::new(argv, env) {
+        Ok(p) => {
+            let errno = sys::exec::exec(&p);
+            (
+                errno,
+                sys::diagnose::describe_search(&prog, &p.candidates, errno),
+            )
+        }
+        Err(errno) => (errno, errno.desc().to_string()),
+    };
+    ExecError { prog, errno, why }
 }

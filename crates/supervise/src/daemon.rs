@@ -25,6 +25,7 @@ use tend_proto::servicedir as sd;
 use tend_proto::status::write_atomic_at;
 use tend_proto::{ControlCommand, StatusFile, Tai64n};
 use tend_sys::Error;
+use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
 use tend_sys::fd::own;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
@@ -539,11 +540,12 @@ impl Supervisor {
                 self.apply(acts);
             }
             Err(SpawnError::Exec(e)) => {
+                // Only now, after the failure, is ./run looked at.
+                let why = tend_sys::diagnose::diagnose(OsStr::new("./run"), e);
                 self.report.warn(format_args!(
-                    "unable to spawn ./run (retrying in 10 s): {}",
-                    e.desc()
+                    "unable to spawn ./run (retrying in 10 s): {why}"
                 ));
-                self.write_spawn_error(e, t);
+                self.write_spawn_error(e, why, t);
                 let code = tend_sys::exec::exit_code_for(e) as u8;
                 let acts = self.core.spawn_failed(Some(code), t);
                 self.apply(acts);
@@ -560,11 +562,16 @@ impl Supervisor {
     }
 
     /// tend's own `supervise/spawn-error` (see proto::spawn_error), for tend-svstat.
-    fn write_spawn_error(&self, e: Errno, t: Now) {
+    fn write_spawn_error(&self, e: Errno, why: ExecDiagnosis, t: Now) {
         let record = tend_proto::spawn_error::SpawnError {
             stamp: t.wall,
             errno: e as i32,
             program: b"./run".to_vec(),
+            // The errno alone needs no second line: readers print its text.
+            why: match why {
+                ExecDiagnosis::Errno(_) => Vec::new(),
+                why => why.to_string().into_bytes(),
+            },
         };
         if let Err(err) = write_atomic_at(
             self.status.dir(),
@@ -601,9 +608,15 @@ impl Supervisor {
         self.run.envp = finish.envp;
         let pid = match result {
             Ok(pid) => Some(pid.as_raw()),
-            Err(SpawnError::Exec(e)) | Err(SpawnError::Fork(e)) => {
+            Err(SpawnError::Exec(e)) => {
+                let why = tend_sys::diagnose::describe(OsStr::new("./finish"), e);
                 self.report
-                    .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
+                    .warn(format_args!("unable to spawn ./finish: {why}"));
+                None
+            }
+            Err(SpawnError::Fork(e)) => {
+                self.report
+                    .warn(format_args!("unable to fork for ./finish: {}", e.desc()));
                 None
             }
         };

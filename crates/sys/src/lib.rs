@@ -5,6 +5,7 @@
 //! Everything here is policy-free: no messages are printed and nothing exits, except the
 //! child half of a spawn, which can only `_exit`.
 
+pub mod diagnose;
 pub mod error;
 pub mod exec;
 pub mod fd;
