@@ -794,3 +794,67 @@ fn cpu_ticks(pid: i32) -> u64 {
     let f: Vec<&str> = after.split(' ').collect();
     f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
 }
+
+/// A FIFO where a settings or state file belongs is refused with a warning naming it
+/// (and the setting's default applies); nothing blocks: the service starts, and
+/// tend-svc -d and -x still work.
+#[test]
+fn fifos_in_place_of_settings_files_do_not_hang() {
+    let s = Scratch::new("sup-fifos");
+    let dir = service(&s, "svc", SLEEPER);
+    let fifo = |rel: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    };
+    let settings = [
+        "notification-fd",
+        "timeout-kill",
+        "timeout-finish",
+        "down-signal",
+        "lock-fd",
+        "max-death-tally",
+    ];
+    for name in settings {
+        fifo(name);
+    }
+    // State files the supervisor writes: replaced, never opened where they stand.
+    fifo("supervise/death_tally");
+    fifo("supervise/status.new");
+    let sup = Supervised::start(&dir);
+    let r = sup.wait_up();
+    assert!(!r.ready, "no notification-fd in effect");
+    for name in settings {
+        let warning = format!(
+            "tend-supervise {}: warning: {name} is a FIFO, not a regular file: using the default\n",
+            dir.display()
+        );
+        wait_until(T, &warning, || {
+            sup.stderr().contains(&warning).then_some(())
+        });
+    }
+    let o = tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]);
+    assert_code(&o, 0);
+    sup.wait_status("down", |r| !r.is_up() && !r.want_up);
+    let o = tend("tend-svc", [OsStr::new("-x"), dir.as_os_str()]);
+    assert_code(&o, 0);
+    let mut sup = sup;
+    let st = sup.daemon.wait_exit(T).expect("tend-supervise exits on -x");
+    assert_eq!(st.code(), Some(0));
+}
+
+#[test]
+fn notification_fd_beyond_an_int_warns() {
+    let s = Scratch::new("sup-bigfd");
+    let dir = service(&s, "svc", SLEEPER);
+    s.write("svc/notification-fd", "4294967299\n", false);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    let warning = format!(
+        "tend-supervise {}: warning: invalid notification-fd: 4294967299 is not an fd number: ignoring it\n",
+        dir.display()
+    );
+    wait_until(T, &warning, || {
+        sup.stderr().contains(&warning).then_some(())
+    });
+}

@@ -17,6 +17,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use tend_proto::death_tally::{self, Death};
 use tend_proto::fifodir::{self, EventDir};
@@ -68,6 +69,25 @@ impl Reporter {
     pub fn warn(&self, msg: impl Display) {
         let line = format!("{}: warning: {}\n", self.prefix, msg);
         let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+
+    /// A setting's value, or None (the default applies) with a warning when the file is
+    /// invalid or not a regular file, as s6 warns and carries on.
+    pub fn setting<T>(&self, name: &str, s: sd::Setting<T>) -> Option<T> {
+        match s {
+            sd::Setting::Value(v) => Some(v),
+            sd::Setting::Absent => None,
+            sd::Setting::Invalid => {
+                self.warn(format_args!("invalid {name}: using the default"));
+                None
+            }
+            sd::Setting::NotAFile(kind) => {
+                self.warn(format_args!(
+                    "{name} is {kind}, not a regular file: using the default"
+                ));
+                None
+            }
+        }
     }
 }
 
@@ -163,9 +183,10 @@ impl Supervisor {
         }
         let (control, control_writer) = tend_proto::control::open_reader(Path::new(sd::CONTROL))
             .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
-        std::fs::write(sd::DEATH_TALLY, b"")
-            .map_err(|e| StartError::Sys(Error::io("truncate", sd::DEATH_TALLY, &e)))?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
+        // Replaced, not truncated in place: a FIFO planted there must not block us.
+        write_atomic_at(status.dir(), c"death_tally.new", c"death_tally", b"")
+            .map_err(|e| StartError::Sys(Error::at("truncate", sd::DEATH_TALLY, e)))?;
         let events = EventDir::open(Path::new(sd::EVENT)).map_err(StartError::Sys)?;
         events.clean();
         tend_sys::signals::ignore(Signal::SIGPIPE)
@@ -174,18 +195,11 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
         let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
-        let max_deaths = match sd::read_number(sd::MAX_DEATH_TALLY) {
-            sd::Setting::Value(v) => (v as usize).min(death_tally::LIMIT),
-            sd::Setting::Absent => death_tally::DEFAULT_MAX,
-            sd::Setting::Invalid => {
-                report.warn(format_args!(
-                    "invalid {}: using {}",
-                    sd::MAX_DEATH_TALLY,
-                    death_tally::DEFAULT_MAX
-                ));
-                death_tally::DEFAULT_MAX
-            }
-        };
+        let max_deaths = report
+            .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
+            .map_or(death_tally::DEFAULT_MAX, |v| {
+                usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
+            });
         let normally_up = !Path::new(sd::DOWN).exists();
         Ok(Supervisor {
             core: Core::new(now(), normally_up),
@@ -412,9 +426,11 @@ impl Supervisor {
             }
             Action::RecordDeath { wstat } => self.record_death(wstat),
             Action::CreateDown => {
+                // Non-blocking: a FIFO named down must not hang the supervisor.
                 if let Err(e) = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
+                    .custom_flags(libc::O_NONBLOCK)
                     .open(sd::DOWN)
                 {
                     self.report.warn(Error::io("create", sd::DOWN, &e));
@@ -464,30 +480,32 @@ impl Supervisor {
     /// Settings are read at every start of ./run, as s6 does, so edits apply on restart.
     fn read_settings(&mut self) -> (Option<i32>, Option<i32>) {
         let mut settings = Settings::default();
-        let number = |name: &str| match sd::read_number(name) {
-            sd::Setting::Value(v) => Some(v),
-            sd::Setting::Absent => None,
-            sd::Setting::Invalid => {
-                self.report
-                    .warn(format_args!("invalid {name}: ignoring it"));
-                None
-            }
-        };
+        let number = |name: &str| self.report.setting(name, sd::read_number(name));
         if let Some(v) = number(sd::TIMEOUT_KILL) {
             settings.timeout_kill = v;
         }
         if let Some(v) = number(sd::TIMEOUT_FINISH) {
             settings.timeout_finish = v;
         }
-        let fd_number = |name| number(name).and_then(|v| i32::try_from(v).ok());
+        // An fd number must fit a C int; s6 warns about a bigger one too.
+        let fd_number = |name: &str| {
+            number(name).and_then(|v| match i32::try_from(v) {
+                Ok(fd) => Some(fd),
+                Err(_) => {
+                    self.report.warn(format_args!(
+                        "invalid {name}: {v} is not an fd number: ignoring it"
+                    ));
+                    None
+                }
+            })
+        };
         let notification = fd_number(sd::NOTIFICATION_FD);
         let lockfd = fd_number(sd::LOCK_FD);
-        match sd::read_signal(sd::DOWN_SIGNAL) {
-            sd::Setting::Value(s) => settings.down_signal = s as i32,
-            sd::Setting::Absent => {}
-            sd::Setting::Invalid => self
-                .report
-                .warn(format_args!("invalid {}: using SIGTERM", sd::DOWN_SIGNAL)),
+        if let Some(sig) = self
+            .report
+            .setting(sd::DOWN_SIGNAL, sd::read_signal(sd::DOWN_SIGNAL))
+        {
+            settings.down_signal = sig as i32;
         }
         self.core.settings = settings;
         (notification, lockfd)
