@@ -5,6 +5,7 @@ mod clients;
 mod common;
 mod compat;
 mod docs;
+mod fuzz;
 mod log;
 mod scan;
 mod supervise;
