@@ -178,7 +178,7 @@ fn word(rng: &mut Rng, cgroup: bool) -> OsString {
     match rng.below(10) {
         0 => {
             // huge: a long run of one byte (never on PATH: longer than NAME_MAX)
-            let b = *rng.pick(&[b'a', b'9', b'-', b'\xff', b'/']);
+            let b = *rng.pick(b"a9-\xff/");
             let n = 300 + rng.below(100_000);
             let mut v = vec![b'\x01'];
             v.resize(n, b);
