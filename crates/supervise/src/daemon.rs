@@ -66,8 +66,13 @@ impl Reporter {
         }
     }
 
+    /// One line, as tend_cli's: a newline or CR inside is shown as `\n` / `\r`.
     pub fn warn(&self, msg: impl Display) {
-        let line = format!("{}: warning: {}\n", self.prefix, msg);
+        let mut line = format!("{}: warning: {}", self.prefix, msg);
+        if line.contains(['\n', '\r']) {
+            line = line.replace('\n', "\\n").replace('\r', "\\r");
+        }
+        line.push('\n');
         let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
