@@ -146,7 +146,7 @@ fn word(rng: &mut Rng, cgroup: bool) -> OsString {
             b"false",
             b"/nonexistent/prog",
             b".",
-            b"svc",
+            b"svc.d",
             b"0",
             b"1",
             b"-1",
@@ -274,17 +274,24 @@ fn fixed_vectors(prog: &str, letters: &[char]) -> Vec<Vec<OsString>> {
 fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Option<String> {
     let cwd = scratch.join("run");
     std::fs::create_dir_all(&cwd).unwrap();
-    // A file, not a pipe: a huge message must not block the program while we poll.
-    let errfile = scratch.join("stderr");
     let mut c = cmd(prog);
     c.args(args)
         .current_dir(&cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&errfile).unwrap())
+        .stderr(Stdio::piped())
         .process_group(0);
     let mut child = c.spawn().unwrap();
     let pid = child.id() as i32;
+    // A pipe (RLIMIT_FSIZE from tend-softlimit -f does not apply to it), drained by a
+    // thread so a huge message never blocks the program while we poll.
+    let mut pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut b);
+        let _ = tx.send(b);
+    });
     let patience = if is_daemon(prog) {
         Duration::from_millis(300)
     } else {
@@ -307,7 +314,7 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     );
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&cwd);
-    let stderr = text(&std::fs::read(&errfile).unwrap_or_default());
+    let stderr = text(&rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default());
     let Some(status) = status else {
         return (!is_daemon(prog)).then(|| format!("still running after {patience:?}"));
     };
