@@ -39,19 +39,6 @@ pub fn parse_number(data: &[u8]) -> Option<u64> {
     std::str::from_utf8(line).ok()?.parse().ok()
 }
 
-/// What kind of file a mode says, for warnings.
-pub fn kind_of(mode: libc::mode_t) -> &'static str {
-    match mode & libc::S_IFMT {
-        libc::S_IFREG => "a regular file",
-        libc::S_IFDIR => "a directory",
-        libc::S_IFIFO => "a FIFO",
-        libc::S_IFCHR => "a character device",
-        libc::S_IFBLK => "a block device",
-        libc::S_IFSOCK => "a socket",
-        _ => "a special file",
-    }
-}
-
 /// The size of the buffer a setting is read into; a first line that does not fit is
 /// invalid (no setting is anywhere near this long).
 const SETTING_MAX: usize = 64;
@@ -73,7 +60,7 @@ fn read_small<'a>(name: &str, buf: &'a mut [u8; SETTING_MAX]) -> Setting<&'a [u8
     };
     match nix::sys::stat::fstat(fd.as_raw_fd()) {
         Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {}
-        Ok(st) => return Setting::NotAFile(kind_of(st.st_mode)),
+        Ok(st) => return Setting::NotAFile(tend_sys::diagnose::kind_of(st.st_mode)),
         Err(_) => return Setting::Absent,
     }
     let mut got = 0;

@@ -175,6 +175,20 @@ impl fmt::Display for ExecDiagnosis {
     }
 }
 
+/// What kind of file a mode says (`a FIFO`, `a directory`...), for messages.
+pub fn kind_of(mode: u32) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFREG => "a regular file",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFLNK => "a symlink",
+        _ => "a special file",
+    }
+}
+
 /// Why exec of `path` (relative to the current directory, as it was exec'd) failed with
 /// `errno`. Only for after the failure: it reads and stats the file.
 pub fn diagnose(path: &OsStr, errno: Errno) -> ExecDiagnosis {
@@ -230,18 +244,7 @@ fn diagnose_at(path: &Path, errno: Errno, depth: u32) -> ExecDiagnosis {
         return ExecDiagnosis::Directory;
     }
     if !ft.is_file() {
-        use std::os::unix::fs::FileTypeExt;
-        let kind = if ft.is_fifo() {
-            "a FIFO"
-        } else if ft.is_socket() {
-            "a socket"
-        } else if ft.is_char_device() {
-            "a character device"
-        } else if ft.is_block_device() {
-            "a block device"
-        } else {
-            "a special file"
-        };
+        let kind = kind_of(meta.mode());
         return ExecDiagnosis::NotRegular { kind };
     }
     if errno == Errno::EACCES {
