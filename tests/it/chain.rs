@@ -561,6 +561,23 @@ fn exec_failure_codes_for_every_program() {
 
 // ---------------------------------------------------------------- softlimit
 
+/// Found by tests/it/fuzz.rs: with a data limit of 9 bytes, building the exec's strings
+/// after setting the limit aborted (SIGABRT). Now they are built before, and the limits
+/// are put back before the failure is reported.
+#[test]
+fn softlimit_tight_memory_still_reports_exec_failure() {
+    let big = "x".repeat(35_000);
+    let o = tend(
+        "tend-softlimit",
+        ["-m", "9", "/nonexistent/prog", big.as_str()],
+    );
+    assert_code(&o, 127);
+    stderr_is(
+        &o,
+        "tend-softlimit: fatal: unable to exec /nonexistent/prog: No such file or directory",
+    );
+}
+
 fn limits(o: &Output) -> String {
     assert_code(o, 0);
     text(&o.stdout)
