@@ -858,3 +858,56 @@ fn notification_fd_beyond_an_int_warns() {
         sup.stderr().contains(&warning).then_some(())
     });
 }
+
+/// tend-svstat reads supervise/lock, supervise/status and supervise/spawn-error without
+/// blocking: FIFOs planted there give an answer (or an error), never a hang.
+#[test]
+fn svstat_never_blocks_on_fifos_in_supervise() {
+    let s = Scratch::new("svstat-fifos");
+    let dir = s.join("svc");
+    std::fs::create_dir_all(dir.join("supervise")).unwrap();
+    let fifo = |rel: &str| {
+        nix::unistd::mkfifo(
+            &dir.join(rel),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap()
+    };
+    // Run as a Daemon so that a hang (the bug) is killed when the test fails.
+    let svstat = |dir: &Path| {
+        let (out, err) = (s.join("out"), s.join("err"));
+        let mut c = cmd("tend-svstat");
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap());
+        let mut d = Daemon::start(c);
+        let st = d.wait_exit(T).expect("tend-svstat must not block");
+        let read = |p: &Path| text(&std::fs::read(p).unwrap());
+        (st.code(), read(&out), read(&err))
+    };
+    // The lock itself a FIFO: nobody can hold it, so no supervisor.
+    fifo("supervise/lock");
+    let (code, _, err) = svstat(&dir);
+    assert_eq!(code, Some(1), "{err}");
+    // A held lock, and the status a FIFO: unreadable, not a hang.
+    std::fs::remove_file(dir.join("supervise/lock")).unwrap();
+    let _lock = tend_proto::lock::acquire(&dir.join("supervise/lock"), 0o644).unwrap();
+    fifo("supervise/status");
+    let (code, _, err) = svstat(&dir);
+    assert_eq!(code, Some(111), "{err}");
+    // A good status, and spawn-error a FIFO: ignored.
+    std::fs::remove_file(dir.join("supervise/status")).unwrap();
+    std::fs::write(
+        dir.join("supervise/status"),
+        StatusRecord::default().encode(),
+    )
+    .unwrap();
+    fifo("supervise/spawn-error");
+    let (code, out, err) = svstat(&dir);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("down (exitcode 0) ") && !out.contains("spawn failed"),
+        "{out}"
+    );
+}

@@ -57,7 +57,7 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         Err(Errno::ENOENT) => true,
         Err(e) => return Err(ReadError::Down(e)),
     };
-    let spawn_error = std::fs::read(servicedir.join(servicedir::SPAWN_ERROR))
+    let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
         .ok()
         .and_then(|b| SpawnError::decode(&b));
     Ok(Snapshot::new(
@@ -70,8 +70,8 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
 
 /// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
 pub fn read_record(servicedir: &Path) -> Result<StatusRecord, Errno> {
-    let data = std::fs::read(servicedir.join(servicedir::STATUS))
-        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    // 36 bytes: a longer file is not a status record either.
+    let data = tend_sys::fd::read_regular(&servicedir.join(servicedir::STATUS), 36)?;
     StatusRecord::decode(&data).ok_or(Errno::EPIPE)
 }
 

@@ -107,7 +107,8 @@ impl StatusRecord {
     /// Read `dir/supervise/status`.
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
         let path = servicedir.join("supervise/status");
-        let data = std::fs::read(&path).map_err(|e| Error::io("read", &path, &e))?;
+        let data = tend_sys::fd::read_regular(&path, STATUS_SIZE + 1)
+            .map_err(|e| Error::at("read", &path, e))?;
         StatusRecord::decode(&data).ok_or(Error::at("read", &path, Errno::EPIPE))
     }
 }
