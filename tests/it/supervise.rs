@@ -911,3 +911,21 @@ fn svstat_never_blocks_on_fifos_in_supervise() {
         "{out}"
     );
 }
+
+#[test]
+fn finish_exec_failure_is_diagnosed() {
+    let s = Scratch::new("sup-finish-crlf");
+    let dir = service(&s, "svc", "#!/bin/sh\nexec sleep 300\n");
+    s.write("svc/finish", "#!/bin/sh\r\nexit 0\r\n", true);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    sup.send("d");
+    let warning = format!(
+        "tend-supervise {}: warning: unable to spawn ./finish: interpreter /bin/sh\\r not found (the file has CRLF line endings)\n",
+        dir.display()
+    );
+    wait_until(T, &warning, || {
+        sup.stderr().contains(&warning).then_some(())
+    });
+    sup.wait_status("down", |r| !r.is_up() && !r.finishing);
+}
