@@ -15,8 +15,18 @@ fn main() {
     if argv.is_empty() {
         PROG.usage_exit()
     }
-    let Some(cpus) = list.to_str().and_then(cpulist::parse) else {
+    let Some(text) = list.to_str() else {
         PROG.fatal(code::USAGE, format!("invalid cpulist: {}", shown(list)))
+    };
+    let cpus = match cpulist::parse_within(text, cpulist::possible()) {
+        Ok(cpus) => cpus,
+        Err(cpulist::ParseError::Syntax) => {
+            PROG.fatal(code::USAGE, format!("invalid cpulist: {}", shown(list)))
+        }
+        Err(e) => PROG.fatal(
+            code::USAGE,
+            format!("invalid cpulist: {}: {e}", shown(list)),
+        ),
     };
     if let Err(e) = cpulist::pin(&cpus) {
         PROG.fatal(code::SYSTEM, e)

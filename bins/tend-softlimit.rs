@@ -24,9 +24,17 @@ fn main() {
     if p.operands.is_empty() {
         PROG.usage_exit()
     }
-    if let Err(e) = rlimit::apply(&limits) {
-        PROG.fatal(code::SYSTEM, e)
-    }
-    let e = tend_env::exec(&p.operands, &sys::exec::current_env());
+    // Everything exec needs is built before the limits can make allocation fail.
+    let ready = match tend_env::Ready::new(&p.operands, &sys::exec::current_env()) {
+        Ok(r) => r,
+        Err(e) => PROG.fatal(e.code(), e),
+    };
+    let saved = match rlimit::apply(&limits) {
+        Ok(s) => s,
+        Err(e) => PROG.fatal(code::SYSTEM, e),
+    };
+    let errno = ready.exec();
+    rlimit::restore(&saved);
+    let e = ready.error(errno);
     PROG.fatal(e.code(), e)
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tend_cli::{Program, code, parse_uint};
 use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
 use tend_scan::{Ending, Options, StartError, exec_script};
+use tend_sys::diagnose::describe;
 
 const USAGE: &str =
     "tend-svscan [ -d notif ] [ -X consoleholder ] [ -c max ] [ -t rescan ] [ scandir ]";
@@ -32,7 +33,7 @@ fn crash() -> ! {
     let e = exec_script(CRASH);
     PROG.fatal(
         code::SYSTEM,
-        format_args!("unable to exec {CRASH}: {}", e.desc()),
+        format_args!("unable to exec {CRASH}: {}", describe(CRASH.as_ref(), e)),
     )
 }
 
@@ -43,9 +44,14 @@ fn main() {
         Err(StartError::Usage(m)) => PROG.fatal(code::USAGE, m),
         Err(StartError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
         Ok(Ending::Finish) => match exec_script(FINISH) {
-            nix::errno::Errno::ENOENT => std::process::exit(code::OK),
+            nix::errno::Errno::ENOENT
+                if std::path::Path::new(FINISH).symlink_metadata().is_err() =>
+            {
+                std::process::exit(code::OK)
+            }
             e => {
-                PROG.warn(format_args!("unable to exec {FINISH}: {}", e.desc()));
+                let why = describe(FINISH.as_ref(), e);
+                PROG.warn(format_args!("unable to exec {FINISH}: {why}"));
                 crash()
             }
         },

@@ -550,6 +550,10 @@ fn exec_failure_codes_for_every_program() {
     let e = env.to_str().unwrap().to_string();
     let notexec = s.write("notexec", "#!/bin/sh\n", false);
     let n = notexec.to_str().unwrap().to_string();
+    let crlf = s.write("crlf", "#!/bin/sh\r\nexit 0\r\n", true);
+    let c = crlf.to_str().unwrap().to_string();
+    let bindir = s.join("bin");
+    s.write("bin/crlf-prog", "#!/bin/sh\r\nexit 0\r\n", true);
     let prefixes: Vec<(&str, Vec<String>)> = vec![
         ("tend-setuidgid", vec!["nobody".into()]),
         ("tend-envuidgid", vec!["nobody".into()]),
@@ -575,12 +579,52 @@ fn exec_failure_codes_for_every_program() {
         assert_code(&o, 126);
         stderr_is(
             &o,
-            &format!("{prog}: fatal: unable to exec {n}: Permission denied"),
+            &format!("{prog}: fatal: unable to exec {n}: not executable (mode 0644)"),
+        );
+        let o = tend(prog, pre.iter().map(String::as_str).chain([c.as_str()]));
+        assert_code(&o, 127);
+        stderr_is(
+            &o,
+            &format!(
+                "{prog}: fatal: unable to exec {c}: interpreter /bin/sh\\r not found (the file has CRLF line endings)"
+            ),
+        );
+        // Found by a PATH search: the path found is named before the diagnosis.
+        let mut search = cmd(prog);
+        search
+            .args(pre)
+            .arg("crlf-prog")
+            .env("PATH", format!("/nonexistent:{}", bindir.display()));
+        let o = run(search);
+        assert_code(&o, 127);
+        stderr_is(
+            &o,
+            &format!(
+                "{prog}: fatal: unable to exec crlf-prog: {}/crlf-prog: interpreter /bin/sh\\r not found (the file has CRLF line endings)",
+                bindir.display()
+            ),
         );
     }
 }
 
 // ---------------------------------------------------------------- softlimit
+
+/// Found by tests/it/fuzz.rs: with a data limit of 9 bytes, building the exec's strings
+/// after setting the limit aborted (SIGABRT). Now they are built before, and the limits
+/// are put back before the failure is reported.
+#[test]
+fn softlimit_tight_memory_still_reports_exec_failure() {
+    let big = "x".repeat(35_000);
+    let o = tend(
+        "tend-softlimit",
+        ["-m", "9", "/nonexistent/prog", big.as_str()],
+    );
+    assert_code(&o, 127);
+    stderr_is(
+        &o,
+        "tend-softlimit: fatal: unable to exec /nonexistent/prog: No such file or directory",
+    );
+}
 
 fn limits(o: &Output) -> String {
     assert_code(o, 0);
@@ -806,26 +850,73 @@ fn cpuset_pins_and_reads_back() {
     }
 }
 
+fn last_possible() -> usize {
+    let t = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
+    let last = t.trim().rsplit([',', '-']).next().unwrap();
+    last.parse().unwrap()
+}
+
 #[test]
 fn cpuset_rejects_offline_and_bad_lists() {
     let last = *online().last().unwrap();
-    let off = format!("{}", last + 1);
-    let o = tend("tend-cpuset", [&format!("0,{off}"), "echo", "EXECUTED"]);
-    assert_code(&o, 111);
-    stderr_is(&o, &format!("tend-cpuset: fatal: CPUs not online: {off}"));
-    assert!(o.stdout.is_empty());
-    let o = tend(
-        "tend-cpuset",
-        [&format!("{}-{}", last + 1, last + 3), "true"],
-    );
+    let possible = last_possible();
+    // Possible but offline: only on machines that have such CPUs.
+    if last < possible {
+        let off = format!("{}", last + 1);
+        let o = tend("tend-cpuset", [&format!("0,{off}"), "echo", "EXECUTED"]);
+        assert_code(&o, 111);
+        stderr_is(&o, &format!("tend-cpuset: fatal: CPUs not online: {off}"));
+        assert!(o.stdout.is_empty());
+    }
+    // Beyond what the kernel can have: a usage error, at once.
+    let beyond = possible + 1;
+    let list = format!("0,{}-{}", beyond, beyond + 2);
+    let o = tend("tend-cpuset", [&list, "echo", "EXECUTED"]);
+    assert_code(&o, 100);
     stderr_is(
         &o,
         &format!(
-            "tend-cpuset: fatal: CPUs not online: {}-{}",
-            last + 1,
-            last + 3
+            "tend-cpuset: fatal: invalid cpulist: {list}: CPU {} does not exist (the last possible CPU is {possible})",
+            beyond + 2
         ),
     );
+    assert!(o.stdout.is_empty());
+}
+
+/// 200 huge ranges once took 5 GB and died of SIGABRT: now a usage error in a small
+/// address space.
+#[test]
+fn cpuset_huge_ranges_are_refused_without_allocating() {
+    let list = vec!["0-9999999"; 200].join(",");
+    let o = tend(
+        "tend-softlimit",
+        ["-a", "67108864", "tend-cpuset", &list, "echo", "EXECUTED"],
+    );
+    assert_code(&o, 100);
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("tend-cpuset: fatal: invalid cpulist: 0-9999999,0-9999999,")
+            && err.ends_with(&format!(
+                "0-9999999: CPU 9999999 does not exist (the last possible CPU is {})\n",
+                last_possible()
+            ))
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    let o = tend(
+        "tend-cpuset",
+        ["0-99999999999999999999999", "echo", "EXECUTED"],
+    );
+    assert_code(&o, 100);
+    stderr_is(
+        &o,
+        "tend-cpuset: fatal: invalid cpulist: 0-99999999999999999999999",
+    );
+}
+
+#[test]
+fn cpuset_bad_lists() {
     for bad in ["3-1", "a", "", "1,", "1-", "0-2-3"] {
         let o = tend("tend-cpuset", [bad, "echo", "EXECUTED"]);
         assert_code(&o, 100);

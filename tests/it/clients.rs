@@ -786,6 +786,7 @@ fn svstat_json_and_spawn_error() {
         stamp: failed_at,
         errno: 13,
         program: b"./run".to_vec(),
+        why: Vec::new(),
     };
     std::fs::write(dir.join("supervise/spawn-error"), record.encode()).unwrap();
     let human = wait_until(PATIENCE, "a stable second", || {

@@ -283,7 +283,10 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
             .ok()
             .and_then(|b| tend_proto::spawn_error::SpawnError::decode(&b))
     });
-    assert_eq!((record.errno, &record.program[..]), (13, &b"./run"[..]));
+    assert_eq!(
+        (record.errno, &record.program[..], &record.why[..]),
+        (13, &b"./run"[..], &b"not executable (mode 0644)"[..])
+    );
     let human = wait_until(PATIENCE, "a stable second", || {
         let a = text(&client("s6-svstat", &[], &dir).stdout);
         let t = text(&client("tend-svstat", &[], &dir).stdout);
@@ -291,7 +294,10 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
         (a == b).then(|| {
             assert_eq!(
                 t,
-                format!("{}, spawn failed: ./run: Permission denied\n", a.trim_end())
+                format!(
+                    "{}, spawn failed: ./run: not executable (mode 0644)\n",
+                    a.trim_end()
+                )
             );
             t
         })
@@ -303,7 +309,7 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
     let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
     assert!(
         j.ends_with(&format!(
-            "\"spawn_error\":{{\"since\":\"{}\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}}}\n",
+            "\"spawn_error\":{{\"since\":\"{}\",\"errno\":13,\"error\":\"not executable (mode 0644)\",\"program\":\"./run\"}}}}\n",
             text(&record.stamp.label())
         )),
         "{j}"

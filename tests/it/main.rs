@@ -6,6 +6,7 @@ mod common;
 mod compat;
 mod docs;
 mod init;
+mod fuzz;
 mod log;
 mod parity;
 mod scan;

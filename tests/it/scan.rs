@@ -696,6 +696,25 @@ fn signals_are_diverted_to_scripts() {
     assert!(!tree.stderr().contains("warning"), "{}", tree.stderr());
 }
 
+/// A signal script that exists but cannot be exec'd is not taken for a missing one: the
+/// scanner says why (the diagnosis tend-supervise uses) and carries on.
+#[test]
+fn a_broken_signal_script_is_diagnosed() {
+    let s = Scratch::new("scan-crlf-script");
+    let a = service(&s, "a", SLEEPER);
+    s.write("sd/.s6-svscan/SIGUSR1", "#!/bin/sh\r\nexit 0\r\n", true);
+    let mut tree = Tree::start(&s, "tend-svscan", &[]);
+    let run_a = wait_up(&a);
+    tree.daemon.as_ref().unwrap().signal(Signal::SIGUSR1);
+    tree.wait_stderr(
+        "tend-svscan: warning: unable to spawn .s6-svscan/SIGUSR1: interpreter /bin/sh\\r not found (the file has CRLF line endings)\n",
+    );
+    assert!(tree.alive());
+    assert_eq!(wait_up(&a), run_a);
+    tree.daemon.as_ref().unwrap().signal(Signal::SIGQUIT);
+    assert_eq!(tree.wait_exit(T).code(), Some(0));
+}
+
 #[test]
 fn abort_execs_finish_without_waiting() {
     let s = Scratch::new("scan-abort");

@@ -6,6 +6,7 @@
 
 use crate::common::*;
 use nix::sys::signal::Signal;
+use std::ffi::OsStr;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -315,10 +316,203 @@ fn run_not_executable_is_exitcode_126() {
     let sup = Supervised::start(&dir);
     sup.wait_status("exitcode 126", |r| r.exitcode() == Some(126));
     let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
-    assert!(err.ends_with(" 13 ./run\n"), "{err:?}");
+    assert!(
+        err.ends_with(" 13 ./run\nnot executable (mode 0644)\n"),
+        "{err:?}"
+    );
     wait_until(T, "warning", || {
-        sup.stderr().contains("Permission denied").then_some(())
+        sup.stderr()
+            .contains("unable to spawn ./run (retrying in 10 s): not executable (mode 0644)")
+            .then_some(())
     });
+}
+
+/// Start a supervisor on `dir` whose ./run cannot be exec'd; the status line, the JSON
+/// field, the spawn-error record and the stderr warning all say `why`, with exit `code`.
+fn assert_spawn_diagnosed(dir: &Path, code: u8, why: &str) {
+    let sup = Supervised::start(dir);
+    sup.wait_status("spawn failure recorded", |r| r.exitcode() == Some(code));
+    let record = wait_until(T, "supervise/spawn-error", || {
+        std::fs::read_to_string(dir.join("supervise/spawn-error")).ok()
+    });
+    assert!(record.ends_with(&format!(" ./run\n{why}\n")), "{record:?}");
+    let o = tend("tend-svstat", [dir]);
+    assert_code(&o, 0);
+    let line = text(&o.stdout);
+    assert!(
+        line.starts_with(&format!("down (exitcode {code}) "))
+            && line.contains(", want up")
+            && line.ends_with(&format!(", spawn failed: ./run: {why}\n")),
+        "{line:?}"
+    );
+    let o = tend("tend-svstat", [OsStr::new("-j"), dir.as_os_str()]);
+    assert_code(&o, 0);
+    let json = text(&o.stdout);
+    let escaped = why.replace('\\', "\\\\");
+    assert!(
+        json.contains(&format!("\"error\":\"{escaped}\",\"program\":\"./run\"")),
+        "{json}"
+    );
+    let warning = format!("unable to spawn ./run (retrying in 10 s): {why}\n");
+    wait_until(T, "the warning", || {
+        sup.stderr().contains(&warning).then_some(())
+    });
+}
+
+#[test]
+fn spawn_error_crlf_shebang() {
+    let s = Scratch::new("sup-crlf");
+    let dir = service(&s, "svc", "#!/bin/sh\r\nexec sleep 300\r\n");
+    assert_spawn_diagnosed(
+        &dir,
+        127,
+        "interpreter /bin/sh\\r not found (the file has CRLF line endings)",
+    );
+}
+
+#[test]
+fn spawn_error_missing_interpreter() {
+    let s = Scratch::new("sup-nointerp");
+    let dir = service(&s, "svc", "#!/nonexistent/interp\nexit 0\n");
+    assert_spawn_diagnosed(&dir, 127, "interpreter /nonexistent/interp not found");
+}
+
+#[test]
+fn spawn_error_neither_elf_nor_script() {
+    let s = Scratch::new("sup-noformat");
+    let dir = service(&s, "svc", "exec sleep 300\n");
+    assert_spawn_diagnosed(&dir, 126, "neither an ELF executable nor a #! script");
+}
+
+#[test]
+fn spawn_error_run_is_a_directory() {
+    let s = Scratch::new("sup-rundir");
+    std::fs::create_dir_all(s.join("svc/run")).unwrap();
+    assert_spawn_diagnosed(&s.join("svc"), 126, "is a directory");
+}
+
+#[test]
+fn spawn_error_dangling_symlink() {
+    let s = Scratch::new("sup-dangling");
+    std::fs::create_dir_all(s.join("svc")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/run-target", s.join("svc/run")).unwrap();
+    assert_spawn_diagnosed(
+        &s.join("svc"),
+        127,
+        "dangling symlink to /nonexistent/run-target",
+    );
+}
+
+/// A 64-bit little-endian ELF header for `machine`, with a PT_INTERP naming `interp`.
+fn elf_image(machine: u16, interp: &[u8]) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..4].copy_from_slice(b"\x7fELF");
+    h[4] = 2;
+    h[5] = 1;
+    h[6] = 1;
+    h[16..18].copy_from_slice(&2u16.to_le_bytes());
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20..24].copy_from_slice(&1u32.to_le_bytes());
+    h[32..40].copy_from_slice(&64u64.to_le_bytes());
+    h[52..54].copy_from_slice(&64u16.to_le_bytes());
+    h[54..56].copy_from_slice(&56u16.to_le_bytes());
+    h[56..58].copy_from_slice(&1u16.to_le_bytes());
+    let mut ph = vec![0u8; 56];
+    ph[0..4].copy_from_slice(&3u32.to_le_bytes());
+    ph[4..8].copy_from_slice(&4u32.to_le_bytes());
+    ph[8..16].copy_from_slice(&120u64.to_le_bytes());
+    ph[32..40].copy_from_slice(&(interp.len() as u64 + 1).to_le_bytes());
+    ph[40..48].copy_from_slice(&(interp.len() as u64 + 1).to_le_bytes());
+    h.extend_from_slice(&ph);
+    h.extend_from_slice(interp);
+    h.push(0);
+    h
+}
+
+fn write_run(dir: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("run"), bytes).unwrap();
+    std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn spawn_error_foreign_architecture() {
+    let s = Scratch::new("sup-foreign");
+    // AArch64 on an x86-64 host, x86-64 elsewhere.
+    let (machine, name) = if cfg!(target_arch = "aarch64") {
+        (62, "x86-64")
+    } else {
+        (183, "AArch64")
+    };
+    let native = if cfg!(target_arch = "aarch64") {
+        "AArch64"
+    } else {
+        "x86-64"
+    };
+    write_run(&s.join("svc"), &elf_image(machine, b"/lib/ld-linux.so.2"));
+    assert_spawn_diagnosed(
+        &s.join("svc"),
+        126,
+        &format!("ELF executable for {name} (e_machine {machine}), not {native}"),
+    );
+}
+
+#[test]
+fn spawn_error_missing_dynamic_loader() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the test's ELF image is x86-64");
+        return;
+    }
+    let s = Scratch::new("sup-noloader");
+    write_run(
+        &s.join("svc"),
+        &elf_image(62, b"/lib/ld-musl-x86_64.so.404"),
+    );
+    assert_spawn_diagnosed(
+        &s.join("svc"),
+        127,
+        "ELF interpreter /lib/ld-musl-x86_64.so.404 not found (the dynamic loader it was linked for)",
+    );
+}
+
+/// A tmpfs mounted noexec for the test's lifetime (lazily unmounted on drop).
+struct NoexecMount(PathBuf);
+
+impl Drop for NoexecMount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn spawn_error_noexec_mount() {
+    let s = Scratch::new("sup-noexecmnt");
+    let mnt = s.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "noexec,nosuid,size=1m", "tmpfs"])
+        .arg(&mnt)
+        .stderr(Stdio::piped())
+        .output();
+    match mounted {
+        Ok(o) if o.status.success() => {}
+        other => {
+            eprintln!("skipped: cannot mount a noexec tmpfs (needs root): {other:?}");
+            return;
+        }
+    }
+    let _mount = NoexecMount(mnt.clone());
+    let dir = mnt.join("svc");
+    write_run(&dir, SLEEPER.as_bytes());
+    let real = std::fs::canonicalize(&mnt).unwrap();
+    assert_spawn_diagnosed(
+        &dir,
+        126,
+        &format!("on a filesystem mounted noexec ({})", real.display()),
+    );
 }
 
 #[test]
@@ -599,4 +793,139 @@ fn cpu_ticks(pid: i32) -> u64 {
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     let f: Vec<&str> = after.split(' ').collect();
     f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// A FIFO where a settings or state file belongs is refused with a warning naming it
+/// (and the setting's default applies); nothing blocks: the service starts, and
+/// tend-svc -d and -x still work.
+#[test]
+fn fifos_in_place_of_settings_files_do_not_hang() {
+    let s = Scratch::new("sup-fifos");
+    let dir = service(&s, "svc", SLEEPER);
+    let fifo = |rel: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        nix::unistd::mkfifo(&p, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    };
+    let settings = [
+        "notification-fd",
+        "timeout-kill",
+        "timeout-finish",
+        "down-signal",
+        "lock-fd",
+        "max-death-tally",
+    ];
+    for name in settings {
+        fifo(name);
+    }
+    // State files the supervisor writes: replaced, never opened where they stand.
+    fifo("supervise/death_tally");
+    fifo("supervise/status.new");
+    let sup = Supervised::start(&dir);
+    let r = sup.wait_up();
+    assert!(!r.ready, "no notification-fd in effect");
+    for name in settings {
+        let warning = format!(
+            "tend-supervise {}: warning: {name} is a FIFO, not a regular file: using the default\n",
+            dir.display()
+        );
+        wait_until(T, &warning, || {
+            sup.stderr().contains(&warning).then_some(())
+        });
+    }
+    let o = tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]);
+    assert_code(&o, 0);
+    sup.wait_status("down", |r| !r.is_up() && !r.want_up);
+    let o = tend("tend-svc", [OsStr::new("-x"), dir.as_os_str()]);
+    assert_code(&o, 0);
+    let mut sup = sup;
+    let st = sup.daemon.wait_exit(T).expect("tend-supervise exits on -x");
+    assert_eq!(st.code(), Some(0));
+}
+
+#[test]
+fn notification_fd_beyond_an_int_warns() {
+    let s = Scratch::new("sup-bigfd");
+    let dir = service(&s, "svc", SLEEPER);
+    s.write("svc/notification-fd", "4294967299\n", false);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    let warning = format!(
+        "tend-supervise {}: warning: invalid notification-fd: 4294967299 is not an fd number: ignoring it\n",
+        dir.display()
+    );
+    wait_until(T, &warning, || {
+        sup.stderr().contains(&warning).then_some(())
+    });
+}
+
+/// tend-svstat reads supervise/lock, supervise/status and supervise/spawn-error without
+/// blocking: FIFOs planted there give an answer (or an error), never a hang.
+#[test]
+fn svstat_never_blocks_on_fifos_in_supervise() {
+    let s = Scratch::new("svstat-fifos");
+    let dir = s.join("svc");
+    std::fs::create_dir_all(dir.join("supervise")).unwrap();
+    let fifo = |rel: &str| {
+        nix::unistd::mkfifo(
+            &dir.join(rel),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap()
+    };
+    // Run as a Daemon so that a hang (the bug) is killed when the test fails.
+    let svstat = |dir: &Path| {
+        let (out, err) = (s.join("out"), s.join("err"));
+        let mut c = cmd("tend-svstat");
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap());
+        let mut d = Daemon::start(c);
+        let st = d.wait_exit(T).expect("tend-svstat must not block");
+        let read = |p: &Path| text(&std::fs::read(p).unwrap());
+        (st.code(), read(&out), read(&err))
+    };
+    // The lock itself a FIFO: nobody can hold it, so no supervisor.
+    fifo("supervise/lock");
+    let (code, _, err) = svstat(&dir);
+    assert_eq!(code, Some(1), "{err}");
+    // A held lock, and the status a FIFO: unreadable, not a hang.
+    std::fs::remove_file(dir.join("supervise/lock")).unwrap();
+    let _lock = tend_proto::lock::acquire(&dir.join("supervise/lock"), 0o644).unwrap();
+    fifo("supervise/status");
+    let (code, _, err) = svstat(&dir);
+    assert_eq!(code, Some(111), "{err}");
+    // A good status, and spawn-error a FIFO: ignored.
+    std::fs::remove_file(dir.join("supervise/status")).unwrap();
+    std::fs::write(
+        dir.join("supervise/status"),
+        StatusRecord::default().encode(),
+    )
+    .unwrap();
+    fifo("supervise/spawn-error");
+    let (code, out, err) = svstat(&dir);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.starts_with("down (exitcode 0) ") && !out.contains("spawn failed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn finish_exec_failure_is_diagnosed() {
+    let s = Scratch::new("sup-finish-crlf");
+    let dir = service(&s, "svc", "#!/bin/sh\nexec sleep 300\n");
+    s.write("svc/finish", "#!/bin/sh\r\nexit 0\r\n", true);
+    let sup = Supervised::start(&dir);
+    sup.wait_up();
+    sup.send("d");
+    let warning = format!(
+        "tend-supervise {}: warning: unable to spawn ./finish: interpreter /bin/sh\\r not found (the file has CRLF line endings)\n",
+        dir.display()
+    );
+    wait_until(T, &warning, || {
+        sup.stderr().contains(&warning).then_some(())
+    });
+    sup.wait_status("down", |r| !r.is_up() && !r.finishing);
 }

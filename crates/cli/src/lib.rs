@@ -62,9 +62,14 @@ impl Program {
     }
 
     /// One line on stderr, written with a single write(2) so lines from
-    /// concurrent processes never interleave.
+    /// concurrent processes never interleave. A newline or carriage return inside the
+    /// message (from a path or an argument) is shown as `\n` / `\r`: one message, one line.
     pub fn line(&self, kind: &str, msg: impl Display) {
-        let text = format!("{}: {}: {}\n", self.name, kind, msg);
+        let mut text = format!("{}: {}: {}", self.name, kind, msg);
+        if text.contains(['\n', '\r']) {
+            text = text.replace('\n', "\\n").replace('\r', "\\r");
+        }
+        text.push('\n');
         let _ = std::io::stderr().write_all(text.as_bytes());
     }
 

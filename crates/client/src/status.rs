@@ -57,7 +57,7 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         Err(Errno::ENOENT) => true,
         Err(e) => return Err(ReadError::Down(e)),
     };
-    let spawn_error = std::fs::read(servicedir.join(servicedir::SPAWN_ERROR))
+    let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
         .ok()
         .and_then(|b| SpawnError::decode(&b));
     Ok(Snapshot::new(
@@ -70,8 +70,8 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
 
 /// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
 pub fn read_record(servicedir: &Path) -> Result<StatusRecord, Errno> {
-    let data = std::fs::read(servicedir.join(servicedir::STATUS))
-        .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
+    // 36 bytes: a longer file is not a status record either.
+    let data = tend_sys::fd::read_regular(&servicedir.join(servicedir::STATUS), 36)?;
     StatusRecord::decode(&data).ok_or(Errno::EPIPE)
 }
 
@@ -345,7 +345,7 @@ impl Snapshot {
                 out,
                 ", spawn failed: {}: {}",
                 String::from_utf8_lossy(&e.program),
-                Errno::from_raw(e.errno).desc()
+                e.reason()
             );
         }
         out.push('\n');
@@ -389,7 +389,7 @@ impl Snapshot {
                     label(e.stamp),
                     e.errno
                 );
-                json::push_str(&mut o, Errno::from_raw(e.errno).desc().as_bytes());
+                json::push_str(&mut o, e.reason().as_bytes());
                 o.push_str(",\"program\":");
                 json::push_str(&mut o, &e.program);
                 o.push('}');
@@ -594,6 +594,7 @@ mod tests {
             stamp: t(0x4000_0000_6b0c_39d1, 0x11fe_4f77),
             errno: 13,
             program: b"./run".to_vec(),
+            why: Vec::new(),
         });
         assert_eq!(
             s.human_line(false),

@@ -8,39 +8,108 @@ use std::fmt;
 /// Where the kernel lists the online CPUs, in the same notation.
 pub const ONLINE: &str = "/sys/devices/system/cpu/online";
 
+/// Where the kernel lists every CPU it could ever bring online.
+pub const POSSIBLE: &str = "/sys/devices/system/cpu/possible";
+
+/// The most CPUs an affinity mask can name (glibc's CPU_SETSIZE): a list is checked
+/// against a fixed-size bit set of this many CPUs, never expanded without bound.
+pub const SET_SIZE: usize = 1024;
+
 /// A sorted set of CPU numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CpuList(pub Vec<usize>);
 
-/// Parse `0-3,8`: comma-separated numbers and inclusive ranges (`a-b` with a <= b).
-/// Whitespace around the whole list (a trailing newline from sysfs) is ignored.
+/// Why a cpulist was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not the kernel's notation.
+    Syntax,
+    /// A CPU number at or beyond `limit`, the number of CPUs the kernel can have.
+    Beyond { cpu: u64, limit: usize },
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Syntax => f.write_str("not a list of CPU numbers and ranges"),
+            ParseError::Beyond { cpu, limit } => write!(
+                f,
+                "CPU {cpu} does not exist (the last possible CPU is {})",
+                limit.saturating_sub(1)
+            ),
+        }
+    }
+}
+
+/// Walk `0-3,8` as (first, last) pairs, checking syntax only.
+fn ranges(s: &str) -> impl Iterator<Item = Result<(u64, u64), ParseError>> + '_ {
+    let num = |t: &str| -> Result<u64, ParseError> {
+        if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(ParseError::Syntax);
+        }
+        t.parse().map_err(|_| ParseError::Syntax)
+    };
+    s.split(',').map(move |part| match part.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b {
+                return Err(ParseError::Syntax);
+            }
+            Ok((a, b))
+        }
+        None => num(part).map(|n| (n, n)),
+    })
+}
+
+/// Parse `0-3,8`: comma-separated numbers and inclusive ranges (`a-b` with a <= b), every
+/// CPU below `limit` (at most [`SET_SIZE`]). Whitespace around the whole list (a trailing
+/// newline from sysfs) is ignored. The memory used is bounded by `limit`, whatever the
+/// numbers say.
+pub fn parse_within(s: &str, limit: usize) -> Result<CpuList, ParseError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(ParseError::Syntax);
+    }
+    let limit = limit.min(SET_SIZE);
+    let mut set = [0u64; SET_SIZE / 64];
+    for r in ranges(s) {
+        let (a, b) = r?;
+        if b >= limit as u64 {
+            return Err(ParseError::Beyond { cpu: b, limit });
+        }
+        for c in a as usize..=b as usize {
+            set[c / 64] |= 1 << (c % 64);
+        }
+    }
+    Ok(CpuList(
+        (0..limit)
+            .filter(|&c| set[c / 64] & (1 << (c % 64)) != 0)
+            .collect(),
+    ))
+}
+
+/// [`parse_within`] the largest set an affinity mask can hold.
 pub fn parse(s: &str) -> Option<CpuList> {
+    parse_within(s, SET_SIZE).ok()
+}
+
+/// The highest CPU number of a list, without expanding it.
+pub fn highest(s: &str) -> Option<u64> {
     let s = s.trim();
     if s.is_empty() {
         return None;
     }
-    let num = |t: &str| -> Option<usize> {
-        if t.is_empty() || t.len() > 7 || !t.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        t.parse().ok()
-    };
-    let mut v = Vec::new();
-    for part in s.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
-                if a > b {
-                    return None;
-                }
-                v.extend(a..=b);
-            }
-            None => v.push(num(part)?),
-        }
-    }
-    v.sort_unstable();
-    v.dedup();
-    Some(CpuList(v))
+    ranges(s).try_fold(0, |m, r| r.ok().map(|(_, b)| m.max(b)))
+}
+
+/// How many CPUs the kernel can have: the last of [`POSSIBLE`] plus one, at most
+/// [`SET_SIZE`] (which is also the answer when sysfs cannot tell).
+pub fn possible() -> usize {
+    std::fs::read_to_string(POSSIBLE)
+        .ok()
+        .and_then(|t| highest(&t))
+        .and_then(|h| usize::try_from(h).ok())
+        .map_or(SET_SIZE, |h| h.saturating_add(1).min(SET_SIZE))
 }
 
 impl fmt::Display for CpuList {
@@ -131,10 +200,51 @@ mod tests {
         assert_eq!(parse("1\n"), Some(CpuList(vec![1])));
         assert_eq!(parse("3,1,1-2"), Some(CpuList(vec![1, 2, 3])));
         for bad in [
-            "", "a", "3-1", "1,", ",1", "1--2", "-1", "1-", "+1", "1 2", "99999999",
+            "",
+            "a",
+            "3-1",
+            "1,",
+            ",1",
+            "1--2",
+            "-1",
+            "1-",
+            "+1",
+            "1 2",
+            "99999999",
+            "0-99999999999999999999",
         ] {
             assert_eq!(parse(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn bounded_by_the_possible_cpus() {
+        assert_eq!(
+            parse_within("0-9999999", 8),
+            Err(ParseError::Beyond {
+                cpu: 9999999,
+                limit: 8
+            })
+        );
+        assert_eq!(
+            parse_within("0-3,9999999999999999999", 8),
+            Err(ParseError::Beyond {
+                cpu: 9999999999999999999,
+                limit: 8
+            })
+        );
+        assert_eq!(parse_within("0-7", 8), Ok(CpuList((0..8).collect())));
+        assert_eq!(
+            parse_within("0-2000", 100_000),
+            Err(ParseError::Beyond {
+                cpu: 2000,
+                limit: SET_SIZE
+            })
+        );
+        assert_eq!(highest("0-3,8\n"), Some(8));
+        assert_eq!(highest("0-9999999"), Some(9999999));
+        assert_eq!(highest("x"), None);
+        assert!((1..=SET_SIZE).contains(&possible()));
     }
 
     #[test]

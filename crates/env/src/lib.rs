@@ -32,6 +32,10 @@ use std::fmt;
 pub struct ExecError {
     pub prog: OsString,
     pub errno: nix::errno::Errno,
+    /// What looking at the file said (sys::diagnose), e.g. `interpreter /bin/sh\r not
+    /// found (the file has CRLF line endings)`; for a PATH search, prefixed with the path
+    /// that was found.
+    pub why: String,
 }
 
 impl ExecError {
@@ -49,17 +53,70 @@ impl fmt::Display for ExecError {
             String::from_utf8_lossy(std::os::unix::ffi::OsStrExt::as_bytes(
                 self.prog.as_os_str()
             )),
-            self.errno.desc()
+            self.why
         )
+    }
+}
+
+/// A program made ready to exec before the process changes itself (its limits, its
+/// credentials): exec then needs no allocation, so a tight RLIMIT_AS or RLIMIT_DATA set
+/// in between cannot make it abort.
+pub struct Ready {
+    prog: OsString,
+    prepared: sys::exec::Prepared,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+impl Ready {
+    /// Search PATH (in `env`) and build every C string now.
+    pub fn new(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<Ready, ExecError> {
+        let prog = argv.first().cloned().unwrap_or_default();
+        match sys::exec::Prepared::new(argv, env) {
+            Ok(prepared) => Ok(Ready {
+                argv: sys::exec::pointers(&prepared.argv),
+                envp: sys::exec::pointers(&prepared.envp),
+                prog,
+                prepared,
+            }),
+            Err(errno) => Err(ExecError {
+                prog,
+                errno,
+                why: errno.desc().to_string(),
+            }),
+        }
+    }
+
+    /// Replace the process; returns the errno only on failure, without allocating.
+    pub fn exec(&self) -> nix::errno::Errno {
+        sys::exec::execve_prepared(&self.argv, &self.envp, &self.prepared.candidates)
+    }
+
+    /// The failure, diagnosed (this looks at the file and allocates: call it once the
+    /// process can afford to).
+    pub fn error(&self, errno: nix::errno::Errno) -> ExecError {
+        ExecError {
+            prog: self.prog.clone(),
+            errno,
+            why: sys::diagnose::describe_search(&self.prog, &self.prepared.candidates, errno),
+        }
     }
 }
 
 /// Replace the process with `argv`, environment `env` (PATH searched in `env`).
 /// Returns only on failure.
+/// Returns only on failure, with the failure diagnosed (only then is the file looked at).
 pub fn exec(argv: &[OsString], env: &[(OsString, OsString)]) -> ExecError {
-    let errno = sys::exec::exec_with_env(argv, env);
-    ExecError {
-        prog: argv.first().cloned().unwrap_or_default(),
-        errno,
-    }
+    let prog = argv.first().cloned().unwrap_or_default();
+    let (errno, why) = match sys::exec::Prepared::new(argv, env) {
+        Ok(p) => {
+            let errno = sys::exec::exec(&p);
+            (
+                errno,
+                sys::diagnose::describe_search(&prog, &p.candidates, errno),
+            )
+        }
+        Err(errno) => (errno, errno.desc().to_string()),
+    };
+    ExecError { prog, errno, why }
 }

@@ -66,14 +66,36 @@ pub fn set(resource: Resource, value: Value) -> Result<(), Error> {
     setrlimit(resource, soft(value, hard), hard).map_err(|e| Error::new("setrlimit", e))
 }
 
-/// Apply every (option letter, value) in order.
-pub fn apply(limits: &[(char, Value)]) -> Result<(), Error> {
-    for (letter, value) in limits {
+/// The soft limits before [`apply`], to put back if the exec fails.
+pub struct Saved(Vec<(Resource, u64, u64)>);
+
+/// Apply every (option letter, value) in order; returns what to [`restore`].
+pub fn apply(limits: &[(char, Value)]) -> Result<Saved, Error> {
+    let mut saved = Vec::with_capacity(limits.len() * 4);
+    for (letter, _) in limits {
         for r in resources(*letter) {
-            set(*r, *value)?;
+            let (soft, hard) = getrlimit(*r).map_err(|e| Error::new("getrlimit", e))?;
+            saved.push((*r, soft, hard));
         }
     }
-    Ok(())
+    let saved = Saved(saved);
+    for (letter, value) in limits {
+        for r in resources(*letter) {
+            if let Err(e) = set(*r, *value) {
+                restore(&saved);
+                return Err(e);
+            }
+        }
+    }
+    Ok(saved)
+}
+
+/// Put the soft limits back (raising a soft limit up to the hard one needs no privilege),
+/// so a failed exec can still be reported under limits that left no room to do so.
+pub fn restore(saved: &Saved) {
+    for &(r, soft, hard) in saved.0.iter().rev() {
+        let _ = setrlimit(r, soft, hard);
+    }
 }
 
 #[cfg(test)]

@@ -56,7 +56,12 @@ pub fn try_lock(fd: &OwnedFd) -> Result<(), LockError> {
 
 /// Whether some process holds a lock on `path`. A missing file means "nobody".
 pub fn is_held(path: &Path) -> Result<bool, Errno> {
-    let fd = match open(path, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty()) {
+    // Non-blocking: a FIFO in place of the lock must not hang a client.
+    let fd = match open(
+        path,
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
         Ok(fd) => own(fd),
         Err(Errno::ENOENT) => return Ok(false),
         Err(e) => return Err(e),

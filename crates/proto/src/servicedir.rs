@@ -23,8 +23,11 @@ pub const SPAWN_ERROR: &str = "supervise/spawn-error";
 pub enum Setting<T> {
     Absent,
     Value(T),
-    /// Present but not a number: the caller warns and uses its default.
+    /// Present but not a valid value: the caller warns and uses its default.
     Invalid,
+    /// Not a regular file (a FIFO, a device, a directory: which): never opened for
+    /// reading in a way that could block; the caller warns and uses its default.
+    NotAFile(&'static str),
 }
 
 /// Parse the first line of a config file: digits only (a trailing newline allowed).
@@ -36,27 +39,52 @@ pub fn parse_number(data: &[u8]) -> Option<u64> {
     std::str::from_utf8(line).ok()?.parse().ok()
 }
 
+/// The size of the buffer a setting is read into; a first line that does not fit is
+/// invalid (no setting is anywhere near this long).
+const SETTING_MAX: usize = 64;
+
 /// Read the start of a small file of the current directory (a supervisor runs in its
 /// service directory) into a stack buffer: settings are re-read at every start of
-/// ./run, so this must not allocate. None if the file cannot be read.
-fn read_small<'a>(name: &str, buf: &'a mut [u8; 64]) -> Option<&'a [u8]> {
+/// ./run, so this must not allocate. Opened non-blocking and checked with fstat before
+/// any read, so a FIFO or a device can neither hang the caller nor feed it endless data.
+fn read_small<'a>(name: &str, buf: &'a mut [u8; SETTING_MAX]) -> Setting<&'a [u8]> {
     use std::os::fd::AsRawFd;
-    let fd = nix::fcntl::open(
+    let fd = match nix::fcntl::open(
         name,
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
-    )
-    .ok()
-    .map(tend_sys::fd::own)?;
-    let n = nix::unistd::read(fd.as_raw_fd(), buf).ok()?;
-    Some(&buf[..n])
+    ) {
+        Ok(fd) => tend_sys::fd::own(fd),
+        Err(nix::errno::Errno::EISDIR) => return Setting::NotAFile("a directory"),
+        Err(_) => return Setting::Absent,
+    };
+    match nix::sys::stat::fstat(fd.as_raw_fd()) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {}
+        Ok(st) => return Setting::NotAFile(tend_sys::diagnose::kind_of(st.st_mode)),
+        Err(_) => return Setting::Absent,
+    }
+    let mut got = 0;
+    while got < buf.len() {
+        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(_) => return Setting::Absent,
+        }
+    }
+    if got == buf.len() && !buf.contains(&b'\n') {
+        return Setting::Invalid;
+    }
+    Setting::Value(&buf[..got])
 }
 
 fn read_setting<T>(name: &str, parse: impl FnOnce(&[u8]) -> Option<T>) -> Setting<T> {
-    let mut buf = [0u8; 64];
+    let mut buf = [0u8; SETTING_MAX];
     match read_small(name, &mut buf) {
-        None => Setting::Absent,
-        Some(data) => parse(data).map_or(Setting::Invalid, Setting::Value),
+        Setting::Value(data) => parse(data).map_or(Setting::Invalid, Setting::Value),
+        Setting::Absent => Setting::Absent,
+        Setting::Invalid => Setting::Invalid,
+        Setting::NotAFile(kind) => Setting::NotAFile(kind),
     }
 }
 
@@ -97,6 +125,30 @@ mod tests {
         assert_eq!(parse_number(b"-1"), None);
         assert_eq!(parse_number(b""), None);
         assert_eq!(parse_number(b"\n5"), None);
+    }
+
+    #[test]
+    fn settings_that_are_not_files_are_refused_without_blocking() {
+        let d = std::env::temp_dir().join(format!("tend-sd-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("dir")).unwrap();
+        nix::unistd::mkfifo(
+            &d.join("fifo"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        std::fs::write(d.join("long"), [b'1'; 100]).unwrap();
+        std::fs::write(d.join("ok"), b"42\n").unwrap();
+        let p = |n: &str| d.join(n).to_str().unwrap().to_string();
+        assert_eq!(read_number(&p("fifo")), Setting::NotAFile("a FIFO"));
+        assert_eq!(read_number(&p("dir")), Setting::NotAFile("a directory"));
+        assert_eq!(
+            read_number("/dev/zero"),
+            Setting::NotAFile("a character device")
+        );
+        assert_eq!(read_number(&p("long")), Setting::Invalid);
+        assert_eq!(read_number(&p("ok")), Setting::Value(42));
+        assert_eq!(read_number(&p("absent")), Setting::Absent);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! Format: one line, `@<24 hex TAI64N of the failure> <errno, decimal> <program as tried>\n`,
 //! e.g. `@400000006b0c39d111fe4f77 13 ./run`. The program is the rest of the line and may
-//! contain spaces.
+//! contain spaces. A second line, when present, says why in words (tend_sys::diagnose),
+//! e.g. `interpreter /bin/sh\r not found (the file has CRLF line endings)`: printable
+//! text, what tend-svstat shows after `PROG: `; without it, the errno's strerror text.
 
 use crate::Tai64n;
 
@@ -17,27 +19,48 @@ pub struct SpawnError {
     pub errno: i32,
     /// The program as tried, e.g. `./run`.
     pub program: Vec<u8>,
+    /// Why, in words (one line, no newline); empty when only the errno is known.
+    pub why: Vec<u8>,
 }
 
 impl SpawnError {
     /// The file's bytes: one line ending in `\n`.
     pub fn encode(&self) -> Vec<u8> {
         let errno = self.errno.to_string();
-        let mut out = Vec::with_capacity(25 + 1 + errno.len() + 1 + self.program.len() + 1);
+        let mut out = Vec::with_capacity(
+            25 + 1 + errno.len() + 1 + self.program.len() + 1 + self.why.len() + 1,
+        );
         out.extend_from_slice(&self.stamp.label());
         out.push(b' ');
         out.extend_from_slice(errno.as_bytes());
         out.push(b' ');
         out.extend_from_slice(&self.program);
         out.push(b'\n');
+        if !self.why.is_empty() {
+            out.extend(self.why.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+            out.push(b'\n');
+        }
         out
     }
 
-    /// Parse the file's bytes; None unless it is exactly one well-formed line
-    /// (a missing final newline is tolerated).
+    /// The words after `PROG: `: the diagnosis, or the errno's text.
+    pub fn reason(&self) -> String {
+        if self.why.is_empty() {
+            nix::errno::Errno::from_raw(self.errno).desc().to_string()
+        } else {
+            String::from_utf8_lossy(&self.why).into_owned()
+        }
+    }
+
+    /// Parse the file's bytes; None unless it is one well-formed line, optionally followed
+    /// by one line of diagnosis (a missing final newline is tolerated).
     pub fn decode(data: &[u8]) -> Option<SpawnError> {
-        let line = data.strip_suffix(b"\n").unwrap_or(data);
-        if line.contains(&b'\n') || line.len() < 25 + 1 + 1 + 1 || line[0] != b'@' {
+        let data = data.strip_suffix(b"\n").unwrap_or(data);
+        let (line, why) = match data.iter().position(|&b| b == b'\n') {
+            Some(i) => (&data[..i], &data[i + 1..]),
+            None => (data, &b""[..]),
+        };
+        if why.contains(&b'\n') || line.len() < 25 + 1 + 1 + 1 || line[0] != b'@' {
             return None;
         }
         let stamp = Tai64n::parse_hex(&line[1..25])?;
@@ -59,6 +82,7 @@ impl SpawnError {
             stamp,
             errno,
             program,
+            why: why.to_vec(),
         })
     }
 }
@@ -76,6 +100,7 @@ mod tests {
             },
             errno: 13,
             program: b"./run".to_vec(),
+            why: Vec::new(),
         };
         let b = e.encode();
         assert_eq!(b, b"@400000006b0c39d111fe4f77 13 ./run\n");
@@ -87,6 +112,18 @@ mod tests {
         let spaced = SpawnError::decode(b"@400000006b0c39d111fe4f77 2 ./my run\n").unwrap();
         assert_eq!(spaced.program, b"./my run");
         assert_eq!(spaced.errno, 2);
+        let why = SpawnError {
+            why: b"interpreter /bin/sh\\r not found".to_vec(),
+            ..spaced.clone()
+        };
+        let b = why.encode();
+        assert_eq!(
+            b,
+            b"@400000006b0c39d111fe4f77 2 ./my run\ninterpreter /bin/sh\\r not found\n"
+        );
+        assert_eq!(SpawnError::decode(&b), Some(why.clone()));
+        assert_eq!(why.reason(), "interpreter /bin/sh\\r not found");
+        assert_eq!(spaced.reason(), "No such file or directory");
     }
 
     #[test]
@@ -101,7 +138,7 @@ mod tests {
             b"@400000006b0c39d111fe4f77 -3 ./run\n",
             b"@400000006b0c39d111fe4fzz 13 ./run\n",
             b"400000006b0c39d111fe4f77 13 ./run\n",
-            b"@400000006b0c39d111fe4f77 13 ./run\nmore\n",
+            b"@400000006b0c39d111fe4f77 13 ./run\nmore\nthan two\n",
             b"@400000006b0c39d111fe4f77x13 ./run\n",
         ] {
             assert_eq!(

@@ -107,7 +107,8 @@ impl StatusRecord {
     /// Read `dir/supervise/status`.
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
         let path = servicedir.join("supervise/status");
-        let data = std::fs::read(&path).map_err(|e| Error::io("read", &path, &e))?;
+        let data = tend_sys::fd::read_regular(&path, STATUS_SIZE + 1)
+            .map_err(|e| Error::at("read", &path, e))?;
         StatusRecord::decode(&data).ok_or(Error::at("read", &path, Errno::EPIPE))
     }
 }
@@ -152,12 +153,33 @@ pub fn write_atomic_at(
     name: &CStr,
     data: &[u8],
 ) -> Result<(), Errno> {
-    let fd = nix::fcntl::openat(
-        Some(dir.as_raw_fd()),
-        tmp,
-        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC,
-        Mode::from_bits_truncate(0o666),
-    )?;
+    // Non-blocking and not following symlinks: a FIFO (ENXIO) or symlink (ELOOP) planted
+    // as `tmp` is removed and the open retried once, instead of hanging or writing
+    // elsewhere.
+    let open_tmp = || {
+        nix::fcntl::openat(
+            Some(dir.as_raw_fd()),
+            tmp,
+            OFlag::O_WRONLY
+                | OFlag::O_CREAT
+                | OFlag::O_TRUNC
+                | OFlag::O_NONBLOCK
+                | OFlag::O_NOFOLLOW
+                | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o666),
+        )
+    };
+    let fd = match open_tmp() {
+        Err(Errno::ENXIO | Errno::ELOOP | Errno::EAGAIN) => {
+            let _ = nix::unistd::unlinkat(
+                Some(dir.as_raw_fd()),
+                tmp,
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            );
+            open_tmp()?
+        }
+        other => other?,
+    };
     write_all(own(fd), data)?;
     renameat(Some(dir.as_raw_fd()), tmp, Some(dir.as_raw_fd()), name)
 }

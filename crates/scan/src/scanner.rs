@@ -665,10 +665,21 @@ impl Scanner<'_> {
         self.spawn_opts.fds.clear();
         match spawn(&self.script, &self.spawn_opts) {
             Ok(_) => true,
-            Err(SpawnError::Exec(Errno::ENOENT)) => false,
-            Err(SpawnError::Exec(e) | SpawnError::Fork(e)) => {
+            // Missing: silent. Present but ENOENT (a missing #! interpreter): say why.
+            Err(SpawnError::Exec(Errno::ENOENT))
+                if Path::new(script).symlink_metadata().is_err() =>
+            {
+                false
+            }
+            Err(SpawnError::Exec(e)) => {
+                let why = tend_sys::diagnose::describe(OsStr::new(script), e);
                 self.warn
-                    .warn(format_args!("unable to spawn {script}: {}", e.desc()));
+                    .warn(format_args!("unable to spawn {script}: {why}"));
+                false
+            }
+            Err(SpawnError::Fork(e)) => {
+                self.warn
+                    .warn(format_args!("unable to fork for {script}: {}", e.desc()));
                 false
             }
         }

@@ -270,7 +270,8 @@ impl Core {
             Some(pid) => {
                 self.pid = pid;
                 if self.settings.timeout_finish > 0 {
-                    self.finish_kill_at = Some(now.mono + self.settings.timeout_finish);
+                    self.finish_kill_at =
+                        Some(now.mono.saturating_add(self.settings.timeout_finish));
                 }
                 a.push(Action::Publish(b"d"));
             }
@@ -375,7 +376,7 @@ impl Core {
             });
             self.paused = false;
             if self.settings.timeout_kill > 0 {
-                self.kill_at = Some(now.mono + self.settings.timeout_kill);
+                self.kill_at = Some(now.mono.saturating_add(self.settings.timeout_kill));
             }
         }
         a.push(Action::WriteStatus);
@@ -613,6 +614,19 @@ mod tests {
         assert!(!c.record().paused);
         assert_eq!(acts(down().control(C::Pause, at(1))), vec![]);
         assert_eq!(acts(finishing().control(C::Continue, at(5001))), vec![]);
+    }
+
+    /// A timeout file may hold any 19-digit number: the deadline saturates, never wraps.
+    #[test]
+    fn huge_timeouts_saturate() {
+        let mut c = up();
+        c.settings.timeout_kill = u64::MAX;
+        c.control(C::Down, at(10));
+        assert_eq!(c.kill_at, Some(u64::MAX));
+        assert!(!acts(c.tick(at(1_000_000))).contains(&Kill {
+            pid: 100,
+            sig: libc::SIGKILL
+        }));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::fmt::Display;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use tend_proto::death_tally::{self, Death};
 use tend_proto::fifodir::{self, EventDir};
@@ -25,6 +26,7 @@ use tend_proto::servicedir as sd;
 use tend_proto::status::write_atomic_at;
 use tend_proto::{ControlCommand, StatusFile, Tai64n};
 use tend_sys::Error;
+use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
 use tend_sys::fd::own;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
@@ -64,9 +66,33 @@ impl Reporter {
         }
     }
 
+    /// One line, as tend_cli's: a newline or CR inside is shown as `\n` / `\r`.
     pub fn warn(&self, msg: impl Display) {
-        let line = format!("{}: warning: {}\n", self.prefix, msg);
+        let mut line = format!("{}: warning: {}", self.prefix, msg);
+        if line.contains(['\n', '\r']) {
+            line = line.replace('\n', "\\n").replace('\r', "\\r");
+        }
+        line.push('\n');
         let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+
+    /// A setting's value, or None (the default applies) with a warning when the file is
+    /// invalid or not a regular file, as s6 warns and carries on.
+    pub fn setting<T>(&self, name: &str, s: sd::Setting<T>) -> Option<T> {
+        match s {
+            sd::Setting::Value(v) => Some(v),
+            sd::Setting::Absent => None,
+            sd::Setting::Invalid => {
+                self.warn(format_args!("invalid {name}: using the default"));
+                None
+            }
+            sd::Setting::NotAFile(kind) => {
+                self.warn(format_args!(
+                    "{name} is {kind}, not a regular file: using the default"
+                ));
+                None
+            }
+        }
     }
 }
 
@@ -162,9 +188,10 @@ impl Supervisor {
         }
         let (control, control_writer) = tend_proto::control::open_reader(Path::new(sd::CONTROL))
             .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
-        std::fs::write(sd::DEATH_TALLY, b"")
-            .map_err(|e| StartError::Sys(Error::io("truncate", sd::DEATH_TALLY, &e)))?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
+        // Replaced, not truncated in place: a FIFO planted there must not block us.
+        write_atomic_at(status.dir(), c"death_tally.new", c"death_tally", b"")
+            .map_err(|e| StartError::Sys(Error::at("truncate", sd::DEATH_TALLY, e)))?;
         let events = EventDir::open(Path::new(sd::EVENT)).map_err(StartError::Sys)?;
         events.clean();
         tend_sys::signals::ignore(Signal::SIGPIPE)
@@ -173,18 +200,11 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
         let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
-        let max_deaths = match sd::read_number(sd::MAX_DEATH_TALLY) {
-            sd::Setting::Value(v) => (v as usize).min(death_tally::LIMIT),
-            sd::Setting::Absent => death_tally::DEFAULT_MAX,
-            sd::Setting::Invalid => {
-                report.warn(format_args!(
-                    "invalid {}: using {}",
-                    sd::MAX_DEATH_TALLY,
-                    death_tally::DEFAULT_MAX
-                ));
-                death_tally::DEFAULT_MAX
-            }
-        };
+        let max_deaths = report
+            .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
+            .map_or(death_tally::DEFAULT_MAX, |v| {
+                usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
+            });
         let normally_up = !Path::new(sd::DOWN).exists();
         Ok(Supervisor {
             core: Core::new(now(), normally_up),
@@ -411,9 +431,11 @@ impl Supervisor {
             }
             Action::RecordDeath { wstat } => self.record_death(wstat),
             Action::CreateDown => {
+                // Non-blocking: a FIFO named down must not hang the supervisor.
                 if let Err(e) = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
+                    .custom_flags(libc::O_NONBLOCK)
                     .open(sd::DOWN)
                 {
                     self.report.warn(Error::io("create", sd::DOWN, &e));
@@ -463,30 +485,32 @@ impl Supervisor {
     /// Settings are read at every start of ./run, as s6 does, so edits apply on restart.
     fn read_settings(&mut self) -> (Option<i32>, Option<i32>) {
         let mut settings = Settings::default();
-        let number = |name: &str| match sd::read_number(name) {
-            sd::Setting::Value(v) => Some(v),
-            sd::Setting::Absent => None,
-            sd::Setting::Invalid => {
-                self.report
-                    .warn(format_args!("invalid {name}: ignoring it"));
-                None
-            }
-        };
+        let number = |name: &str| self.report.setting(name, sd::read_number(name));
         if let Some(v) = number(sd::TIMEOUT_KILL) {
             settings.timeout_kill = v;
         }
         if let Some(v) = number(sd::TIMEOUT_FINISH) {
             settings.timeout_finish = v;
         }
-        let fd_number = |name| number(name).and_then(|v| i32::try_from(v).ok());
+        // An fd number must fit a C int; s6 warns about a bigger one too.
+        let fd_number = |name: &str| {
+            number(name).and_then(|v| match i32::try_from(v) {
+                Ok(fd) => Some(fd),
+                Err(_) => {
+                    self.report.warn(format_args!(
+                        "invalid {name}: {v} is not an fd number: ignoring it"
+                    ));
+                    None
+                }
+            })
+        };
         let notification = fd_number(sd::NOTIFICATION_FD);
         let lockfd = fd_number(sd::LOCK_FD);
-        match sd::read_signal(sd::DOWN_SIGNAL) {
-            sd::Setting::Value(s) => settings.down_signal = s as i32,
-            sd::Setting::Absent => {}
-            sd::Setting::Invalid => self
-                .report
-                .warn(format_args!("invalid {}: using SIGTERM", sd::DOWN_SIGNAL)),
+        if let Some(sig) = self
+            .report
+            .setting(sd::DOWN_SIGNAL, sd::read_signal(sd::DOWN_SIGNAL))
+        {
+            settings.down_signal = sig as i32;
         }
         self.core.settings = settings;
         (notification, lockfd)
@@ -539,11 +563,12 @@ impl Supervisor {
                 self.apply(acts);
             }
             Err(SpawnError::Exec(e)) => {
+                // Only now, after the failure, is ./run looked at.
+                let why = tend_sys::diagnose::diagnose(OsStr::new("./run"), e);
                 self.report.warn(format_args!(
-                    "unable to spawn ./run (retrying in 10 s): {}",
-                    e.desc()
+                    "unable to spawn ./run (retrying in 10 s): {why}"
                 ));
-                self.write_spawn_error(e, t);
+                self.write_spawn_error(e, why, t);
                 let code = tend_sys::exec::exit_code_for(e) as u8;
                 let acts = self.core.spawn_failed(Some(code), t);
                 self.apply(acts);
@@ -560,11 +585,16 @@ impl Supervisor {
     }
 
     /// tend's own `supervise/spawn-error` (see proto::spawn_error), for tend-svstat.
-    fn write_spawn_error(&self, e: Errno, t: Now) {
+    fn write_spawn_error(&self, e: Errno, why: ExecDiagnosis, t: Now) {
         let record = tend_proto::spawn_error::SpawnError {
             stamp: t.wall,
             errno: e as i32,
             program: b"./run".to_vec(),
+            // The errno alone needs no second line: readers print its text.
+            why: match why {
+                ExecDiagnosis::Errno(_) => Vec::new(),
+                why => why.to_string().into_bytes(),
+            },
         };
         if let Err(err) = write_atomic_at(
             self.status.dir(),
@@ -601,9 +631,15 @@ impl Supervisor {
         self.run.envp = finish.envp;
         let pid = match result {
             Ok(pid) => Some(pid.as_raw()),
-            Err(SpawnError::Exec(e)) | Err(SpawnError::Fork(e)) => {
+            Err(SpawnError::Exec(e)) => {
+                let why = tend_sys::diagnose::describe(OsStr::new("./finish"), e);
                 self.report
-                    .warn(format_args!("unable to spawn ./finish: {}", e.desc()));
+                    .warn(format_args!("unable to spawn ./finish: {why}"));
+                None
+            }
+            Err(SpawnError::Fork(e)) => {
+                self.report
+                    .warn(format_args!("unable to fork for ./finish: {}", e.desc()));
                 None
             }
         };

@@ -17,6 +17,36 @@ pub fn own(fd: RawFd) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
+/// Read at most `max` bytes of the file at `path`, as s6's clients do: opened
+/// non-blocking, so a FIFO planted there can never hang the reader; anything but a
+/// regular file reads as empty (what a FIFO without a writer gives s6).
+pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, Errno> {
+    use nix::fcntl::OFlag;
+    let fd = nix::fcntl::open(
+        path,
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map(own)?;
+    let st = nix::sys::stat::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))?;
+    let mut out = Vec::new();
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Ok(out);
+    }
+    out.resize(max, 0);
+    let mut got = 0;
+    while got < max {
+        match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut out[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.truncate(got);
+    Ok(out)
+}
+
 /// Write all of `data` to a blocking fd, retrying after EINTR and short writes.
 pub fn write_all(fd: impl AsFd, mut data: &[u8]) -> Result<(), Errno> {
     while !data.is_empty() {

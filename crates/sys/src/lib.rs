@@ -4,7 +4,12 @@
 //! behind safe functions, one module each, and carries the toolkit's system error type.
 //! Everything here is policy-free: no messages are printed and nothing exits, except the
 //! child half of a spawn, which can only `_exit`.
+//!
+//! [`diagnose`] is the one place that says why an exec failed (a CRLF `#!` line, a
+//! missing interpreter or loader, a noexec mount...): every program that execs or
+//! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
+pub mod diagnose;
 pub mod error;
 pub mod exec;
 pub mod fd;

@@ -158,7 +158,7 @@ unsafe fn child_exec(
         if let Some(lock) = &opts.lock {
             let fd = libc::open(
                 lock.path.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_CLOEXEC,
+                libc::O_RDWR | libc::O_CREAT | libc::O_NONBLOCK | libc::O_CLOEXEC,
                 0o644,
             );
             if fd < 0 {

@@ -1,0 +1,439 @@
+//! Argument-vector fuzz: every program (each `[[bin]]` of Cargo.toml) run with hostile
+//! and random argument vectors — none, empty strings, huge strings, invalid UTF-8,
+//! options without their values, negative and huge numbers, odd option letters.
+//!
+//! Each run must end with an exit code its man page's EXIT STATUS lists (for
+//! chain-loaders, also the status of the harmless program they exec: `true` or `false`),
+//! never by a signal, within a deadline; a usage error or system failure (100, 111,
+//! 126, 127) prints exactly one line that is not a warning, `PROG: usage: ...` or
+//! `PROG: fatal: ...`. The long-lived daemons (tend-supervise, tend-svscan) may instead
+//! still be running after a short while: they are then killed, which counts as "no crash".
+//! Signals and loader errors that tend-softlimit's own limits cause in the exec (the
+//! kernel's SIGSEGV after a failed exec, SIGXCPU...) are not counted; its abort is.
+//!
+//! Bounded: a deterministic pass over every program, then random vectors for
+//! TEND_FUZZ_SECS seconds (default 2). TEND_FUZZ_SEED replays a run; the seed is printed
+//! on failure.
+//!
+//! Kept harmless by construction: every run has a fresh empty working directory, the
+//! only absolute paths are under /nonexistent, the only programs a chain-loader can find
+//! are `true` and `false` (other words are not names of programs: they start with a
+//! control byte, or are numbers), and tend-cgroup never gets a cgroup path it could create.
+//! Not covered: tend-log scripts compared with s6-log (the log engineer's), and stdin
+//! contents (stdin is /dev/null).
+
+use crate::common::*;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// xorshift64*: small, seedable, good enough to pick words.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The [[bin]] names of the root package.
+fn binaries() -> Vec<String> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let mut names = Vec::new();
+    let mut in_bin = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_bin = line == "[[bin]]";
+        } else if in_bin && let Some(v) = line.strip_prefix("name = ") {
+            names.push(v.trim_matches('"').to_string());
+        }
+    }
+    names
+}
+
+/// What a program may exit with: its man page's EXIT STATUS, plus `true`'s and
+/// `false`'s codes for a program that says it exits with its child's status.
+fn documented_codes(prog: &str) -> Vec<i32> {
+    let page = std::fs::read_to_string(root().join(format!("man/man8/{prog}.8")))
+        .unwrap_or_else(|e| panic!("{prog}: no man page: {e}"));
+    let mut codes = Vec::new();
+    let mut in_exit = false;
+    for line in page.lines() {
+        if line.starts_with(".SH") {
+            in_exit = line == ".SH EXIT STATUS";
+            continue;
+        }
+        if in_exit && let Some(rest) = line.strip_prefix(".B ") {
+            codes.extend(
+                rest.split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|w| w.parse::<i32>().ok()),
+            );
+        }
+    }
+    // A chain-loader (it documents exec failures) exits with its program's status.
+    if codes.contains(&126) {
+        codes.extend([0, 1]);
+    }
+    assert!(
+        !codes.is_empty(),
+        "{prog}: no EXIT STATUS codes in its man page"
+    );
+    codes
+}
+
+/// Programs that run until told to stop when their arguments are valid.
+fn is_daemon(prog: &str) -> bool {
+    matches!(prog, "tend-supervise" | "tend-svscan")
+}
+
+/// Letters few programs take as options.
+const ODD_LETTERS: [char; 6] = ['x', 'Z', '0', '9', '?', ':'];
+
+/// Option letters a program's usage line names.
+fn usage_letters(prog: &str) -> Vec<char> {
+    let o = tend(prog, ["-\u{1}"]);
+    let usage = text(&o.stderr);
+    usage
+        .split(['[', ']', '|', ' '])
+        .filter_map(|w| w.strip_prefix('-'))
+        .flat_map(|w| w.chars())
+        .filter(char::is_ascii_alphanumeric)
+        .collect()
+}
+
+/// Option letters a program's usage line names, plus a few it does not.
+fn letters(prog: &str) -> Vec<char> {
+    let mut v = usage_letters(prog);
+    v.extend(ODD_LETTERS);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// A hostile word: never the name of a program other than `true`/`false`, never a path
+/// outside the run's scratch directory or /nonexistent.
+fn word(rng: &mut Rng, cgroup: bool) -> OsString {
+    let fixed: &[&[u8]] = if cgroup {
+        // No relative path without `..` (tend-cgroup would create it), no `--`/`-`.
+        &[
+            b"",
+            b"/nonexistent/g",
+            b"../up",
+            b"a/../../b",
+            b"/nonexistent/\xff\xfe",
+            b"-c",
+            b"-cmemory.max=1",
+            b"-c=",
+            b"-cpids.max=-1",
+            b"-cmemory.max=99999999999999999999999",
+            b"-x",
+        ]
+    } else {
+        &[
+            b"",
+            b"-",
+            b"--",
+            b"true",
+            b"false",
+            b"/nonexistent/prog",
+            b".",
+            b"svc.d",
+            b"0",
+            b"1",
+            b"-1",
+            b"00",
+            b"4294967296",
+            b"2147483648",
+            b"18446744073709551615",
+            b"18446744073709551616",
+            b"99999999999999999999999999",
+            b"-9223372036854775808",
+            b"0-9999999",
+            b"0,1,",
+            b"=",
+            b"\xff\xfe",
+            b"\xc3",
+            b"root",
+            b"nobody",
+            b"0:0:0",
+            b"::",
+            b"1,2,3,",
+            b"up,pid,nope",
+            b"-wu",
+            b"-T",
+            b"-t",
+            b"-d",
+            b"-o",
+        ]
+    };
+    match rng.below(10) {
+        0 => {
+            // huge: a long run of one byte (never on PATH: longer than NAME_MAX)
+            let b = *rng.pick(b"a9-\xff/");
+            let n = 300 + rng.below(100_000);
+            let mut v = vec![b'\x01'];
+            v.resize(n, b);
+            if cgroup {
+                v.splice(0..0, *b"/nonexistent/");
+            }
+            OsString::from_vec(v)
+        }
+        1 => {
+            // random bytes, behind a control byte so no program has this name
+            let n = rng.below(24);
+            let mut v = vec![b'\x01'];
+            v.extend((0..n).map(|_| {
+                let b = (rng.next() >> 24) as u8;
+                if b == 0 { 1 } else { b }
+            }));
+            if cgroup {
+                v.splice(0..0, *b"/nonexistent/");
+            }
+            OsString::from_vec(v)
+        }
+        _ => OsString::from_vec(rng.pick(fixed).to_vec()),
+    }
+}
+
+/// A random argument vector for `prog`: options (known and odd letters, bundled, with
+/// and without values) then operands.
+fn argv(rng: &mut Rng, prog: &str, letters: &[char]) -> Vec<OsString> {
+    let cgroup = prog == "tend-cgroup";
+    let mut v = Vec::new();
+    for _ in 0..rng.below(5) {
+        let n = 1 + rng.below(3);
+        let mut opt = String::from("-");
+        for _ in 0..n {
+            opt.push(*rng.pick(letters));
+        }
+        if cgroup && !opt.starts_with("-c") {
+            opt.insert(1, 'x'); // an unknown option: usage, never an operand
+        }
+        v.push(OsString::from(opt));
+        if rng.below(2) == 0 {
+            v.push(word(rng, cgroup));
+        }
+    }
+    for _ in 0..rng.below(5) {
+        v.push(word(rng, cgroup));
+    }
+    // The program a chain-loader runs: the harmless ones, mostly.
+    if rng.below(3) > 0 && !cgroup {
+        v.push(OsString::from(*rng.pick(&["true", "false"])));
+    }
+    v
+}
+
+/// The fixed hostile vectors every program gets.
+fn fixed_vectors(prog: &str, letters: &[char]) -> Vec<Vec<OsString>> {
+    let usage = usage_letters(prog);
+    let os = |v: &[&[u8]]| -> Vec<OsString> {
+        v.iter().map(|b| OsString::from_vec(b.to_vec())).collect()
+    };
+    let mut out = vec![
+        vec![],
+        os(&[b""]),
+        os(&[b"--"]),
+        os(&[b"-"]),
+        os(&[b"\xff"]),
+        os(&[b"-\xff"]),
+        os(&[b"--", b"\xff"]),
+    ];
+    if prog == "tend-cgroup" {
+        // Only vectors whose operands cannot name a cgroup to create.
+        out.retain(|v| {
+            v.iter()
+                .all(|w| !matches!(w.as_bytes(), b"\xff" | b"-" | b"--"))
+        });
+    }
+    for &l in letters {
+        // an option alone (its value missing), and the usage's options with hostile values
+        out.push(vec![OsString::from(format!("-{l}"))]);
+        if usage.contains(&l) && (prog != "tend-cgroup" || l == 'c') {
+            for val in ["", "-1", "18446744073709551616"] {
+                let mut v = vec![OsString::from(format!("-{l}")), OsString::from(val)];
+                if prog != "tend-cgroup" {
+                    v.push(OsString::from("true"));
+                }
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// Why one run was wrong, if it was.
+fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Option<String> {
+    let cwd = scratch.join("run");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let mut c = cmd(prog);
+    c.args(args)
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = c.spawn().unwrap();
+    let pid = child.id() as i32;
+    // A pipe (RLIMIT_FSIZE from tend-softlimit -f does not apply to it), drained by a
+    // thread so a huge message never blocks the program while we poll.
+    let mut pipe = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut pipe, &mut b);
+        let _ = tx.send(b);
+    });
+    let patience = if is_daemon(prog) {
+        Duration::from_millis(300)
+    } else {
+        Duration::from_secs(20)
+    };
+    let deadline = Instant::now() + patience;
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break Some(st);
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    // Whatever happened, nothing of this run survives it.
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&cwd);
+    let stderr = text(&rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default());
+    let Some(status) = status else {
+        return (!is_daemon(prog)).then(|| format!("still running after {patience:?}"));
+    };
+    // tend-softlimit's limits apply to its own exec and to the program: a limit too
+    // small for them gets the kernel's SIGSEGV (exec failed past the point of no
+    // return), SIGKILL, SIGXCPU, SIGXFSZ or SIGBUS, or the loader's complaint. Not its
+    // own crash: an abort (a failed allocation) still counts.
+    let limited = prog == "tend-softlimit";
+    if let Some(sig) = status.signal() {
+        if limited && [7, 9, 11, 24, 25].contains(&sig) {
+            return None;
+        }
+        return Some(format!("killed by signal {sig}; stderr: {stderr:?}"));
+    }
+    if limited && !stderr.is_empty() && !stderr.starts_with("tend-") {
+        return None;
+    }
+    let code = status.code().unwrap_or(-1);
+    if !codes.contains(&code) {
+        return Some(format!(
+            "exit {code}, not one of {codes:?}; stderr: {stderr:?}"
+        ));
+    }
+    if matches!(code, 100 | 111 | 126 | 127) {
+        let lines: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.contains(": warning: "))
+            .collect();
+        let ok = lines.len() == 1
+            && (lines[0].starts_with(&format!("{prog}: usage: "))
+                || lines[0].starts_with(&format!("{prog}: fatal: ")));
+        if !ok {
+            return Some(format!(
+                "exit {code} without exactly one usage or fatal line: {stderr:?}"
+            ));
+        }
+    }
+    None
+}
+
+fn shown_argv(args: &[OsString]) -> String {
+    let parts: Vec<String> = args
+        .iter()
+        .map(|a| {
+            let b = a.as_bytes();
+            if b.len() > 60 {
+                format!(
+                    "{:?}...({} bytes)",
+                    String::from_utf8_lossy(&b[..20]),
+                    b.len()
+                )
+            } else {
+                format!("{:?}", String::from_utf8_lossy(b))
+            }
+        })
+        .collect();
+    parts.join(" ")
+}
+
+#[test]
+fn every_program_survives_hostile_argument_vectors() {
+    let seed = std::env::var("TEND_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+                | 1
+        });
+    let secs: u64 = std::env::var("TEND_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2);
+    let s = Scratch::new("fuzz");
+    let progs: Vec<(String, Vec<i32>, Vec<char>)> = binaries()
+        .into_iter()
+        .map(|p| {
+            let codes = documented_codes(&p);
+            let l = letters(&p);
+            (p, codes, l)
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for (prog, codes, l) in &progs {
+        for args in fixed_vectors(prog, l) {
+            runs += 1;
+            if let Some(why) = check_run(prog, &args, codes, &s.path) {
+                failures.push(format!("{prog} {}: {why}", shown_argv(&args)));
+            }
+        }
+    }
+    let mut rng = Rng(seed);
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end && failures.len() < 20 {
+        let (prog, codes, l) = rng.pick(&progs);
+        let args = argv(&mut rng, prog, l);
+        runs += 1;
+        if let Some(why) = check_run(prog, &args, codes, &s.path) {
+            failures.push(format!("{prog} {}: {why}", shown_argv(&args)));
+        }
+    }
+    eprintln!("fuzz: {runs} runs, TEND_FUZZ_SEED={seed}");
+    assert!(
+        failures.is_empty(),
+        "TEND_FUZZ_SEED={seed}: {} of {runs} runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
