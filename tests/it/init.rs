@@ -15,6 +15,7 @@
 
 use crate::common::*;
 use nix::sys::signal::Signal;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -475,6 +476,29 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
     assert!(
         text(&o.stderr).contains(
             "tend-init: fatal: unable to exec /nonexistent/prog: No such file or directory"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+    // The command's exec failure is diagnosed as tend-supervise's is (issue 18).
+    s.write("crlf", "#!/bin/sh\r\necho hi\r\n", true);
+    let crlf = s.join("crlf");
+    let o = tend(
+        "tend-init",
+        [
+            OsStr::new("-e"),
+            OsStr::new(""),
+            OsStr::new("-s"),
+            OsStr::new("/nonexistent"),
+            crlf.as_os_str(),
+        ],
+    );
+    assert_code(&o, 127);
+    assert_eq!(
+        text(&o.stderr).lines().last().unwrap(),
+        format!(
+            "tend-init: fatal: unable to exec {}: interpreter /bin/sh\\r not found (the file has CRLF line endings)",
+            crlf.display()
         ),
         "{}",
         text(&o.stderr)

@@ -79,12 +79,17 @@ impl<F: FnMut(&str, fmt::Arguments<'_>)> Say for F {
 
 /// The one place an exec failure of the command becomes a message and an exit code
 /// (127 not found, 126 otherwise), so a better diagnosis can be plugged in here.
-pub fn exec_failure(prog: &OsStr, e: Errno) -> (String, i32) {
+pub fn exec_failure(prog: &OsStr, path: Option<&OsStr>, e: Errno) -> (String, i32) {
+    // The same diagnosis as tend-supervise and the chain tools (CRLF #!, missing
+    // interpreter, foreign ELF...), looked up only now that exec has failed.
+    let why = match tend_sys::exec::search(prog, path) {
+        Ok(candidates) => tend_sys::diagnose::describe_search(prog, &candidates, e),
+        Err(_) => e.desc().to_string(),
+    };
     (
         format!(
-            "unable to exec {}: {}",
+            "unable to exec {}: {why}",
             String::from_utf8_lossy(prog.as_bytes()),
-            e.desc()
         ),
         tend_sys::exec::exit_code_for(e),
     )
@@ -262,6 +267,14 @@ impl Init<'_> {
         out
     }
 
+    /// The PATH programs are searched in: the saved environment's.
+    fn path(&self) -> Option<&OsStr> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_os_str())
+    }
+
     /// Run one script to its end (or until `limit`, then SIGKILL it): its exit code,
     /// 128+N if killed, 126/127 if it could not be run.
     fn run_script(&mut self, path: &Path, limit: Option<Duration>) -> i32 {
@@ -272,7 +285,7 @@ impl Init<'_> {
         let pid = match spawned {
             Ok(pid) => pid,
             Err(SpawnError::Exec(e)) => {
-                let (msg, code) = exec_failure(path.as_os_str(), e);
+                let (msg, code) = exec_failure(path.as_os_str(), self.path(), e);
                 self.warn(format_args!("{msg}"));
                 return code;
             }
@@ -356,7 +369,7 @@ impl Init<'_> {
         {
             Ok(pid) => self.scanner = Some(pid),
             Err(SpawnError::Exec(e)) => {
-                let (msg, _) = exec_failure(argv.remove(0).as_os_str(), e);
+                let (msg, _) = exec_failure(argv.remove(0).as_os_str(), self.path(), e);
                 return self.fatal(SYSTEM, format_args!("{msg}"));
             }
             Err(SpawnError::Fork(e)) => {
@@ -453,7 +466,7 @@ impl Init<'_> {
         match spawned {
             Ok(pid) => self.command = Some(pid),
             Err(SpawnError::Exec(e)) => {
-                let (msg, code) = exec_failure(prog, e);
+                let (msg, code) = exec_failure(prog, self.path(), e);
                 return self.fatal(code, format_args!("{msg}"));
             }
             Err(SpawnError::Fork(e)) => {
@@ -677,12 +690,16 @@ mod tests {
     #[test]
     fn exec_failures_name_the_program_and_the_errno() {
         assert_eq!(
-            exec_failure(OsStr::new("nope"), Errno::ENOENT),
+            exec_failure(
+                OsStr::new("nope"),
+                Some(OsStr::new("/nonexistent")),
+                Errno::ENOENT
+            ),
             (
                 "unable to exec nope: No such file or directory".to_string(),
                 127
             )
         );
-        assert_eq!(exec_failure(OsStr::new("x"), Errno::EACCES).1, 126);
+        assert_eq!(exec_failure(OsStr::new("x"), None, Errno::EACCES).1, 126);
     }
 }
