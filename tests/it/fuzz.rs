@@ -6,7 +6,7 @@
 //! chain-loaders, also the status of the harmless program they exec: `true` or `false`),
 //! never by a signal, within a deadline; a usage error or system failure (100, 111,
 //! 126, 127) prints exactly one line that is not a warning, `PROG: usage: ...` or
-//! `PROG: fatal: ...`. The long-lived daemons (tend-supervise, tend-svscan) may instead
+//! `PROG: fatal: ...`. The long-lived daemons (tend-supervise, tend-svscan, tend-init) may instead
 //! still be running after a short while: they are then killed, which counts as "no crash".
 //! Signals and loader errors that tend-softlimit's own limits cause in the exec (the
 //! kernel's SIGSEGV after a failed exec, SIGXCPU...) are not counted; its abort is.
@@ -102,7 +102,7 @@ fn documented_codes(prog: &str) -> Vec<i32> {
 
 /// Programs that run until told to stop when their arguments are valid.
 fn is_daemon(prog: &str) -> bool {
-    matches!(prog, "tend-supervise" | "tend-svscan")
+    matches!(prog, "tend-supervise" | "tend-svscan" | "tend-init")
 }
 
 /// Letters few programs take as options.
@@ -292,6 +292,19 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
+    if prog == "tend-init" {
+        // Its defaults are the machine's /etc/tend and /run/tend: keep every path it
+        // would touch inside this run's directory.
+        for (k, v) in [
+            ("TEND_INIT_DIR", "init.d"),
+            ("TEND_SERVICES_DIR", "services"),
+            ("TEND_FINISH_DIR", "finish.d"),
+            ("TEND_ENV_DIR", "env"),
+            ("TEND_SCAN_DIR", "scan"),
+        ] {
+            c.env(k, v);
+        }
+    }
     let mut child = c.spawn().unwrap();
     let pid = child.id() as i32;
     // A pipe (RLIMIT_FSIZE from tend-softlimit -f does not apply to it), drained by a
