@@ -15,10 +15,12 @@ use crate::clients::{
     wait_status,
 };
 use crate::common::*;
+use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Output;
 use std::sync::OnceLock;
+use std::time::Duration;
 use tend_proto::StatusRecord;
 
 /// The supervisors of the matrix.
@@ -322,4 +324,50 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
         j.starts_with("{\"up\":true,") && j.ends_with("\"spawn_error\":null}\n"),
         "{j}"
     );
+}
+
+/// down-signal is read as s6-supervise reads it: the first line exactly, the name in any
+/// case with or without SIG, or a number; anything else (a trailing space, tab or CR) is
+/// invalid, warned about, and SIGTERM is sent instead. Each value is tried under both
+/// supervisors; the signal the service received must be the same.
+#[test]
+fn down_signal_is_parsed_as_s6_supervise_parses_it() {
+    let values = [
+        "HUP\n",
+        "hup\n",
+        "SigUsr1\n",
+        "10\n",
+        "HUP\nxx",
+        "SIGHUP\r\n",
+        "HUP \n",
+        " HUP\n",
+        "USR1\t\n",
+        "2 \n",
+        "HUPx\n",
+    ];
+    let s = Scratch::new("downsig");
+    let received = |supervisor: &str, value: &str, n: usize| -> String {
+        let dir = s.join(format!("{n}-{supervisor}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = "#!/bin/sh\nfor s in HUP INT TERM USR1; do trap \"echo $s > got; exit 0\" $s; done\n\
+                   while :; do sleep 0.05; done\n";
+        std::fs::write(dir.join("run"), run).unwrap();
+        std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join("down-signal"), value).unwrap();
+        let _sup = crate::clients::Supervised::start(supervisor, &dir);
+        crate::clients::wait_status(&dir, "up", crate::clients::is_up);
+        // The shell sets its traps before its first sleep.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_code(&tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]), 0);
+        wait_until(Duration::from_secs(10), "the trap's file", || {
+            std::fs::read_to_string(dir.join("got"))
+                .ok()
+                .filter(|t| t.ends_with('\n'))
+        })
+    };
+    for (n, value) in values.iter().enumerate() {
+        let s6 = received("s6-supervise", value, n);
+        let ours = received("tend-supervise", value, n);
+        assert_eq!(ours, s6, "down-signal {value:?}");
+    }
 }

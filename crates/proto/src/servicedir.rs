@@ -98,19 +98,18 @@ pub fn read_signal(name: &str) -> Setting<nix::sys::signal::Signal> {
     read_setting(name, parse_signal)
 }
 
-/// Parse a signal given by name (`SIGTERM`, `TERM`) or number, as down-signal takes it.
+/// Parse a signal given by name (`SIGTERM`, `TERM`, any case) or number, as s6-supervise
+/// takes down-signal: the first line exactly, so `HUP \n` or `SIGHUP\r\n` is invalid
+/// (compared with s6-supervise 2.11.3 in tests/it/compat.rs).
 pub fn parse_signal(data: &[u8]) -> Option<nix::sys::signal::Signal> {
     let line = data.split(|&b| b == b'\n').next()?;
-    let s = std::str::from_utf8(line).ok()?.trim();
-    if let Ok(n) = s.parse::<i32>() {
-        return nix::sys::signal::Signal::try_from(n).ok();
+    let s = std::str::from_utf8(line).ok()?;
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return nix::sys::signal::Signal::try_from(s.parse::<i32>().ok()?).ok();
     }
-    let name = if s.starts_with("SIG") {
-        s.to_string()
-    } else {
-        format!("SIG{s}")
-    };
-    name.parse().ok()
+    let upper = s.to_ascii_uppercase();
+    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
+    format!("SIG{bare}").parse().ok()
 }
 
 #[cfg(test)]
@@ -158,5 +157,20 @@ mod tests {
         assert_eq!(parse_signal(b"HUP"), Some(SIGHUP));
         assert_eq!(parse_signal(b"15"), Some(SIGTERM));
         assert_eq!(parse_signal(b"SIGNOPE"), None);
+        assert_eq!(parse_signal(b"hup\n"), Some(SIGHUP));
+        assert_eq!(parse_signal(b"SigUsr1"), Some(nix::sys::signal::SIGUSR1));
+        assert_eq!(parse_signal(b"HUP\nxx"), Some(SIGHUP));
+        for bad in [
+            &b"SIGHUP\r\n"[..],
+            b"HUP \n",
+            b" HUP",
+            b"USR1\t",
+            b"2 ",
+            b"",
+            b"-1",
+            b"HUPx",
+        ] {
+            assert_eq!(parse_signal(bad), None, "{bad:?}");
+        }
     }
 }
