@@ -4,8 +4,8 @@
 # Prints hyperfine's table and the tend/s6 ratio of mean times for each pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin tend-envdir --bin tend-softlimit --bin tend-setuidgid \
-  --bin tend-setsid --bin tend-envuidgid --bin tend-applyuidgid
+cargo build --release --quiet --bin tend
+packaging/links.sh target/release
 R=target/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -17,7 +17,7 @@ n=${1:-100}
 for t in s6-supervise s6-svc s6-svlisten1 gcc python3; do
   command -v "$t" >/dev/null || { echo "bench/control.sh: $t is missing (apt-get install s6 gcc python3)" >&2; exit 100; }
 done
-(cd "$root" && cargo build --release --quiet --bin tend-supervise --bin tend-svc --bin tend-svstat --bin tend-svok)
+(cd "$root" && cargo build --release --quiet --bin tend && packaging/links.sh target/release)
 sync
 work=$(mktemp -d /tmp/tend-bench-control.XXXXXX)
 trap 'rm -rf "$work"' EXIT

@@ -22,8 +22,9 @@ N=${1:-1000}
 ROUNDS=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TEND_BIN:-$here/target/release}
+[ -n "${TEND_BIN:-}" ] || [ ! -x "$bin/tend" ] || "$here/packaging/links.sh" "$bin"
 for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
-    [ -x "$p" ] || { echo "missing $p: build with cargo build --release" >&2; exit 100; }
+    [ -x "$p" ] || { echo "missing $p: build with cargo build --release; packaging/links.sh target/release" >&2; exit 100; }
 done
 for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv; do
     command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit" >&2; exit 100; }

@@ -37,6 +37,7 @@ if [ -n "${TEND_BIN:-}" ]; then
 else
     echo "# building tend (cargo build --release)" >&2
     cargo build --release >&2
+    packaging/links.sh "$target/release"
     TEND=$target/release/tend-supervise
 fi
 [ -x "$TEND" ] || { echo "supervise-mem: no $TEND" >&2; exit 111; }

@@ -6,7 +6,9 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TEND_BIN:-$here/target/release}
-[ -x "$bin/tend-svscan" ] || bin=$here/target/debug
+[ -x "$bin/tend" ] || bin=$here/target/debug
+# The programs are hard links to the multi-call executable (packaging/links.sh).
+[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
 scan=$(mktemp -d "${TMPDIR:-/tmp}/tend-demo.XXXXXX")
 cp -R "$here/examples/scandir/." "$scan/"
 echo "scan directory: $scan"

@@ -6,5 +6,6 @@ mod common;
 mod compat;
 mod docs;
 mod log;
+mod multicall;
 mod scan;
 mod supervise;
