@@ -151,14 +151,18 @@ pub fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
 /// A copy of the process's `environ` pointer array (the strings are not copied), NULL-terminated.
 #[allow(unsafe_code)]
 fn environ_pointers() -> Vec<*const libc::c_char> {
+    // The C library's own (libc the crate declares it for glibc only).
+    unsafe extern "C" {
+        static environ: *const *const libc::c_char;
+    }
     let mut v = Vec::new();
     // SAFETY: environ is the NULL-terminated array of the process's environment; it is only
     // changed by setenv and the like, which Rust makes `unsafe` (std::env::set_var) on the
     // condition that nothing reads the environment meanwhile, as std::env::vars does here.
     unsafe {
-        let mut p = libc::environ.cast_const();
+        let mut p = environ;
         while !p.is_null() && !(*p).is_null() {
-            v.push((*p).cast_const());
+            v.push(*p);
             p = p.add(1);
         }
     }
