@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet --bin tend
-packaging/links.sh target/release
-R=target/release
+packaging/links.sh target/x86_64-unknown-linux-musl/release
+R=target/x86_64-unknown-linux-musl/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/env"

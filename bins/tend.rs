@@ -6,7 +6,6 @@
 //! Each program keeps its own source in bins/, its own usage, messages and exit codes.
 #![forbid(unsafe_code)]
 
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use tend_cli::{Program, code};
 
@@ -94,14 +93,21 @@ fn list() -> ! {
     }
     match tend_sys::fd::write_all(std::io::stdout(), text.as_bytes()) {
         Ok(()) => std::process::exit(code::OK),
-        Err(e) => PROG.fatal(code::SYSTEM, format_args!("unable to write to stdout: {}", e.desc())),
+        Err(e) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to write to stdout: {}", e.desc()),
+        ),
     }
 }
 
 fn main() {
     let mut argv = std::env::args_os();
     let argv0 = argv.next().unwrap_or_default();
-    let base = argv0.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default();
+    let base = argv0
+        .as_bytes()
+        .rsplit(|&b| b == b'/')
+        .next()
+        .unwrap_or_default();
     // Run through a link: argv[0] names the program (only full names: a link `svc` is not ours).
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
@@ -109,7 +115,6 @@ fn main() {
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
     match first.as_bytes() {
         b"-l" => list(),
-        b"--" => PROG.usage_exit(),
         [b'-', ..] => PROG.usage_exit(),
         name => match find(name) {
             Some(main) => {
@@ -118,7 +123,7 @@ fn main() {
             }
             None => PROG.fatal(
                 code::USAGE,
-                format_args!("unknown program: {}", OsStr::from_bytes(name).display()),
+                format_args!("unknown program: {}", tend_cli::shown(&first)),
             ),
         },
     }

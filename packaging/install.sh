@@ -7,7 +7,7 @@
 #   -s       install separate executables instead of links (build them first with
 #            `cargo build --release --features separate`)
 #   -z       gzip the manual pages (gzip -9n, as Debian wants them)
-# Builds nothing: it takes the executables from target/release, or from $TEND_BUILD.
+# Builds nothing: it takes the executables from target/x86_64-unknown-linux-musl/release, or from $TEND_BUILD.
 # Prints the installed paths, one per line.
 set -eu
 separate=0 gz=0
@@ -21,7 +21,7 @@ done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] DESTDIR [ PREFIX ]" >&2; exit 100; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${TEND_BUILD:-$root/target/release}
+build=${TEND_BUILD:-$root/target/x86_64-unknown-linux-musl/release}
 destdir=${1%/}
 prefix=${2:-/usr/local}
 bindir=$destdir$prefix/bin

@@ -34,14 +34,22 @@ impl Prepared {
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_os_str());
-        Prepared::build(argv, path, env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())))
+        Prepared::build(
+            argv,
+            path,
+            env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+        )
     }
 
     /// Like `new`, with the process's own environment, which is not copied: the child
     /// gets `environ` as it is when it is spawned (`inherit_env`).
     pub fn with_current_env(argv: &[OsString]) -> Result<Prepared, Errno> {
         let path = std::env::var_os("PATH");
-        let mut p = Prepared::build(argv, path.as_deref(), std::iter::empty::<(&OsStr, &OsStr)>())?;
+        let mut p = Prepared::build(
+            argv,
+            path.as_deref(),
+            std::iter::empty::<(&OsStr, &OsStr)>(),
+        )?;
         p.inherit_env = true;
         Ok(p)
     }
