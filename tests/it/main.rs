@@ -7,5 +7,6 @@ mod compat;
 mod docs;
 mod log;
 mod multicall;
+mod packaging;
 mod scan;
 mod supervise;
