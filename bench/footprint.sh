@@ -143,7 +143,7 @@ for n in $SIZES; do
         TOTAL[$kind-$n]=$(get total_kb)
         cleanup
     done
-    echo "   N=$n: tend/s6 total = $(echo "scale=2; ${TOTAL[tend-$n]} / ${TOTAL[s6-$n]}" | bc -l)"
+    echo "   N=$n: tend/s6 total = $(echo "scale=3; ${TOTAL[tend-$n]} / ${TOTAL[s6-$n]}" | bc -l)"
 done
 
 [ "${CLIENTS:-1}" = 1 ] || exit 0
