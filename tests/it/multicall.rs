@@ -1,5 +1,11 @@
 //! The multi-call executable: every program is reachable by its link name and as
 //! `tend PROG`, with the same behaviour, and the dispatch table matches the [[bin]] list.
+//! Every other test runs the programs through hard links to the one executable
+//! (common::bindir), the form packaging/install.sh installs.
+//!
+//! Not tested here: the separate executables of `cargo build --features separate` (only
+//! built by clippy in CI), and tend-svscan run as `tend svscan` from a directory without
+//! the links (it then finds tend-supervise on PATH only).
 
 use crate::common::*;
 

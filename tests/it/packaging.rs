@@ -3,7 +3,11 @@
 //! root (`dpkg --root`), not into this machine's /usr, so that test runs in parallel and the
 //! developer's system are left alone; the tarball runs in an empty root through chroot.
 //! Needs root, dpkg, lintian, man-db and xz (CI installs them). They package the test
-//! build of `tend` (TEND_BUILD), not a release build.
+//! build of `tend` (TEND_BUILD), stripped, not a release build.
+//!
+//! Not tested here: installing into the live system's /usr (dpkg --root stands in for it),
+//! examples/container/Dockerfile.tarball (no container runtime in CI), the separate
+//! executables of `--features separate` (`packaging/install.sh -s`).
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
