@@ -3,8 +3,8 @@
 //! Every other test runs the programs through hard links to the one executable
 //! (common::bindir), the form packaging/install.sh installs.
 //!
-//! Not tested here: the separate executables of `cargo build --features separate` (only
-//! built by clippy in CI), and tend-svscan run as `tend svscan` from a directory without
+//! Not tested here: the separate executables of `cargo build --features separate` (.ci/run only
+//! checks that they compile), and tend-svscan run as `tend svscan` from a directory without
 //! the links (it then finds tend-supervise on PATH only).
 
 use crate::common::*;
