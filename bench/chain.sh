@@ -4,9 +4,9 @@
 # Prints hyperfine's table and the tend/s6 ratio of mean times for each pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin tend-envdir --bin tend-softlimit --bin tend-setuidgid \
-  --bin tend-setsid --bin tend-envuidgid --bin tend-applyuidgid
-R=target/release
+cargo build --release --quiet --bin tend
+packaging/links.sh target/x86_64-unknown-linux-musl/release
+R=target/x86_64-unknown-linux-musl/release
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/env"

@@ -9,7 +9,9 @@
 # a Docker engine for the last figure (skipped without one).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/release}
+bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+# The programs are hard links to the multi-call executable.
+[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
 for p in tend-init tend-svscan tend-supervise; do
     [ -x "$bin/$p" ] || { echo "missing $bin/$p: build with cargo build --release" >&2; exit 100; }
 done

@@ -15,8 +15,9 @@ set -euo pipefail
 N=${1:-2000000}
 RUNS=${RUNS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --quiet --release --bin tend-log --bin tend-tai64n --manifest-path "$root/Cargo.toml"
-T=$root/target/release
+cargo build --quiet --release --bin tend --manifest-path "$root/Cargo.toml"
+"$root/packaging/links.sh" "$root/target/x86_64-unknown-linux-musl/release"
+T=$root/target/x86_64-unknown-linux-musl/release
 for p in hyperfine s6-log svlogd multilog s6-tai64n python3; do
   command -v "$p" >/dev/null || { echo "bench/log.sh: $p is not installed" >&2; exit 100; }
 done

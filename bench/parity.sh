@@ -5,8 +5,9 @@
 # Prints hyperfine's means and the tend/s6 ratio for each pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin tend-setlock --bin tend-svperms
-R=target/release
+cargo build --release --quiet
+R=target/x86_64-unknown-linux-musl/release
+packaging/links.sh "$R"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/svc/supervise" "$work/svc/event"

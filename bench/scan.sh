@@ -8,7 +8,7 @@
 #
 # Optional: the experimental forked-supervisor design (each supervisor a forked child of
 # the scanner, no exec), measured as "tend-forked" when built with
-#   cargo build --release --features tend-scan/forked --target-dir target/forked --bin tend-svscan
+#   cargo build --release --features tend-scan/forked --target-dir target/forked --bin tend && packaging/links.sh target/forked/x86_64-unknown-linux-musl/release
 #
 # Each service is `printf x >FIFO; exec sleep 987654`; the clock stops when the FIFO has
 # delivered one byte per service. Memory is taken once all are up, after `sync` and a
@@ -21,9 +21,10 @@ set -euo pipefail
 N=${1:-1000}
 ROUNDS=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/release}
+bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+[ -n "${TEND_BIN:-}" ] || [ ! -x "$bin/tend" ] || "$here/packaging/links.sh" "$bin"
 for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
-    [ -x "$p" ] || { echo "missing $p: build with cargo build --release" >&2; exit 100; }
+    [ -x "$p" ] || { echo "missing $p: build with cargo build --release; packaging/links.sh target/x86_64-unknown-linux-musl/release" >&2; exit 100; }
 done
 for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv; do
     command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit" >&2; exit 100; }
@@ -96,7 +97,7 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
 }
 
 declare -A T M S
-forked=${TEND_FORKED_BIN:-$here/target/forked/release}
+forked=${TEND_FORKED_BIN:-$here/target/forked/x86_64-unknown-linux-musl/release}
 kinds="tend s6 runit"
 [ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit"
 for ((r = 1; r <= ROUNDS; r++)); do

@@ -27,8 +27,9 @@ if [ -n "${TEND_BIN:-}" ]; then
     TEND=$TEND_BIN
 else
     echo "# building tend (cargo build --release)" >&2
-    cargo build --release --bin tend-supervise >&2
-    TEND=$target/release/tend-supervise
+    cargo build --release >&2
+    "$root/packaging/links.sh" "$target/x86_64-unknown-linux-musl/release"
+    TEND=$target/x86_64-unknown-linux-musl/release/tend-supervise
 fi
 
 scratch=$(mktemp -d /tmp/spawn-syscalls.XXXXXX)

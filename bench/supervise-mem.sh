@@ -37,7 +37,8 @@ if [ -n "${TEND_BIN:-}" ]; then
 else
     echo "# building tend (cargo build --release)" >&2
     cargo build --release >&2
-    TEND=$target/release/tend-supervise
+    packaging/links.sh "$target/x86_64-unknown-linux-musl/release"
+    TEND=$target/x86_64-unknown-linux-musl/release/tend-supervise
 fi
 [ -x "$TEND" ] || { echo "supervise-mem: no $TEND" >&2; exit 111; }
 

@@ -9,8 +9,8 @@ use tend_env::{sys, uidgid};
 const USAGE: &str = "tend-applyuidgid [ -z ] [ -u uid ] [ -g gid ] [ -G gidlist ] [ -U ] prog...";
 const PROG: Program = Program::new("tend-applyuidgid", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "zUu:g:G:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "zUu:g:G:");
     let mut env = sys::exec::current_env();
     let mut creds = uidgid::Credentials::default();
     let mut unexport = false;

@@ -9,8 +9,8 @@ use tend_env::sys;
 const USAGE: &str = "tend-cgroup [ -c controller.file=value ]... path prog...";
 const PROG: Program = Program::new("tend-cgroup", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "c:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "c:");
     let settings: Vec<cgroup::Setting> = p
         .opts
         .iter()

@@ -7,8 +7,8 @@ use tend_env::{cpulist, sys};
 const USAGE: &str = "tend-cpuset cpulist prog...";
 const PROG: Program = Program::new("tend-cpuset", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "");
     let [list, argv @ ..] = p.operands.as_slice() else {
         PROG.usage_exit()
     };

@@ -8,8 +8,8 @@ use tend_env::{envdir, sys};
 const USAGE: &str = "tend-envdir [ -I | -i ] [ -n ] [ -f ] [ -L ] [ -c nullis ] dir prog...";
 const PROG: Program = Program::new("tend-envdir", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "IinfLc:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "IinfLc:");
     let mut opts = envdir::Options::default();
     let mut loose = false;
     for (opt, value) in &p.opts {

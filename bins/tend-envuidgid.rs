@@ -9,8 +9,8 @@ use tend_env::sys;
 const USAGE: &str = "tend-envuidgid [ -i | -D defaultuid:defaultgid:defaultgidlist ] [ -u | -g | -B ] [ -n ] account prog...";
 const PROG: Program = Program::new("tend-envuidgid", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "ugBniD:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "ugBniD:");
     let mut req = Request {
         mode: Mode::Account,
         numeric: false,

@@ -8,8 +8,8 @@ use tend_init::settings::{SPEC, Settings, help};
 const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ prog... ]";
 const PROG: Program = Program::new("tend-init", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), SPEC);
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), SPEC);
     if p.has('h') {
         print!("usage: {USAGE}\n{}", help());
         std::process::exit(code::OK);

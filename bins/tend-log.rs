@@ -10,7 +10,7 @@ const PROG: Program = Program::new(
 );
 
 fn options() -> (Options, Vec<std::ffi::OsString>) {
-    let p = PROG.parse(std::env::args_os().skip(1), "d:qvbpl:");
+    let p = PROG.parse(tend_cli::args(), "d:qvbpl:");
     let mut o = Options::default();
     for (c, v) in &p.opts {
         match c {
@@ -43,7 +43,7 @@ fn options() -> (Options, Vec<std::ffi::OsString>) {
     (o, p.operands)
 }
 
-fn main() {
+pub fn main() {
     let (opts, script) = options();
     let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
     match tend_log::run(&opts, &script, &mut warn) {

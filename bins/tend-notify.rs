@@ -10,8 +10,8 @@ use tend_env::{environ, sys};
 const USAGE: &str = "tend-notify [ -d fd ] prog...";
 const PROG: Program = Program::new("tend-notify", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "d:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "d:");
     if p.operands.is_empty() {
         PROG.usage_exit()
     }

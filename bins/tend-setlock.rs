@@ -9,8 +9,8 @@ use tend_proto::lock::{self, Kind, OfdError, Wait};
 const USAGE: &str = "tend-setlock [ -r | -w ] [ -n | -N | -t timeout ] file prog...";
 const PROG: Program = Program::new("tend-setlock", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "rwnNt:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "rwnNt:");
     let mut kind = Kind::Exclusive;
     let mut wait = Wait::Forever;
     for (opt, value) in &p.opts {

@@ -16,8 +16,8 @@ enum OnError {
     Quiet,
 }
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "sbfgiIqd:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "sbfgiIqd:");
     let mut mode = Mode::Session;
     let mut on_error = OnError::Warn;
     let mut ctty = 0;

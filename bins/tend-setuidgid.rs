@@ -8,8 +8,8 @@ use tend_env::uidgid::{self, Target, TargetError};
 const USAGE: &str = "tend-setuidgid account prog...";
 const PROG: Program = Program::new("tend-setuidgid", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "");
     let [account, argv @ ..] = p.operands.as_slice() else {
         PROG.usage_exit()
     };

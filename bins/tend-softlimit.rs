@@ -8,8 +8,8 @@ use tend_env::{rlimit, sys};
 const USAGE: &str = "tend-softlimit [ -a allbytes ] [ -c corebytes ] [ -d databytes ] [ -f filebytes ] [ -l lockbytes ] [ -m membytes ] [ -o openfiles ] [ -p processes ] [ -r residentbytes ] [ -s stackbytes ] [ -t cpusecs ] prog...";
 const PROG: Program = Program::new("tend-softlimit", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "a:c:d:f:l:m:o:p:r:s:t:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "a:c:d:f:l:m:o:p:r:s:t:");
     let limits: Vec<(char, rlimit::Value)> = p
         .opts
         .iter()

@@ -6,8 +6,8 @@ use tend_supervise::{Reporter, StartError, Supervisor};
 
 const PROG: Program = Program::new("tend-supervise", "tend-supervise servicedir");
 
-fn main() {
-    let args = PROG.parse(std::env::args_os().skip(1), "");
+pub fn main() {
+    let args = PROG.parse(tend_cli::args(), "");
     let [dir] = args.operands.as_slice() else {
         PROG.usage_exit()
     };

@@ -53,8 +53,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     o
 }
 
-fn main() {
-    let o = options(std::env::args_os().skip(1));
+pub fn main() {
+    let o = options(tend_cli::args());
     let start = Instant::now();
     let dir = PathBuf::from(&o.servicedir);
     let name = shown(&o.servicedir);

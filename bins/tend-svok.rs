@@ -7,8 +7,8 @@ use tend_cli::{Program, code, shown};
 const USAGE: &str = "tend-svok servicedir";
 const PROG: Program = Program::new("tend-svok", USAGE);
 
-fn main() {
-    let parsed = PROG.parse(std::env::args_os().skip(1), "");
+pub fn main() {
+    let parsed = PROG.parse(tend_cli::args(), "");
     let Some(dir) = parsed.operands.first() else {
         PROG.usage_exit()
     };

@@ -27,8 +27,8 @@ fn gid(arg: Option<&OsStr>) -> u32 {
     }
 }
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "vug:G:oO:eE:");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "vug:G:oO:eE:");
     let (mut print, mut access, mut watchers) = (false, None, None);
     for (opt, value) in &p.opts {
         let value = value.as_deref();

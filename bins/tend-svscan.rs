@@ -13,7 +13,7 @@ const USAGE: &str =
 const PROG: Program = Program::new("tend-svscan", USAGE);
 
 fn options() -> Options {
-    let p = PROG.parse(std::env::args_os().skip(1), "d:X:c:t:");
+    let p = PROG.parse(tend_cli::args(), "d:X:c:t:");
     let num = |c: char| -> Option<u64> {
         p.value(c)
             .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
@@ -37,7 +37,7 @@ fn crash() -> ! {
     )
 }
 
-fn main() {
+pub fn main() {
     let opts = options();
     let mut warn = |m: fmt::Arguments<'_>| PROG.warn(m);
     match tend_scan::run(&opts, &mut warn) {

@@ -8,8 +8,8 @@ use tend_scan::ctl::{CtlError, send};
 const USAGE: &str = "tend-svscanctl [ -zabhitqnN ] scandir";
 const PROG: Program = Program::new("tend-svscanctl", USAGE);
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "zabhitqnN");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "zabhitqnN");
     let Some(dir) = p.operands.first() else {
         PROG.usage_exit()
     };

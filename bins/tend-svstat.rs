@@ -64,8 +64,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> (Format, OsString) {
     (format, dir)
 }
 
-fn main() {
-    let (format, dir) = options(std::env::args_os().skip(1));
+pub fn main() {
+    let (format, dir) = options(tend_cli::args());
     let name = shown(&dir);
     let snap = match tend_client::status::read(Path::new(&dir)) {
         Ok(s) => s,

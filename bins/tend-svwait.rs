@@ -40,8 +40,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     o
 }
 
-fn main() {
-    let o = options(std::env::args_os().skip(1));
+pub fn main() {
+    let o = options(tend_cli::args());
     let deadline =
         (o.timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(o.timeout_ms.into()));
     let dirs: Vec<PathBuf> = o.servicedirs.iter().map(PathBuf::from).collect();

@@ -5,8 +5,8 @@ use tend_cli::{Program, code};
 
 const PROG: Program = Program::new("tend-tai64nlocal", "tend-tai64nlocal [ -g ]");
 
-fn main() {
-    let p = PROG.parse(std::env::args_os().skip(1), "g");
+pub fn main() {
+    let p = PROG.parse(tend_cli::args(), "g");
     if !p.operands.is_empty() {
         PROG.usage_exit();
     }

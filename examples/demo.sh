@@ -6,8 +6,10 @@
 #   cargo build --release && examples/demo.sh
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/release}
-[ -x "$bin/tend-svscan" ] || bin=$here/target/debug
+bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+[ -x "$bin/tend" ] || bin=$here/target/x86_64-unknown-linux-musl/debug
+# The programs are hard links to the multi-call executable (packaging/links.sh).
+[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
 PATH=$bin:$PATH
 every=${TEND_DEMO_EVERY:-3}
 

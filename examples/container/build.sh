@@ -5,7 +5,8 @@
 # usage: build.sh [ -o rootfs ] [ -x extra ] bindir [ tag ]
 #   -o rootfs  only make the root file system, in the directory rootfs (no docker)
 #   -x extra   copy the directory extra over the root file system (test files)
-#   bindir     where the tend-* executables are (target/release)
+#   bindir     where the tend executable is (target/x86_64-unknown-linux-musl/release),
+#              or separate tend-* executables
 #   tag        the image's tag (default tend-example)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,12 +37,18 @@ cp "$busybox" "$root/bin/busybox"
 for applet in $("$busybox" --list); do
     [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
 done
-for f in "$bindir"/tend-*; do
-    case $f in *.d) continue ;; esac
-    [ -x "$f" ] || continue
-    # Debug builds carry their debug info: strip it (release builds already are).
-    strip -o "$root/usr/bin/${f##*/}" "$f" 2>/dev/null || cp "$f" "$root/usr/bin/"
-done
+# Debug builds carry their debug info: strip it (release builds already are).
+if [ -x "$bindir/tend" ]; then
+    # The multi-call executable once, and a hard link per program: one text for the tree.
+    strip -o "$root/usr/bin/tend" "$bindir/tend" 2>/dev/null || cp "$bindir/tend" "$root/usr/bin/tend"
+    for p in $("$bindir/tend" -l); do ln -f "$root/usr/bin/tend" "$root/usr/bin/$p"; done
+else
+    for f in "$bindir"/tend-*; do
+        case $f in *.d) continue ;; esac
+        [ -x "$f" ] || continue
+        strip -o "$root/usr/bin/${f##*/}" "$f" 2>/dev/null || cp "$f" "$root/usr/bin/"
+    done
+fi
 cp -R "$here/etc/tend" "$root/etc/"
 printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\nuser:x:1000:\n' >"$root/etc/group"

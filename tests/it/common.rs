@@ -7,15 +7,40 @@ use std::ffi::OsStr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The directory holding the built tend binaries.
+/// The built multi-call executable.
+pub fn multicall() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_tend"))
+}
+
+/// The directory holding the tend programs as they ship: one hard link per program name to
+/// the multi-call `tend` (what packaging/install.sh makes), made once per test process.
 pub fn bindir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_tend-svc"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bin");
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = Command::new(multicall()).arg("-l").output().unwrap();
+        assert!(o.status.success(), "tend -l: {o:?}");
+        let names = String::from_utf8(o.stdout).unwrap();
+        let mut all = vec!["tend"];
+        all.extend(names.lines());
+        for name in all {
+            // Link under a private name, then rename over the old link: concurrent test
+            // processes and stale links from an earlier build never see a missing file.
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::fs::hard_link(multicall(), &tmp)
+                .or_else(|_| std::os::unix::fs::symlink(multicall(), &tmp))
+                .unwrap();
+            std::fs::rename(&tmp, dir.join(name)).unwrap();
+        }
+        dir
+    })
+    .clone()
 }
 
 /// Path of a built tend binary.
@@ -33,7 +58,7 @@ pub fn path_env() -> std::ffi::OsString {
 
 /// A Command for a tend binary (or any program on PATH), with the tend dir first on PATH.
 pub fn cmd(name: &str) -> Command {
-    let prog = if name.starts_with("tend-") {
+    let prog = if name == "tend" || name.starts_with("tend-") {
         bin(name)
     } else {
         PathBuf::from(name)

@@ -10,7 +10,7 @@ fn root() -> &'static Path {
 }
 
 /// The [[bin]] names of the root package.
-fn binaries() -> Vec<String> {
+pub fn binaries() -> Vec<String> {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     let mut names = Vec::new();
     let mut in_bin = false;

@@ -8,6 +8,8 @@ mod docs;
 mod fuzz;
 mod init;
 mod log;
+mod multicall;
+mod packaging;
 mod parity;
 mod scan;
 mod supervise;

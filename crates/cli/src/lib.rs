@@ -11,6 +11,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt::Display;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit codes shared by the toolkit (s6's where s6 documents one).
 pub mod code {
@@ -30,6 +31,22 @@ pub mod code {
     pub const EXEC_FAILED: i32 = 126;
     /// exec failed: the file was not found.
     pub const EXEC_NOT_FOUND: i32 = 127;
+}
+
+/// How many leading words of argv name the program: 1 (`tend-svc -u dir`, also through a
+/// link to the multi-call `tend`), or 2 (`tend svc -u dir`). The multi-call entry point sets
+/// it before it calls a program's `main`.
+static NAME_WORDS: AtomicUsize = AtomicUsize::new(1);
+
+/// The program's arguments after its name, as every program's `main` reads them.
+pub fn args() -> std::iter::Skip<std::env::ArgsOs> {
+    std::env::args_os().skip(NAME_WORDS.load(Ordering::Relaxed))
+}
+
+/// Called by the multi-call entry point when the program was named by the first argument
+/// (`tend svc ...`) rather than by argv[0].
+pub fn named_by_first_argument() {
+    NAME_WORDS.store(2, Ordering::Relaxed);
 }
 
 /// One program's identity: its name and its usage line (worded as the man page's SYNOPSIS).

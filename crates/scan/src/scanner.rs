@@ -151,17 +151,17 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
         .map_err(|e| StartError::Sys(Error::new("ignore SIGPIPE", e)))?;
     let sigfd = tend_sys::signals::signalfd(&SIGNALS)
         .map_err(|e| StartError::Sys(Error::new("trap signals", e)))?;
-    let env = tend_sys::exec::current_env();
-    let supervisor = supervisor_program(&env)
+    // Supervisors and scripts get the scanner's own environment, not a copy of it.
+    let supervisor = supervisor_program()
         .map_err(|e| StartError::Sys(Error::new("prepare the supervisor's command line", e)))?;
-    let script = Prepared::new(&[OsString::from(FINISH)], &env)
+    let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
     if let Some(fd) = opts.notif {
         let fd = tend_sys::fd::own(fd);
         let _ = nix::unistd::write(&fd, b"\n");
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);
-    let envp_ptrs = tend_sys::exec::pointers(&supervisor.envp);
+    let envp_ptrs = supervisor.envp_pointers();
     let mut s = Scanner {
         table: Table::new(max),
         wants: Wants::default(),
@@ -281,8 +281,8 @@ fn control_init_masked() -> Result<(OwnedFd, OwnedFd, OwnedFd), StartError> {
 }
 
 /// `tend-supervise NAME`, tried beside our own executable first, then on PATH.
-fn supervisor_program(env: &[(OsString, OsString)]) -> Result<Prepared, Errno> {
-    let mut p = Prepared::new(&[OsString::from(SUPERVISOR), OsString::from("x")], env)?;
+fn supervisor_program() -> Result<Prepared, Errno> {
+    let mut p = Prepared::with_current_env(&[OsString::from(SUPERVISOR), OsString::from("x")])?;
     if let Some(dir) = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))

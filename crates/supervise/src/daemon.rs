@@ -619,6 +619,7 @@ impl Supervisor {
             candidates: vec![CString::from(c"./finish")],
             argv: vec![CString::from(c"./finish"), arg(code), arg(sig), dir],
             envp: std::mem::take(&mut self.run.envp),
+            inherit_env: self.run.inherit_env,
         };
         let t = now();
         let result = process::spawn(

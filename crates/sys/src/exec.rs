@@ -10,7 +10,11 @@ use std::os::unix::ffi::OsStrExt;
 pub struct Prepared {
     pub candidates: Vec<CString>,
     pub argv: Vec<CString>,
+    /// The environment as `NAME=value` C strings; unused when `inherit_env` is set.
     pub envp: Vec<CString>,
+    /// Exec with the process's own environment as it is at spawn time (`environ`), not a
+    /// copy: a long-lived supervisor keeps no copy of the environment on its heap.
+    pub inherit_env: bool,
 }
 
 fn cstring(b: &[u8]) -> Result<CString, Errno> {
@@ -26,23 +30,58 @@ impl Prepared {
     /// Prepare `argv` (argv[0] is the program) with the environment `env`. The PATH
     /// search uses `env`'s PATH, or `/usr/bin:/bin` when it has none.
     pub fn new(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<Prepared, Errno> {
-        let prog = argv.first().ok_or(Errno::EINVAL)?;
         let path = env
             .iter()
             .find(|(k, _)| k == "PATH")
             .map(|(_, v)| v.as_os_str());
+        Prepared::build(
+            argv,
+            path,
+            env.iter().map(|(k, v)| (k.as_os_str(), v.as_os_str())),
+        )
+    }
+
+    /// Like `new`, with the process's own environment, which is not copied: the child
+    /// gets `environ` as it is when it is spawned (`inherit_env`).
+    pub fn with_current_env(argv: &[OsString]) -> Result<Prepared, Errno> {
+        let path = std::env::var_os("PATH");
+        let mut p = Prepared::build(
+            argv,
+            path.as_deref(),
+            std::iter::empty::<(&OsStr, &OsStr)>(),
+        )?;
+        p.inherit_env = true;
+        Ok(p)
+    }
+
+    /// The NULL-terminated `envp` array for execve: pointers into `envp`, or into the
+    /// process's environment when `inherit_env`. Build it before forking.
+    pub fn envp_pointers(&self) -> Vec<*const libc::c_char> {
+        if self.inherit_env {
+            environ_pointers()
+        } else {
+            pointers(&self.envp)
+        }
+    }
+
+    fn build<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+        argv: &[OsString],
+        path: Option<&OsStr>,
+        env: impl Iterator<Item = (K, V)>,
+    ) -> Result<Prepared, Errno> {
+        let prog = argv.first().ok_or(Errno::EINVAL)?;
         let candidates = search(prog, path)?;
         let argv = argv
             .iter()
             .map(|a| cstring(a.as_bytes()))
             .collect::<Result<Vec<_>, _>>()?;
         let envp = env
-            .iter()
             .map(|(k, v)| {
-                let mut b = Vec::with_capacity(k.len() + v.len() + 1);
-                b.extend_from_slice(k.as_bytes());
+                let (k, v) = (k.as_ref().as_bytes(), v.as_ref().as_bytes());
+                let mut b = Vec::with_capacity(k.len() + v.len() + 2);
+                b.extend_from_slice(k);
                 b.push(b'=');
-                b.extend_from_slice(v.as_bytes());
+                b.extend_from_slice(v);
                 cstring(&b)
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -50,12 +89,8 @@ impl Prepared {
             candidates,
             argv,
             envp,
+            inherit_env: false,
         })
-    }
-
-    /// Like `new`, with the process's own environment.
-    pub fn with_current_env(argv: &[OsString]) -> Result<Prepared, Errno> {
-        Prepared::new(argv, &current_env())
     }
 }
 
@@ -121,10 +156,32 @@ pub fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
     p
 }
 
+/// A copy of the process's `environ` pointer array (the strings are not copied), NULL-terminated.
+#[allow(unsafe_code)]
+fn environ_pointers() -> Vec<*const libc::c_char> {
+    // The C library's own (libc the crate declares it for glibc only).
+    unsafe extern "C" {
+        static environ: *const *const libc::c_char;
+    }
+    let mut v = Vec::new();
+    // SAFETY: environ is the NULL-terminated array of the process's environment; it is only
+    // changed by setenv and the like, which Rust makes `unsafe` (std::env::set_var) on the
+    // condition that nothing reads the environment meanwhile, as std::env::vars does here.
+    unsafe {
+        let mut p = environ;
+        while !p.is_null() && !(*p).is_null() {
+            v.push(*p);
+            p = p.add(1);
+        }
+    }
+    v.push(std::ptr::null());
+    v
+}
+
 /// Replace the process with `prog`. Only returns on failure, with the errno.
 pub fn exec(prepared: &Prepared) -> Errno {
     let argv = pointers(&prepared.argv);
-    let envp = pointers(&prepared.envp);
+    let envp = prepared.envp_pointers();
     execve_prepared(&argv, &envp, &prepared.candidates)
 }
 

@@ -15,7 +15,8 @@ pub struct DateTime {
 
 /// Local time (TZ, /etc/localtime) for unix seconds `t`; None if libc cannot convert it.
 pub fn local(t: i64) -> Option<DateTime> {
-    let tt: libc::time_t = t;
+    // time_t is i64 on x86_64 for glibc and musl (naming the alias warns on musl).
+    let tt = t;
     // SAFETY: tm is a plain C struct; all-zero is a valid value for localtime_r to fill.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: both pointers are valid for the duration of the call; localtime_r is

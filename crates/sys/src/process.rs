@@ -83,7 +83,7 @@ pub enum SpawnError {
 /// could not. Between fork and exec the child makes only async-signal-safe calls.
 pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
     let argv = pointers(&prog.argv);
-    let envp = pointers(&prog.envp);
+    let envp = prog.envp_pointers();
     let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(SpawnError::Fork)?;
     let cwd_ptr = opts.cwd.as_ref().map(|c| c.as_ptr());
     let wr_fd = wr.as_raw_fd();

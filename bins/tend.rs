@@ -1,0 +1,139 @@
+//! tend — every tend program in one executable, chosen by the name it is run as (a hard
+//! link per program) or by its first argument. See man/man8/tend.8.
+//!
+//! One file for every program means one copy of the text in memory and on disk for a
+//! whole supervision tree: the scanner, its supervisors and the loggers share pages.
+//! Each program keeps its own source in bins/, its own usage, messages and exit codes.
+#![forbid(unsafe_code)]
+
+use std::os::unix::ffi::OsStrExt;
+use tend_cli::{Program, code};
+
+#[path = "tend-applyuidgid.rs"]
+mod applyuidgid;
+#[path = "tend-cgroup.rs"]
+mod cgroup;
+#[path = "tend-cpuset.rs"]
+mod cpuset;
+#[path = "tend-envdir.rs"]
+mod envdir;
+#[path = "tend-envuidgid.rs"]
+mod envuidgid;
+#[path = "tend-init.rs"]
+mod init;
+#[path = "tend-log.rs"]
+mod log;
+#[path = "tend-notify.rs"]
+mod notify;
+#[path = "tend-setlock.rs"]
+mod setlock;
+#[path = "tend-setsid.rs"]
+mod setsid;
+#[path = "tend-setuidgid.rs"]
+mod setuidgid;
+#[path = "tend-softlimit.rs"]
+mod softlimit;
+#[path = "tend-supervise.rs"]
+mod supervise;
+#[path = "tend-svc.rs"]
+mod svc;
+#[path = "tend-svok.rs"]
+mod svok;
+#[path = "tend-svperms.rs"]
+mod svperms;
+#[path = "tend-svscan.rs"]
+mod svscan;
+#[path = "tend-svscanctl.rs"]
+mod svscanctl;
+#[path = "tend-svstat.rs"]
+mod svstat;
+#[path = "tend-svwait.rs"]
+mod svwait;
+#[path = "tend-tai64n.rs"]
+mod tai64n;
+#[path = "tend-tai64nlocal.rs"]
+mod tai64nlocal;
+
+/// Every program and its `main`, sorted by name. Adding a program: one `mod` above and one
+/// row here (README, "Adding a program"); tests/it/docs.rs checks that every [[bin]] is here.
+const PROGRAMS: &[(&str, fn())] = &[
+    ("tend-applyuidgid", applyuidgid::main),
+    ("tend-cgroup", cgroup::main),
+    ("tend-cpuset", cpuset::main),
+    ("tend-envdir", envdir::main),
+    ("tend-envuidgid", envuidgid::main),
+    ("tend-init", init::main),
+    ("tend-log", log::main),
+    ("tend-notify", notify::main),
+    ("tend-setlock", setlock::main),
+    ("tend-setsid", setsid::main),
+    ("tend-setuidgid", setuidgid::main),
+    ("tend-softlimit", softlimit::main),
+    ("tend-supervise", supervise::main),
+    ("tend-svc", svc::main),
+    ("tend-svok", svok::main),
+    ("tend-svperms", svperms::main),
+    ("tend-svscan", svscan::main),
+    ("tend-svscanctl", svscanctl::main),
+    ("tend-svstat", svstat::main),
+    ("tend-svwait", svwait::main),
+    ("tend-tai64n", tai64n::main),
+    ("tend-tai64nlocal", tai64nlocal::main),
+];
+
+const PROG: Program = Program::new("tend", "tend -l | tend prog [ args... ]");
+
+/// The program called `name`, with or without its `tend-` prefix.
+fn find(name: &[u8]) -> Option<fn()> {
+    let full = |n: &str| n.as_bytes() == name;
+    let short = |n: &str| n.as_bytes().strip_prefix(b"tend-") == Some(name);
+    PROGRAMS
+        .iter()
+        .find(|(n, _)| full(n))
+        .or_else(|| PROGRAMS.iter().find(|(n, _)| short(n)))
+        .map(|&(_, main)| main)
+}
+
+fn list() -> ! {
+    let mut text = String::new();
+    for (name, _) in PROGRAMS {
+        text.push_str(name);
+        text.push('\n');
+    }
+    match tend_sys::fd::write_all(std::io::stdout(), text.as_bytes()) {
+        Ok(()) => std::process::exit(code::OK),
+        Err(e) => PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to write to stdout: {}", e.desc()),
+        ),
+    }
+}
+
+fn main() {
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next().unwrap_or_default();
+    let base = argv0
+        .as_bytes()
+        .rsplit(|&b| b == b'/')
+        .next()
+        .unwrap_or_default();
+    // Run through a link: argv[0] names the program (only full names: a link `svc` is not ours).
+    if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
+        return (main.1)();
+    }
+    let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
+    match first.as_bytes() {
+        b"-l" => list(),
+        [b'-', ..] => PROG.usage_exit(),
+        name => match find(name) {
+            Some(main) => {
+                tend_cli::named_by_first_argument();
+                main()
+            }
+            None => PROG.fatal(
+                code::USAGE,
+                format_args!("unknown program: {}", tend_cli::shown(&first)),
+            ),
+        },
+    }
+}

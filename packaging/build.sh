@@ -1,0 +1,63 @@
+#!/bin/sh
+# packaging/build.sh — build tend's Debian package and its release tarball from a checkout.
+#
+# Usage: packaging/build.sh [ OUTDIR ]        (default: target/packages)
+#   TEND_BUILD=DIR  package the `tend` executable in DIR instead of building it with
+#                   `cargo build --release` (the tests package their own build this way)
+#
+# Makes, in OUTDIR:
+#   tend_VERSION_amd64.deb                 dpkg-deb from a staged tree: /usr/bin/tend and one
+#                                          hard link per program, gzipped man pages, README,
+#                                          examples, copyright and changelog in
+#                                          /usr/share/doc/tend; no dependencies (static)
+#   tend-VERSION-x86_64-linux.tar.xz       usr/bin and usr/share/man/man8, to extract over /
+#   tend-VERSION-x86_64-linux.tar.xz.sha256
+# VERSION is the workspace's (Cargo.toml). Needs dpkg-deb, gzip, xz, sha256sum.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/target/packages}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+version=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"/\1/p' "$root/Cargo.toml")
+[ -n "$version" ] || { echo "build.sh: fatal: no version in Cargo.toml" >&2; exit 111; }
+if [ -z "${TEND_BUILD:-}" ]; then
+    (cd "$root" && cargo build --release --quiet)
+    TEND_BUILD=$root/target/x86_64-unknown-linux-musl/release
+fi
+export TEND_BUILD
+stage=$(mktemp -d "${TMPDIR:-/tmp}/tend-package.XXXXXX")
+trap 'rm -rf "$stage"' EXIT INT TERM
+umask 022
+
+# --- the Debian package
+deb=$stage/deb
+"$root/packaging/install.sh" -z "$deb" /usr >/dev/null
+doc=$deb/usr/share/doc/tend
+mkdir -p "$doc/examples"
+install -m 644 "$root/README.md" "$doc/README.md"
+cp -R "$root/examples/." "$doc/examples/"
+chmod -R u=rwX,go=rX "$doc/examples"
+install -m 644 "$root/packaging/copyright" "$doc/copyright"
+date=$(git -C "$root" log -1 --format=%cD 2>/dev/null || date -R)
+printf 'tend (%s) unstable; urgency=medium\n\n  * Release %s, built from %s.\n\n -- tend maintainers <tend@tend.invalid>  %s\n' \
+    "$version" "$version" "$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo a checkout)" "$date" |
+    gzip -9n >"$doc/changelog.gz"
+chmod 644 "$doc/changelog.gz"
+mkdir -p "$deb/usr/share/lintian/overrides"
+install -m 644 "$root/packaging/lintian-overrides" "$deb/usr/share/lintian/overrides/tend"
+mkdir -p "$deb/DEBIAN"
+size=$(du -sk --apparent-size "$deb/usr" | cut -f1)
+sed -e "s/@VERSION@/$version/" -e "s/@SIZE@/$size/" "$root/packaging/control" >"$deb/DEBIAN/control"
+(cd "$deb" && find usr -type f -exec md5sum {} + | sort -k2) >"$deb/DEBIAN/md5sums"
+chmod 644 "$deb/DEBIAN/control" "$deb/DEBIAN/md5sums"
+dpkg-deb --root-owner-group -Zxz --build "$deb" "$out/tend_${version}_amd64.deb" >/dev/null
+echo "$out/tend_${version}_amd64.deb"
+
+# --- the release tarball: extracted over / (ADD in a Dockerfile)
+tar=$stage/tar
+"$root/packaging/install.sh" -z "$tar" /usr >/dev/null
+name=tend-$version-x86_64-linux.tar.xz
+(cd "$tar" && tar --owner=0 --group=0 --numeric-owner --sort=name --mtime=@0 -cJf "$out/$name" usr)
+(cd "$out" && sha256sum "$name" >"$name.sha256")
+echo "$out/$name"
+echo "$out/$name.sha256"

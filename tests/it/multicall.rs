@@ -1,0 +1,86 @@
+//! The multi-call executable: every program is reachable by its link name and as
+//! `tend PROG`, with the same behaviour, and the dispatch table matches the [[bin]] list.
+//! Every other test runs the programs through hard links to the one executable
+//! (common::bindir), the form packaging/install.sh installs.
+//!
+//! Not tested here: the separate executables of `cargo build --features separate` (.ci/run only
+//! checks that they compile), and tend-svscan run as `tend svscan` from a directory without
+//! the links (it then finds tend-supervise on PATH only).
+
+use crate::common::*;
+
+/// The program names `tend -l` prints.
+fn listed() -> Vec<String> {
+    let o = run({
+        let mut c = cmd("tend");
+        c.arg("-l");
+        c
+    });
+    assert_code(&o, 0);
+    text(&o.stdout).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn every_bin_is_in_the_dispatch_table_and_nothing_else() {
+    let mut bins = crate::docs::binaries();
+    bins.retain(|n| n != "tend");
+    bins.sort();
+    assert_eq!(listed(), bins);
+}
+
+#[test]
+fn a_program_runs_the_same_by_link_name_and_as_first_argument() {
+    let scratch = Scratch::new("multicall-same");
+    for name in listed() {
+        // A usage error: exit 100 and the program's own usage line, both ways.
+        let by_link = tend(&name, ["-\u{1}"]);
+        let short = name.strip_prefix("tend-").unwrap();
+        let by_arg = tend("tend", [short, "-\u{1}"]);
+        let by_full_arg = tend("tend", [name.as_str(), "-\u{1}"]);
+        assert_code(&by_link, 100);
+        assert!(text(&by_link.stderr).starts_with(&format!("{name}: usage: ")));
+        for o in [&by_arg, &by_full_arg] {
+            assert_eq!(o.status.code(), by_link.status.code(), "{name}");
+            assert_eq!(text(&o.stderr), text(&by_link.stderr), "{name}");
+        }
+    }
+    // Operands after the program name reach the program unchanged.
+    let missing = scratch.join("nothing-here");
+    let o = tend("tend", ["svstat".as_ref(), missing.as_os_str()]);
+    let by_link = tend("tend-svstat", [missing.as_os_str()]);
+    assert_code(&by_link, 1);
+    assert_code(&o, 1);
+    assert_eq!(text(&o.stderr), text(&by_link.stderr));
+}
+
+#[test]
+fn tend_alone_or_with_an_unknown_name_is_a_usage_error() {
+    let o = tend("tend", [] as [&str; 0]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        "tend: usage: tend -l | tend prog [ args... ]\n"
+    );
+    let o = tend("tend", ["nosuch", "x"]);
+    assert_code(&o, 100);
+    assert_eq!(text(&o.stderr), "tend: fatal: unknown program: nosuch\n");
+    let o = tend("tend", ["-x"]);
+    assert_code(&o, 100);
+}
+
+#[test]
+fn an_unknown_link_name_falls_back_to_the_first_argument() {
+    // A copy under another name (as cargo's deps/tend-HASH) still works as `tend PROG`.
+    let scratch = Scratch::new("multicall-other-name");
+    let other = scratch.join("something-else");
+    std::fs::hard_link(multicall(), &other)
+        .or_else(|_| std::fs::copy(multicall(), &other).map(|_| ()))
+        .unwrap();
+    let o = run({
+        let mut c = std::process::Command::new(&other);
+        c.args(["svok", "-\u{1}"]);
+        c
+    });
+    assert_code(&o, 100);
+    assert_eq!(text(&o.stderr), "tend-svok: usage: tend-svok servicedir\n");
+}

@@ -1,0 +1,388 @@
+//! packaging/build.sh: the Debian package and the release tarball, installed and used as a
+//! distribution or a Dockerfile would. The package is installed with dpkg into a scratch
+//! root (`dpkg --root`), not into this machine's /usr, so that test runs in parallel and the
+//! developer's system are left alone; the tarball runs in an empty root through chroot.
+//! Needs root, dpkg, lintian, man-db and xz (CI installs them). They package the test
+//! build of `tend` (TEND_BUILD), stripped, not a release build.
+//!
+//! Not tested here: installing into the live system's /usr (dpkg --root stands in for it),
+//! examples/container/Dockerfile.tarball (no container runtime in CI), the separate
+//! executables of `--features separate` (`packaging/install.sh -s`).
+
+use crate::common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// By its path: the programs in the empty root run with an empty environment.
+const CHROOT: &str = "/usr/sbin/chroot";
+
+struct Built {
+    deb: PathBuf,
+    tarball: PathBuf,
+}
+
+fn root_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn version() -> String {
+    let o = run({
+        let mut c = Command::new("sed");
+        c.args([
+            "-n",
+            r#"/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"/\1/p"#,
+        ])
+        .arg(root_dir().join("Cargo.toml"));
+        c
+    });
+    text(&o.stdout).trim().to_string()
+}
+
+/// packaging/build.sh, once per test process, into target/tmp/packages.
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        require_root();
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("packages");
+        let _ = std::fs::remove_dir_all(&out);
+        // A stripped copy of the test build, as the release profile strips.
+        let build = out.join("build");
+        std::fs::create_dir_all(&build).unwrap();
+        std::fs::copy(multicall(), build.join("tend")).unwrap();
+        let o = run({
+            let mut c = Command::new("strip");
+            c.arg(build.join("tend"));
+            c
+        });
+        assert_code(&o, 0);
+        let mut c = Command::new(root_dir().join("packaging/build.sh"));
+        c.arg(&out).env("TEND_BUILD", &build);
+        let o = run(c);
+        assert_code(&o, 0);
+        let v = version();
+        let built = Built {
+            deb: out.join(format!("tend_{v}_amd64.deb")),
+            tarball: out.join(format!("tend-{v}-x86_64-linux.tar.xz")),
+        };
+        assert_eq!(
+            text(&o.stdout),
+            format!(
+                "{}\n{}\n{}.sha256\n",
+                built.deb.display(),
+                built.tarball.display(),
+                built.tarball.display()
+            )
+        );
+        built
+    })
+}
+
+fn require_root() {
+    assert!(
+        nix::unistd::geteuid().is_root(),
+        "the packaging tests install with dpkg and chroot: run them as root (CI does)"
+    );
+}
+
+/// The program names of the build, from `tend -l`.
+fn programs() -> Vec<String> {
+    let o = tend("tend", ["-l"]);
+    assert_code(&o, 0);
+    text(&o.stdout).lines().map(str::to_string).collect()
+}
+
+fn contents(deb: &Path) -> String {
+    let o = run({
+        let mut c = Command::new("dpkg-deb");
+        c.arg("-c").arg(deb);
+        c
+    });
+    assert_code(&o, 0);
+    text(&o.stdout)
+}
+
+fn field(deb: &Path, name: &str) -> String {
+    let o = run({
+        let mut c = Command::new("dpkg-deb");
+        c.arg("-f").arg(deb).arg(name);
+        c
+    });
+    text(&o.stdout).trim().to_string()
+}
+
+#[test]
+fn the_package_holds_every_program_its_page_and_the_docs() {
+    let b = built();
+    let list = contents(&b.deb);
+    let has = |path: &str| {
+        list.lines()
+            .any(|l| l.split_whitespace().nth(5) == Some(path))
+    };
+    for p in std::iter::once("tend".to_string()).chain(programs()) {
+        assert!(has(&format!("./usr/bin/{p}")), "no /usr/bin/{p} in\n{list}");
+        assert!(
+            has(&format!("./usr/share/man/man8/{p}.8.gz")),
+            "no man page for {p} in\n{list}"
+        );
+    }
+    for doc in [
+        "copyright",
+        "changelog.gz",
+        "README.md",
+        "examples/scandir/tick/run",
+    ] {
+        assert!(
+            has(&format!("./usr/share/doc/tend/{doc}")),
+            "no {doc} in\n{list}"
+        );
+    }
+    // Every program is a hard link to the one executable.
+    let links = list
+        .lines()
+        .filter(|l| l.ends_with("link to ./usr/bin/tend"))
+        .count();
+    assert_eq!(links, programs().len(), "{list}");
+    assert_eq!(field(&b.deb, "Package"), "tend");
+    assert_eq!(field(&b.deb, "Version"), version());
+    assert_eq!(field(&b.deb, "Architecture"), "amd64");
+    assert_eq!(
+        field(&b.deb, "Depends"),
+        "",
+        "static executables need nothing"
+    );
+}
+
+#[test]
+fn lintian_reports_no_error() {
+    require("lintian");
+    let b = built();
+    let o = run({
+        let mut c = Command::new("lintian");
+        c.arg(&b.deb);
+        c
+    });
+    let out = text(&o.stdout);
+    assert!(
+        !out.lines().any(|l| l.starts_with("E:")),
+        "lintian errors:\n{out}"
+    );
+    assert_code(&o, 0);
+}
+
+/// An empty dpkg database under `root`.
+fn dpkg_root(root: &Path) {
+    for d in [
+        "var/lib/dpkg/info",
+        "var/lib/dpkg/updates",
+        "var/lib/dpkg/triggers",
+    ] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("var/lib/dpkg/status"), "").unwrap();
+    std::fs::write(root.join("var/lib/dpkg/available"), "").unwrap();
+}
+
+fn dpkg(root: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let mut c = Command::new("dpkg");
+    c.arg(format!("--root={}", root.display()))
+        .arg("--force-script-chrootless")
+        .args(args);
+    run(c)
+}
+
+/// A scanner started from `bin` on `scan`, stopped and reaped on drop, with every process
+/// left under `scan` killed.
+struct Scanner {
+    daemon: Daemon,
+    scan: PathBuf,
+}
+
+impl Drop for Scanner {
+    fn drop(&mut self) {
+        self.daemon.signal(nix::sys::signal::Signal::SIGTERM);
+        let _ = self.daemon.wait_exit(Duration::from_secs(5));
+        kill_under(&self.scan);
+    }
+}
+
+/// SIGKILL every process whose cwd lies under `dir`.
+fn kill_under(dir: &Path) {
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
+#[test]
+fn the_package_installs_runs_and_removes_cleanly() {
+    require("man");
+    let b = built();
+    let s = Scratch::new("deb-install");
+    let root = s.join("root");
+    dpkg_root(&root);
+    let o = dpkg(&root, &["-i".as_ref(), b.deb.as_os_str()]);
+    assert_code(&o, 0);
+    let usr_bin = root.join("usr/bin");
+    // Every program answers from /usr/bin with its usage line and exit 100.
+    for p in programs() {
+        let o = run({
+            let mut c = Command::new(usr_bin.join(&p));
+            c.arg("-\u{1}");
+            c
+        });
+        assert_code(&o, 100);
+        assert!(
+            text(&o.stderr).starts_with(&format!("{p}: usage: {p}")),
+            "{p}: {}",
+            text(&o.stderr)
+        );
+    }
+    // man finds the installed page.
+    let o = run({
+        let mut c = Command::new("man");
+        c.arg("-M")
+            .arg(root.join("usr/share/man"))
+            .args(["-w", "tend-svc"]);
+        c
+    });
+    assert_code(&o, 0);
+    assert_eq!(
+        text(&o.stdout).trim(),
+        root.join("usr/share/man/man8/tend-svc.8.gz")
+            .display()
+            .to_string()
+    );
+    // The installed example scan directory runs from the installed programs.
+    let scan = s.join("scan");
+    let o = run({
+        let mut c = Command::new("cp");
+        c.arg("-R")
+            .arg(root.join("usr/share/doc/tend/examples/scandir"))
+            .arg(&scan);
+        c
+    });
+    assert_code(&o, 0);
+    let path = format!("{}:/usr/bin:/bin", usr_bin.display());
+    let mut c = Command::new(usr_bin.join("tend-svscan"));
+    c.arg(&scan).env("PATH", &path);
+    let mut scanner = Scanner {
+        daemon: Daemon::start(c),
+        scan: scan.clone(),
+    };
+    let current = scan.join("tick/log/main/current");
+    wait_until(
+        Duration::from_secs(20),
+        "a tick logged by the installed tend-log",
+        || {
+            std::fs::read_to_string(&current)
+                .ok()
+                .filter(|t| t.contains("tick "))
+        },
+    );
+    let o = run({
+        let mut c = Command::new(usr_bin.join("tend-svstat"));
+        c.arg(scan.join("tick"));
+        c
+    });
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("up "), "{}", text(&o.stdout));
+    let o = run({
+        let mut c = Command::new(usr_bin.join("tend-svscanctl"));
+        c.arg("-t").arg(&scan);
+        c
+    });
+    assert_code(&o, 0);
+    let st = scanner.daemon.wait_exit(Duration::from_secs(20));
+    assert!(st.is_some(), "the installed scanner did not stop");
+    drop(scanner);
+    // dpkg -r leaves nothing of tend.
+    let o = dpkg(&root, &["-r".as_ref(), "tend".as_ref()]);
+    assert_code(&o, 0);
+    let left = run({
+        let mut c = Command::new("find");
+        c.arg(root.join("usr")).args(["-name", "*tend*"]);
+        c
+    });
+    assert_eq!(text(&left.stdout), "", "left behind after dpkg -r");
+}
+
+#[test]
+fn the_tarball_runs_in_an_empty_root() {
+    let b = built();
+    let s = Scratch::new("tarball-chroot");
+    let out = b.tarball.parent().unwrap();
+    let o = run({
+        let mut c = Command::new("sha256sum");
+        c.arg("-c")
+            .arg(format!(
+                "{}.sha256",
+                b.tarball.file_name().unwrap().to_string_lossy()
+            ))
+            .current_dir(out);
+        c
+    });
+    assert_code(&o, 0);
+    let root = s.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let o = run({
+        let mut c = Command::new("tar");
+        c.arg("-xJf").arg(&b.tarball).arg("-C").arg(&root);
+        c
+    });
+    assert_code(&o, 0);
+    // Only usr/bin and usr/share/man/man8, nothing else.
+    let o = run({
+        let mut c = Command::new("find");
+        c.arg(".").args(["-type", "f"]).current_dir(&root);
+        c
+    });
+    for f in text(&o.stdout).lines() {
+        assert!(
+            f.starts_with("./usr/bin/tend") || f.starts_with("./usr/share/man/man8/tend"),
+            "unexpected {f}"
+        );
+    }
+    let chroot = |args: &[&str]| {
+        let mut c = Command::new(CHROOT);
+        c.arg(&root).args(args).env_clear();
+        run(c)
+    };
+    for p in programs() {
+        let bin = format!("/usr/bin/{p}");
+        let o = chroot(&[bin.as_str(), "-\u{1}"]);
+        assert_code(&o, 100);
+    }
+    // A scanner runs and stops in a root that holds nothing but the tarball.
+    std::fs::create_dir_all(root.join("scan")).unwrap();
+    let mut c = Command::new(CHROOT);
+    c.arg(&root)
+        .args(["/usr/bin/tend-svscan", "/scan"])
+        .env_clear();
+    let mut scanner = Scanner {
+        daemon: Daemon::start(c),
+        scan: root.join("scan"),
+    };
+    let control = root.join("scan/.s6-svscan/control");
+    wait_until(
+        Duration::from_secs(20),
+        "the chrooted scanner's control FIFO",
+        || control.exists().then_some(()),
+    );
+    let o = chroot(&["/usr/bin/tend-svscanctl", "-t", "/scan"]);
+    assert_code(&o, 0);
+    let st = scanner.daemon.wait_exit(Duration::from_secs(20));
+    assert_eq!(
+        st.and_then(|s| s.code()),
+        Some(0),
+        "the chrooted scanner's exit"
+    );
+}
