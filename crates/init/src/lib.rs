@@ -348,13 +348,12 @@ impl Init<'_> {
         });
         // The scanner and its services stay off the terminal: its own process group, and
         // /dev/null as stdin.
-        let null = nix::fcntl::open(
+        let null = tend_sys::fd::open(
             "/dev/null",
             nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
             nix::sys::stat::Mode::empty(),
         )
-        .ok()
-        .map(tend_sys::fd::own);
+        .ok();
         let opts = SpawnOptions {
             setpgid: true,
             fds: null

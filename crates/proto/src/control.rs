@@ -3,11 +3,11 @@
 //! does not know).
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::stat::Mode;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
-use tend_sys::fd::{own, write_all};
+use tend_sys::fd::{open, write_all};
 
 /// A command to a supervisor, one letter on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +80,7 @@ pub fn open_writer(fifo: &Path) -> Result<OwnedFd, Errno> {
         fifo,
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     let flags = OFlag::from_bits_truncate(fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL)?);
     fcntl(
         fd.as_raw_fd(),
@@ -114,7 +113,6 @@ fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map(own)
 }
 
 /// Write `letters` to `dir/subdir/control` in one write(2), with s6's diagnosis
@@ -165,14 +163,12 @@ pub fn open_reader(fifo: &Path) -> Result<(OwnedFd, OwnedFd), Errno> {
         fifo,
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     let w = open(
         fifo,
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     Ok((r, w))
 }
 

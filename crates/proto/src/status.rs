@@ -5,13 +5,13 @@
 
 use crate::Tai64n;
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open, renameat};
+use nix::fcntl::{OFlag, renameat};
 use nix::sys::stat::Mode;
 use std::ffi::CStr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use tend_sys::Error;
-use tend_sys::fd::{own, write_all};
+use tend_sys::fd::{open, openat, write_all};
 
 pub const STATUS_SIZE: usize = 35;
 
@@ -131,7 +131,7 @@ impl StatusFile {
             Mode::empty(),
         )
         .map_err(|e| Error::at("open", supervise_dir, e))?;
-        Ok(StatusFile { dir: own(dir) })
+        Ok(StatusFile { dir })
     }
 
     /// The open `supervise/` directory, for the supervisor's other atomic writes.
@@ -157,8 +157,8 @@ pub fn write_atomic_at(
     // as `tmp` is removed and the open retried once, instead of hanging or writing
     // elsewhere.
     let open_tmp = || {
-        nix::fcntl::openat(
-            Some(dir.as_raw_fd()),
+        openat(
+            dir,
             tmp,
             OFlag::O_WRONLY
                 | OFlag::O_CREAT
@@ -180,7 +180,7 @@ pub fn write_atomic_at(
         }
         other => other?,
     };
-    write_all(own(fd), data)?;
+    write_all(fd, data)?;
     renameat(Some(dir.as_raw_fd()), tmp, Some(dir.as_raw_fd()), name)
 }
 

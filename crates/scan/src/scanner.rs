@@ -157,8 +157,12 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
     let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
     if let Some(fd) = opts.notif {
-        let fd = tend_sys::fd::own(fd);
-        let _ = nix::unistd::write(&fd, b"\n");
+        // Borrowed, written to, then closed by number: check_fds saw it open, and nothing
+        // else in the process owns it.
+        if let Ok(notify) = tend_sys::fd::inherited(fd) {
+            let _ = nix::unistd::write(notify, b"\n");
+        }
+        let _ = nix::unistd::close(fd);
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);
     let envp_ptrs = supervisor.envp_pointers();
@@ -582,42 +586,24 @@ impl Scanner<'_> {
     /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
     /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
-    /// The child only makes async-signal-safe calls on memory prepared before the fork.
     #[cfg(not(feature = "forked"))]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        use tend_sys::process::{Forked, exit_now, fork, reset_signals};
         self.argv_ptrs.clear();
         self.argv_ptrs
             .extend(self.supervisor.argv.iter().map(|c| c.as_ptr()));
         self.argv_ptrs.push(std::ptr::null());
-        match fork() {
-            Ok(Forked::Parent(pid)) => Ok(pid),
-            Ok(Forked::Child) => {
-                for &(src, dst) in &self.spawn_opts.fds {
-                    if nix::unistd::dup2(src, dst).is_err() {
-                        exit_now(111);
-                    }
-                }
-                reset_signals();
-                let e = tend_sys::exec::execve_prepared(
-                    &self.argv_ptrs,
-                    &self.envp_ptrs,
-                    &self.supervisor.candidates,
-                );
-                let err = std::io::stderr();
-                for part in [
-                    "tend-svscan (child): fatal: unable to exec ",
-                    SUPERVISOR,
-                    ": ",
-                    e.desc(),
-                    "\n",
-                ] {
-                    let _ = nix::unistd::write(&err, part.as_bytes());
-                }
-                exit_now(111)
-            }
-            Err(e) => Err(SpawnError::Fork(e)),
-        }
+        tend_sys::process::spawn_unreported(
+            &self.argv_ptrs,
+            &self.envp_ptrs,
+            &self.supervisor.candidates,
+            &self.spawn_opts,
+            &[
+                "tend-svscan (child): fatal: unable to exec ",
+                SUPERVISOR,
+                ": ",
+            ],
+        )
+        .map_err(SpawnError::Fork)
     }
 
     /// Experimental forked mode: the supervisor is a forked child running

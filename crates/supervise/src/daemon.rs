@@ -28,7 +28,6 @@ use tend_proto::{ControlCommand, StatusFile, Tai64n};
 use tend_sys::Error;
 use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
-use tend_sys::fd::own;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
 
 /// Why the supervisor could not start.
@@ -448,8 +447,7 @@ impl Supervisor {
             },
             Action::CloseStdio => {
                 if let Ok(null) =
-                    nix::fcntl::open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
-                        .map(own)
+                    tend_sys::fd::open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
                 {
                     let _ = nix::unistd::dup2(null.as_raw_fd(), 0);
                     let _ = nix::unistd::dup2(null.as_raw_fd(), 1);

@@ -64,11 +64,10 @@ mod tests {
             e.to_string(),
             "unable to open /x/y: No such file or directory"
         );
-        assert_eq!(
+        assert!(
             Error::new("fork", Errno::EAGAIN)
                 .to_string()
-                .starts_with("unable to fork: "),
-            true
+                .starts_with("unable to fork: ")
         );
     }
 }
