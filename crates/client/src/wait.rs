@@ -225,8 +225,7 @@ impl Watch {
                     if now >= d {
                         return Ok(Outcome::TimedOut);
                     }
-                    let ms = (d - now).as_micros().div_ceil(1000);
-                    PollTimeout::try_from(ms.min(i32::MAX as u128)).unwrap_or(PollTimeout::MAX)
+                    tend_sys::deadline::poll_timeout(Some(d), now)
                 }
             };
             match poll(&mut fds, timeout) {

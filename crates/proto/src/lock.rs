@@ -170,7 +170,7 @@ fn lock_ofd_until(
     fl: &libc::flock,
     deadline: std::time::Instant,
 ) -> Result<(), OfdError> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::poll::{PollFd, PollFlags, poll};
     let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(OfdError::Sys)?;
     let child =
         tend_sys::process::fork_lock_waiter(fd.as_fd(), fl, w.as_fd()).map_err(OfdError::Sys)?;
@@ -180,13 +180,8 @@ fn lock_ofd_until(
         if left.is_zero() {
             break None;
         }
-        // Rounded up: poll's milliseconds must not end the wait before the deadline.
-        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
         let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
-        match poll(
-            &mut fds,
-            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
-        ) {
+        match poll(&mut fds, tend_sys::deadline::ms_rounded_up(left)) {
             Ok(0) => {}
             Ok(_) => {
                 let mut b = [0u8; 1];

@@ -351,15 +351,7 @@ impl Scanner<'_> {
     }
 
     fn timeout(&self) -> PollTimeout {
-        match self.table.deadline() {
-            None => PollTimeout::NONE,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                // Round up so we never wake a hair early and spin.
-                let ms = left.as_millis() + u128::from(left.subsec_nanos() % 1_000_000 != 0);
-                PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
-            }
-        }
+        tend_sys::deadline::poll_timeout(self.table.deadline(), Instant::now())
     }
 
     fn crash(&mut self, e: Error) -> Ending {
