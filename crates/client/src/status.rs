@@ -14,6 +14,7 @@ use std::path::Path;
 use tend_proto::servicedir;
 use tend_proto::spawn_error::SpawnError;
 use tend_proto::{StatusRecord, Tai64n};
+use tend_sys::wait::Wstat;
 
 /// Why a status could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,10 +220,8 @@ impl Snapshot {
         self.record.wstat
     }
 
-    /// WIFSIGNALED: the low 7 bits are neither 0 (exited) nor 0x7f (stopped).
     fn term_signal(&self) -> Option<u32> {
-        let s = u32::from(self.wstat() & 0x7f);
-        if s != 0 && s != 0x7f { Some(s) } else { None }
+        Wstat::from(self.wstat()).term_signal().map(u32::from)
     }
 
     fn exit_status(&self) -> u32 {
@@ -231,10 +230,10 @@ impl Snapshot {
 
     /// Exit code of the last ./run: None if up or if it did not exit normally.
     pub fn exitcode(&self) -> Option<u32> {
-        if self.is_up() || self.wstat() & 0x7f != 0 {
+        if self.is_up() {
             None
         } else {
-            Some(self.exit_status())
+            Wstat::from(self.wstat()).exit_code().map(u32::from)
         }
     }
 

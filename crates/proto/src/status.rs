@@ -91,17 +91,12 @@ impl StatusRecord {
 
     /// Exit code of the last ./run, if it exited normally.
     pub fn exitcode(&self) -> Option<u8> {
-        if self.wstat & 0x7f == 0 {
-            Some((self.wstat >> 8) as u8)
-        } else {
-            None
-        }
+        tend_sys::wait::Wstat::from(self.wstat).exit_code()
     }
 
     /// Signal that killed the last ./run, if any.
     pub fn signal(&self) -> Option<u8> {
-        let s = (self.wstat & 0x7f) as u8;
-        if s != 0 && s != 0x7f { Some(s) } else { None }
+        tend_sys::wait::Wstat::from(self.wstat).term_signal()
     }
 
     /// Read `dir/supervise/status`.

@@ -6,6 +6,7 @@
 //! without forking anything.
 
 use tend_proto::{ControlCommand, StatusRecord, Tai64n};
+use tend_sys::wait::Wstat;
 
 /// Monotonic milliseconds.
 pub type Ms = u64;
@@ -286,7 +287,8 @@ impl Core {
     /// ./finish exited with `wstat`.
     pub fn finish_died(&mut self, wstat: i32, now: Now) -> Actions {
         let mut a = Actions::new();
-        let permanent = wstat & 0x7f == 0 && (wstat >> 8) & 0xff == 125;
+        // s6: ./finish exiting 125 means "do not restart".
+        let permanent = Wstat(wstat).exit_code() == Some(125);
         self.finish_done(permanent, now, &mut a);
         a
     }

@@ -29,6 +29,7 @@ use tend_sys::Error;
 use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
+use tend_sys::wait::{Ended, Wstat};
 
 /// Why the supervisor could not start.
 #[derive(Debug)]
@@ -329,13 +330,12 @@ impl Supervisor {
         if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up {
             return;
         }
-        let how = if wstat & 0x7f == 0 {
-            format!("exitcode {}", (wstat >> 8) & 0xff)
-        } else {
-            format!(
+        let how = match Wstat(wstat).ended() {
+            Ended::Exited(code) => format!("exitcode {code}"),
+            Ended::Signaled(sig) => format!(
                 "signal {}",
-                tend_sys::signals::name(wstat & 0x7f).unwrap_or("unknown")
-            )
+                tend_sys::signals::name(i32::from(sig)).unwrap_or("unknown")
+            ),
         };
         self.report.warn(format_args!(
             "./run died after {lived} ms ({how}): restarting in {} ms",
@@ -605,10 +605,9 @@ impl Supervisor {
     }
 
     fn spawn_finish(&mut self, wstat: i32) {
-        let (code, sig) = if wstat & 0x7f == 0 {
-            ((wstat >> 8) & 0xff, 0)
-        } else {
-            (256, wstat & 0x7f)
+        let (code, sig) = match Wstat(wstat).ended() {
+            Ended::Exited(code) => (i32::from(code), 0),
+            Ended::Signaled(sig) => (256, i32::from(sig)),
         };
         let arg = |v: i32| CString::new(v.to_string()).unwrap_or_default();
         let dir = CString::new(self.dir_arg.as_bytes()).unwrap_or_default();

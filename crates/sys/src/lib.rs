@@ -18,6 +18,7 @@ pub mod localtime;
 pub mod process;
 pub mod regex;
 pub mod signals;
+pub mod wait;
 
 pub use error::Error;
 pub use nix::errno::Errno;
