@@ -16,7 +16,6 @@
 pub mod control;
 mod json;
 pub mod perms;
-pub mod signame;
 pub mod status;
 pub mod wait;
 

@@ -7,13 +7,13 @@
 //! (the low 32 bits, signed). tend adds `supervise/spawn-error`, shown when present.
 
 use crate::json;
-use crate::signame;
 use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
 use tend_proto::servicedir;
 use tend_proto::spawn_error::SpawnError;
 use tend_proto::{StatusRecord, Tai64n};
+use tend_sys::signals::short;
 use tend_sys::wait::Wstat;
 
 /// Why a status could not be read.
@@ -277,7 +277,7 @@ impl Snapshot {
             Field::ExitCode => self.exitcode().map_or("-1".into(), |c| c.to_string()),
             Field::Signal => self
                 .signum()
-                .map_or("NA".into(), |s| format!("SIG{}", signame::short(s))),
+                .map_or("NA".into(), |s| format!("SIG{}", short(s as i32))),
             Field::SigNum => self.signum().map_or("-1".into(), |s| s.to_string()),
             Field::UpDownSince => label(self.record.stamp),
             Field::ReadySince => label(self.record.readystamp),
@@ -312,7 +312,7 @@ impl Snapshot {
                     let _ = write!(out, "signal {s}");
                 }
                 Some(s) => {
-                    let _ = write!(out, "signal SIG{}", signame::short(s));
+                    let _ = write!(out, "signal SIG{}", short(s as i32));
                 }
                 None => {
                     let _ = write!(out, "exitcode {}", self.exit_status());
@@ -370,9 +370,7 @@ impl Snapshot {
             self.record.finishing,
             opt(self.is_up().then(|| self.pid().to_string())),
             opt(self.exitcode().map(|c| c.to_string())),
-            opt(self
-                .signum()
-                .map(|s| format!("\"SIG{}\"", signame::short(s)))),
+            opt(self.signum().map(|s| format!("\"SIG{}\"", short(s as i32)))),
             opt(self.signum().map(|s| s.to_string())),
             label(self.record.stamp),
             label(self.record.readystamp),
