@@ -8,3 +8,4 @@ mod docs;
 mod log;
 mod scan;
 mod supervise;
+mod syslog;
