@@ -189,10 +189,8 @@ pub fn rfc3164(s: &[u8]) -> Fields<'_> {
     if let Some(f) = tag(after) {
         return f;
     }
-    if stamped {
-        if let Some(f) = token(after).and_then(|(_host, r)| tag(r)) {
-            return f;
-        }
+    if stamped && let Some(f) = token(after).and_then(|(_host, r)| tag(r)) {
+        return f;
     }
     Fields {
         app: None,
