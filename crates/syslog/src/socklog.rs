@@ -269,28 +269,39 @@ impl<'a> Loop<'a> {
                 }
                 _ => PollTimeout::NONE,
             };
-            let flag = |on: bool, f: PollFlags| if on { f } else { PollFlags::empty() };
-            let stdout_fd = self.stdout.fd();
-            let mut fds = [
-                PollFd::new(self.sigfd, PollFlags::POLLIN),
-                PollFd::new(stdout_fd, flag(!self.out.is_empty(), PollFlags::POLLOUT)),
-                PollFd::new(self.sock, flag(room, PollFlags::POLLIN)),
-            ];
-            match poll(&mut fds, timeout) {
+            // Only the fds waited for are polled: a pipe with no reader left reports
+            // POLLERR whatever was asked, and polling it with nothing to write would spin.
+            let pending = !self.out.is_empty();
+            let mut fds = [PollFd::new(self.sigfd, PollFlags::POLLIN); 3];
+            let (mut n, mut out_at, mut in_at) = (1, None, None);
+            if pending {
+                fds[n] = PollFd::new(self.stdout.fd(), PollFlags::POLLOUT);
+                out_at = Some(n);
+                n += 1;
+            }
+            if room {
+                fds[n] = PollFd::new(self.sock, PollFlags::POLLIN);
+                in_at = Some(n);
+                n += 1;
+            }
+            match poll(&mut fds[..n], timeout) {
                 Ok(_) => {}
                 Err(Errno::EINTR) => continue,
                 Err(e) => return Err(Error::new("poll", e)),
             }
-            let ready = |fd: &PollFd| fd.revents().unwrap_or(PollFlags::empty());
-            let (sig, out, inp) = (ready(&fds[0]), ready(&fds[1]), ready(&fds[2]));
-            if !sig.is_empty() && self.sigterm()? && running {
+            let ready = |at: Option<usize>| {
+                at.and_then(|i| fds[i].revents())
+                    .is_some_and(|r| !r.is_empty())
+            };
+            let (sig, out, inp) = (ready(Some(0)), ready(out_at), ready(in_at));
+            if sig && self.sigterm()? && running {
                 running = false;
                 deadline = opts.lameduck.map(|t| Instant::now() + t);
             }
-            if !out.is_empty() {
+            if out {
                 self.flush()?;
             }
-            if room && !inp.is_empty() {
+            if inp {
                 self.read_batch(opts.style)?;
                 if self.stdout.nonblocking {
                     self.flush()?;
