@@ -10,9 +10,10 @@
 # One sender (a small C program built here) writes the messages (RFC 3164 as glibc formats
 # them, 60..140 bytes) to a unix datagram socket with blocking send(2), as fast as it can:
 # a full socket blocks it, so nothing is lost on the way in. The clock runs from
-# the first send until the last line is in the log files. CPU is user+system of the
-# front end and the logger (rsyslogd: the one process), from /proc, per million
-# messages. PSS is the idle front end's, from /proc/PID/smaps_rollup, after start-up.
+# the first send until the last line is in the log files. CPU is user+system, from /proc,
+# per million messages: of the front end and the logger together (rsyslogd: its one
+# process), and of the front end alone. PSS is the idle front end's, from
+# /proc/PID/smaps_rollup after start-up, with its anonymous part (the rest is file pages).
 # Everything runs in a private mount namespace with a fresh tmpfs on /dev and on the work
 # directory: the machine's /dev/log is never touched. The logdirs hold 100 files of 4 MB,
 # so no message is rotated away. Needs s6, rsyslog, python3, cc, unshare.
@@ -134,7 +135,7 @@ for run in range(RUNS):
         wait_socket(sock)
         time.sleep(0.3)
         idle, anon = pss(procs[0].pid)
-        c0 = sum(cpu(p.pid) for p in procs)
+        c0 = [cpu(p.pid) for p in procs]
         t0 = time.monotonic()
         subprocess.run([os.path.join(W, "send"), sock, os.path.join(W, "msgs")], check=True)
         t_sent = time.monotonic()
@@ -145,13 +146,14 @@ for run in range(RUNS):
                 break
             time.sleep(0.05)
         t1 = time.monotonic()
-        used = sum(cpu(p.pid) for p in procs) - c0
+        per = [cpu(p.pid) - c for p, c in zip(procs, c0)]
+        used = sum(per)
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait()
         r = results.setdefault(name, [])
-        r.append(dict(rate=N / (t1 - t0), cpu=used * 1e6 / N, pss=idle, anon=anon, lost=N - got,
+        r.append(dict(rate=N / (t1 - t0), cpu=used * 1e6 / N, front=per[0] * 1e6 / N, pss=idle, anon=anon, lost=N - got,
                       sendrate=N / (t_sent - t0)))
         subprocess.run(["rm", "-rf", d])
         print("run %d %-9s %9.0f msg/s  cpu %.2f s/M  pss %d kB  lost %d" %
@@ -159,13 +161,13 @@ for run in range(RUNS):
 
 med = {n: {k: statistics.median(x[k] for x in v) for k in v[0]} for n, v in results.items()}
 b = med["s6"]
-print("| chain | msg/s | × s6 | CPU s per M msgs | × s6 | idle front-end PSS kB | × s6 | of which anon kB | lost |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| chain | msg/s | × s6 | CPU s per M msgs | × s6 | front end alone | idle front-end PSS kB | × s6 | of which anon kB | lost |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 label = {"tend": "tend-socklog \\| tend-log", "s6": "s6-socklog \\| s6-log", "rsyslogd": "rsyslogd (omfile)"}
 for n in ("tend", "s6", "rsyslogd"):
     m = med[n]
-    print("| %s | %.0f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d |" % (
-        label[n], m["rate"], m["rate"] / b["rate"], m["cpu"], m["cpu"] / b["cpu"],
+    print("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d |" % (
+        label[n], m["rate"], m["rate"] / b["rate"], m["cpu"], m["cpu"] / b["cpu"], m["front"],
         m["pss"], m["pss"] / b["pss"], m["anon"], m["lost"]))
 print("\n(median of %d runs, %d messages; sender alone reached %.0f msg/s into tend's chain)" %
       (RUNS, N, med["tend"]["sendrate"]))

@@ -421,6 +421,35 @@ fn socklog_bad_input() {
         ),
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "precious\n");
+    // A directory the caller may not write to: run as nobody (root writes anywhere).
+    let ro = s.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&s.path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+    let in_ro = ro.join("sock");
+    let o = run(private(
+        &bin("tend-applyuidgid"),
+        &[
+            "-u",
+            "65534",
+            "-g",
+            "65534",
+            "-G",
+            "",
+            bin("tend-socklog").to_str().unwrap(),
+            "-x",
+            in_ro.to_str().unwrap(),
+        ],
+    ));
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-socklog: fatal: unable to bind socket to {}: Permission denied\n",
+            in_ro.display()
+        )
+    );
+    assert!(!in_ro.exists());
     assert_fails(
         &["-i", "192.0.2.1_514"],
         111,
