@@ -754,3 +754,73 @@ fn no_loss_while_the_logger_restarts() {
     assert_eq!(killed.len(), 2);
     assert!(!killed.contains(&logger_pid()), "the logger was restarted");
 }
+
+#[test]
+fn socklog_binds_then_drops_privileges() {
+    let s = Scratch::new("syslog-drop");
+    let ids = |f: &Front| {
+        let st = std::fs::read_to_string(format!("/proc/{}/status", f.daemon.pid())).unwrap();
+        let field = |k: &str| {
+            st.lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+                .unwrap()
+        };
+        let groups = st
+            .lines()
+            .find_map(|l| l.strip_prefix("Groups:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        (field("Uid:"), field("Gid:"), groups)
+    };
+    let f = Front::start(
+        &s,
+        "tend-socklog",
+        "opts",
+        &["-u", "65534", "-g", "65533", "-G", "7,8"],
+    );
+    f.send(&[b"<13>dropped"]);
+    f.wait_lines(1);
+    // The primary gid is in the list too, as skalibs' setgroups_and_gid puts it.
+    assert_eq!(
+        ids(&f),
+        ("65534".into(), "65533".into(), "7 8 65533".into())
+    );
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&f.sock).unwrap().permissions());
+    assert_eq!(
+        mode & 0o777,
+        0o777,
+        "socket mode, whatever the umask (as s6-socklog)"
+    );
+    assert_eq!(f.stop().0, Some(0));
+    // -U takes UID, GID and GIDLIST; a later -g overrides GID.
+    let mut c = private(
+        &bin("tend-socklog"),
+        &[
+            "-U",
+            "-g",
+            "65532",
+            "-x",
+            s.join("env.sock").to_str().unwrap(),
+        ],
+    );
+    c.env("UID", "65531").env("GID", "1").env("GIDLIST", "");
+    c.stdout(Stdio::null()).stderr(Stdio::null());
+    let d = Daemon::start(c);
+    let f = Front {
+        daemon: d,
+        sock: s.join("env.sock"),
+        out: s.join("none"),
+        err: s.join("none"),
+    };
+    wait_until(T, "the -U socket", || {
+        UnixDatagram::unbound().unwrap().connect(&f.sock).ok()
+    });
+    wait_until(T, "the ids of -U", || {
+        let (u, g, _) = ids(&f);
+        (u == "65531" && g == "65532").then_some(())
+    });
+    assert_eq!(f.stop().0, Some(0));
+}

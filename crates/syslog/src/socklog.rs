@@ -120,7 +120,7 @@ fn bind_unix(path: &Path, credentials: bool) -> Result<OwnedFd, Error> {
         Err(e) => return Err(fail(e)),
     }
     bind(fd.as_raw_fd(), &addr).map_err(fail)?;
-    // As s6: anyone may log (the umask applied to bind's mode).
+    // As s6-socklog: anyone may log, whatever the umask.
     nix::sys::stat::fchmodat(
         None,
         path,
