@@ -824,3 +824,24 @@ fn socklog_binds_then_drops_privileges() {
     });
     assert_eq!(f.stop().0, Some(0));
 }
+
+#[test]
+fn ucspilogd_write_failure() {
+    // A reader that went away: EPIPE (Rust programs ignore SIGPIPE), one line, 111.
+    let (r, w) = nix::unistd::pipe().unwrap();
+    drop(r);
+    let mut c = cmd("tend-ucspilogd");
+    c.stdin(Stdio::piped()).stdout(w).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(b"<13>nobody reads this\n");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-ucspilogd: fatal: unable to write to stdout: Broken pipe\n"
+    );
+}
