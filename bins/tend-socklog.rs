@@ -63,9 +63,6 @@ fn options() -> Options {
             );
         }
     }
-    if let Err(e) = tend_env::sys::fd::inherited(1) {
-        PROG.fatal(code::USAGE, format!("invalid stdout: {}", e.desc()));
-    }
     o
 }
 
