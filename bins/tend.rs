@@ -31,6 +31,8 @@ mod setlock;
 mod setsid;
 #[path = "tend-setuidgid.rs"]
 mod setuidgid;
+#[path = "tend-socklog.rs"]
+mod socklog;
 #[path = "tend-softlimit.rs"]
 mod softlimit;
 #[path = "tend-supervise.rs"]
@@ -53,6 +55,8 @@ mod svwait;
 mod tai64n;
 #[path = "tend-tai64nlocal.rs"]
 mod tai64nlocal;
+#[path = "tend-ucspilogd.rs"]
+mod ucspilogd;
 
 /// Every program and its `main`, sorted by name. Adding a program: one `mod` above and one
 /// row here (README, "Adding a program"); tests/it/docs.rs checks that every [[bin]] is here.
@@ -68,6 +72,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
     ("tend-setuidgid", setuidgid::main),
+    ("tend-socklog", socklog::main),
     ("tend-softlimit", softlimit::main),
     ("tend-supervise", supervise::main),
     ("tend-svc", svc::main),
@@ -79,6 +84,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-svwait", svwait::main),
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),
+    ("tend-ucspilogd", ucspilogd::main),
 ];
 
 const PROG: Program = Program::new("tend", "tend -l | tend prog [ args... ]");

@@ -13,3 +13,4 @@ mod packaging;
 mod parity;
 mod scan;
 mod supervise;
+mod syslog;
