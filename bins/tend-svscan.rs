@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 use tend_cli::{Program, code, parse_uint};
 use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
-use tend_scan::{Ending, Options, StartError, exec_script};
+use tend_scan::{Ending, Options, exec_script};
 use tend_sys::diagnose::describe;
 
 const USAGE: &str =
@@ -41,8 +41,7 @@ pub fn main() {
     let opts = options();
     let mut warn = |m: fmt::Arguments<'_>| PROG.warn(m);
     match tend_scan::run(&opts, &mut warn) {
-        Err(StartError::Usage(m)) => PROG.fatal(code::USAGE, m),
-        Err(StartError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
         Ok(Ending::Finish) => match exec_script(FINISH) {
             nix::errno::Errno::ENOENT
                 if std::path::Path::new(FINISH).symlink_metadata().is_err() =>

@@ -14,24 +14,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit codes shared by the toolkit (s6's where s6 documents one).
-pub mod code {
-    /// Success.
-    pub const OK: i32 = 0;
-    /// A negative answer (not running, not found).
-    pub const NO: i32 = 1;
-    /// A wait timed out.
-    pub const TIMEOUT: i32 = 99;
-    /// Wrong usage.
-    pub const USAGE: i32 = 100;
-    /// The supervisor is not listening.
-    pub const NOT_LISTENING: i32 = 102;
-    /// A system call failed.
-    pub const SYSTEM: i32 = 111;
-    /// exec failed: the file is there but cannot be run.
-    pub const EXEC_FAILED: i32 = 126;
-    /// exec failed: the file was not found.
-    pub const EXEC_NOT_FOUND: i32 = 127;
-}
+pub use tend_sys::code;
 
 /// How many leading words of argv name the program: 1 (`tend-svc -u dir`, also through a
 /// link to the multi-call `tend`), or 2 (`tend svc -u dir`). The multi-call entry point sets

@@ -70,6 +70,37 @@ pub enum WaitError {
     Poll(Errno),
 }
 
+impl WaitError {
+    /// Every wait failure is a system call's.
+    pub fn code(&self) -> i32 {
+        tend_sys::code::SYSTEM
+    }
+
+    /// The message for the service `name` (as shown).
+    pub fn describe<'a>(&'a self, name: &'a str) -> impl std::fmt::Display + 'a {
+        DescribedWait(*self, name)
+    }
+}
+
+struct DescribedWait<'a>(WaitError, &'a str);
+
+impl std::fmt::Display for DescribedWait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            WaitError::Subscribe(e) => {
+                write!(
+                    f,
+                    "unable to subscribe to events for {}: {}",
+                    self.1,
+                    e.desc()
+                )
+            }
+            WaitError::Status(e) => write!(f, "unable to read status for {}: {}", self.1, e.desc()),
+            WaitError::Poll(e) => write!(f, "unable to wait for events: {}", e.desc()),
+        }
+    }
+}
+
 /// How a wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -498,8 +498,12 @@ impl Init<'_> {
         if let Some(pid) = self.scanner {
             // As tend-svscanctl -t: supervisors bring their services down, loggers drain
             // their pipes and exit last.
-            let sent =
-                tend_proto::control::send_in(&self.settings.scan_dir, ".s6-svscan", b"t").is_ok();
+            let sent = tend_proto::control::send_in(
+                &self.settings.scan_dir,
+                tend_proto::servicedir::SVSCAN,
+                b"t",
+            )
+            .is_ok();
             if !sent {
                 let _ = kill(pid, Signal::SIGTERM);
             }

@@ -107,6 +107,45 @@ pub enum SendError {
     Sys(Errno),
 }
 
+impl SendError {
+    /// s6-svc 2.11's exit codes: 100 when nobody listens or the control directory is
+    /// broken, 111 for any other failure.
+    pub fn code(&self) -> i32 {
+        match self {
+            SendError::NotListening | SendError::Broken(_) => tend_sys::code::USAGE,
+            SendError::Sys(_) => tend_sys::code::SYSTEM,
+        }
+    }
+
+    /// s6-svc's (or s6-svscanctl's) message for `dir` (as shown), whose daemon keeps its
+    /// control FIFO in `subdir` (`supervise` or `.s6-svscan`).
+    pub fn describe<'a>(&'a self, dir: &'a str, subdir: &'a str) -> impl std::fmt::Display + 'a {
+        Described(self, dir, subdir)
+    }
+}
+
+struct Described<'a>(&'a SendError, &'a str, &'a str);
+
+impl std::fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Described(e, dir, subdir) = *self;
+        let daemon = if subdir == crate::servicedir::SUPERVISE {
+            "supervisor"
+        } else {
+            "scanner"
+        };
+        match e {
+            SendError::NotListening => write!(f, "unable to control {dir}: {daemon} not listening"),
+            SendError::Broken(e) => write!(
+                f,
+                "something is wrong with the {dir}/{subdir} directory: {}",
+                e.desc()
+            ),
+            SendError::Sys(e) => write!(f, "unable to control {dir}: {}", e.desc()),
+        }
+    }
+}
+
 fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
     open(
         p,

@@ -10,6 +10,8 @@ pub const DOWN_SIGNAL: &str = "down-signal";
 pub const MAX_DEATH_TALLY: &str = "max-death-tally";
 pub const LOCK_FD: &str = "lock-fd";
 pub const SUPERVISE: &str = "supervise";
+/// A scan directory's control directory (the scanner's `supervise/`).
+pub const SVSCAN: &str = ".s6-svscan";
 pub const EVENT: &str = "event";
 pub const CONTROL: &str = "supervise/control";
 pub const STATUS: &str = "supervise/status";

@@ -69,6 +69,15 @@ pub enum StartError {
     Sys(Error),
 }
 
+impl StartError {
+    pub fn code(&self) -> i32 {
+        match self {
+            StartError::Usage(_) => tend_sys::code::USAGE,
+            StartError::Sys(e) => e.code(),
+        }
+    }
+}
+
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -689,7 +698,7 @@ impl Scanner<'_> {
 #[cfg(feature = "forked")]
 fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
     use std::io::Write;
-    use tend_supervise::{Reporter, StartError as SupStart, Supervisor};
+    use tend_supervise::{Reporter, Supervisor};
     for &(src, dst) in fds {
         if nix::unistd::dup2(src, dst).is_err() {
             tend_sys::process::exit_now(111);
@@ -714,10 +723,7 @@ fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
         Err(e) => {
             let line = format!("tend-supervise: fatal: {e}\n");
             let _ = std::io::stderr().write_all(line.as_bytes());
-            match e {
-                SupStart::AlreadyRunning | SupStart::Misconfigured(_) => 100,
-                SupStart::Sys(_) => 111,
-            }
+            e.code()
         }
     };
     tend_sys::process::exit_now(code)

@@ -42,6 +42,15 @@ pub enum StartError {
     Sys(Error),
 }
 
+impl StartError {
+    pub fn code(&self) -> i32 {
+        match self {
+            StartError::AlreadyRunning | StartError::Misconfigured(_) => tend_sys::code::USAGE,
+            StartError::Sys(e) => e.code(),
+        }
+    }
+}
+
 impl Display for StartError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

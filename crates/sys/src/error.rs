@@ -36,6 +36,13 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The exit code for a failed system call.
+    pub fn code(&self) -> i32 {
+        crate::code::SYSTEM
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {

@@ -9,6 +9,7 @@
 //! missing interpreter or loader, a noexec mount...): every program that execs or
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
+pub mod code;
 pub mod deadline;
 pub mod diagnose;
 pub mod error;
