@@ -19,7 +19,7 @@ fn options() -> Options {
             .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
     };
     Options {
-        notif: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        notify: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         console: num('X').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         max: num('c').map_or(DEFAULT_MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         rescan: num('t').filter(|&t| t > 0).map(Duration::from_millis),

@@ -782,7 +782,7 @@ fn svstat_json_and_spawn_error() {
     // tend-supervise's spawn-error record, shown while down (s6 ignores the file)
     std::fs::remove_file(dir.join("down")).unwrap();
     let failed_at = Tai64n::now();
-    let record = tend_proto::spawn_error::SpawnError {
+    let record = tend_proto::spawn_error::SpawnRecord {
         stamp: failed_at,
         errno: 13,
         program: b"./run".to_vec(),

@@ -283,7 +283,7 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
     let record = wait_until(PATIENCE, "spawn-error", || {
         std::fs::read(dir.join("supervise/spawn-error"))
             .ok()
-            .and_then(|b| tend_proto::spawn_error::SpawnError::decode(&b))
+            .and_then(|b| tend_proto::spawn_error::SpawnRecord::decode(&b))
     });
     assert_eq!(
         (record.errno, &record.program[..], &record.why[..]),

@@ -1,8 +1,9 @@
 //! The command-line conventions every tend program shares.
 //!
-//! This crate is what makes forty small programs feel like one toolkit: the option walker
+//! This crate is what makes the small programs feel like one toolkit: the option walker
 //! (POSIX order kept, operands as `OsString`), the message grammar
-//! (`tend-PROG: fatal: what failed: why`) and the exit codes. It knows nothing about
+//! (`tend-PROG: fatal: what failed: why`) and the exit codes (defined in `tend_sys::code`,
+//! so library errors can name theirs). It knows nothing about
 //! supervision. It never panics on input; it does exit, since that is its job for `main`.
 
 #![forbid(unsafe_code)]

@@ -11,7 +11,7 @@ use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
 use tend_proto::servicedir;
-use tend_proto::spawn_error::SpawnError;
+use tend_proto::spawn_error::SpawnRecord;
 use tend_proto::{StatusRecord, Tai64n};
 use tend_sys::signals::short;
 use tend_sys::wait::Wstat;
@@ -39,7 +39,7 @@ pub struct Snapshot {
     /// When the snapshot was taken.
     pub now: Tai64n,
     /// tend's record of the last failed spawn, if the file exists and parses.
-    pub spawn_error: Option<SpawnError>,
+    pub spawn_error: Option<SpawnRecord>,
 }
 
 /// Read a service's status the way s6-svstat does.
@@ -60,7 +60,7 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     };
     let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
         .ok()
-        .and_then(|b| SpawnError::decode(&b));
+        .and_then(|b| SpawnRecord::decode(&b));
     Ok(Snapshot::new(
         record,
         normally_up,
@@ -193,7 +193,7 @@ impl Snapshot {
         mut record: StatusRecord,
         normally_up: bool,
         now: Tai64n,
-        spawn_error: Option<SpawnError>,
+        spawn_error: Option<SpawnRecord>,
     ) -> Snapshot {
         if record.stamp > now {
             record.stamp = now;
@@ -587,7 +587,7 @@ mod tests {
     #[test]
     fn json_object() {
         let mut s = snap(0, 0x0d00, 4, true);
-        s.spawn_error = Some(SpawnError {
+        s.spawn_error = Some(SpawnRecord {
             stamp: t(0x4000_0000_6b0c_39d1, 0x11fe_4f77),
             errno: 13,
             program: b"./run".to_vec(),

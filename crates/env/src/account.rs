@@ -166,7 +166,7 @@ impl Vars {
 pub enum LookupError {
     UnknownUser(String),
     UnknownGroup(String),
-    System(Error),
+    Sys(Error),
 }
 
 impl fmt::Display for LookupError {
@@ -174,14 +174,14 @@ impl fmt::Display for LookupError {
         match self {
             LookupError::UnknownUser(u) => write!(f, "unknown user: {u}"),
             LookupError::UnknownGroup(g) => write!(f, "unknown group: {g}"),
-            LookupError::System(e) => e.fmt(f),
+            LookupError::Sys(e) => e.fmt(f),
         }
     }
 }
 
 impl From<Error> for LookupError {
     fn from(e: Error) -> LookupError {
-        LookupError::System(e)
+        LookupError::Sys(e)
     }
 }
 

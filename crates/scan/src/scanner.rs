@@ -49,7 +49,7 @@ pub const MAX_MAX: usize = 90000;
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `-d`: write a newline here once the control FIFO is ready.
-    pub notif: Option<RawFd>,
+    pub notify: Option<RawFd>,
     /// `-X`: the console, given as stderr to the catch-all logger's supervisor.
     pub console: Option<RawFd>,
     /// `-c`: at most this many services (clamped to 2..=90000).
@@ -165,7 +165,7 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
         .map_err(|e| StartError::Sys(Error::new("prepare the supervisor's command line", e)))?;
     let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
-    if let Some(fd) = opts.notif {
+    if let Some(fd) = opts.notify {
         // Borrowed, written to, then closed by number: check_fds saw it open, and nothing
         // else in the process owns it.
         if let Ok(notify) = tend_sys::fd::inherited(fd) {
@@ -200,7 +200,7 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
 }
 
 fn check_fds(opts: &Options) -> Result<(), StartError> {
-    if let Some(fd) = opts.notif {
+    if let Some(fd) = opts.notify {
         if fd < 3 {
             return Err(StartError::Usage(
                 "notification fd must be 3 or more".into(),

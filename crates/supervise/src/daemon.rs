@@ -593,7 +593,7 @@ impl Supervisor {
 
     /// tend's own `supervise/spawn-error` (see proto::spawn_error), for tend-svstat.
     fn write_spawn_error(&self, e: Errno, why: ExecDiagnosis, t: Now) {
-        let record = tend_proto::spawn_error::SpawnError {
+        let record = tend_proto::spawn_error::SpawnRecord {
             stamp: t.wall,
             errno: e as i32,
             program: b"./run".to_vec(),
