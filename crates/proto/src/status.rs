@@ -101,7 +101,7 @@ impl StatusRecord {
 
     /// Read `dir/supervise/status`.
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
-        let path = servicedir.join("supervise/status");
+        let path = servicedir.join(crate::servicedir::STATUS);
         let data = tend_sys::fd::read_regular(&path, STATUS_SIZE + 1)
             .map_err(|e| Error::at("read", &path, e))?;
         StatusRecord::decode(&data).ok_or(Error::at("read", &path, Errno::EPIPE))

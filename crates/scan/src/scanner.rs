@@ -32,7 +32,7 @@ use tend_sys::process::{SpawnError, SpawnOptions, spawn};
 /// then on PATH.
 pub const SUPERVISOR: &str = "tend-supervise";
 /// s6's control directory, FIFO and lock, relative to the scan directory.
-pub const CONTROL_DIR: &str = ".s6-svscan";
+pub const CONTROL_DIR: &str = tend_proto::servicedir::SVSCAN;
 pub const CONTROL_FIFO: &str = ".s6-svscan/control";
 pub const LOCK_FILE: &str = ".s6-svscan/lock";
 pub const FINISH: &str = ".s6-svscan/finish";

@@ -31,6 +31,9 @@ use tend_sys::exec::Prepared;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
 use tend_sys::wait::{Ended, Wstat};
 
+/// How long to pause after poll itself failed, before the next try.
+const POLL_FAILURE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why the supervisor could not start.
 #[derive(Debug)]
 pub enum StartError {
@@ -267,7 +270,8 @@ impl Supervisor {
                 Err(Errno::EINTR) => return,
                 Err(e) => {
                     self.report.warn(Error::new("poll", e));
-                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    // Not to spin on a poll that keeps failing (EINVAL, ENOMEM).
+                    std::thread::sleep(POLL_FAILURE_PAUSE);
                     return;
                 }
             }
