@@ -1,7 +1,6 @@
 //! tend-svscan — run one tend-supervise per service directory of a scan directory. See man/man8/tend-svscan.8.
 #![forbid(unsafe_code)]
 
-use std::fmt;
 use std::time::Duration;
 use tend_cli::{Program, code, parse_uint};
 use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
@@ -39,8 +38,7 @@ fn crash() -> ! {
 
 pub fn main() {
     let opts = options();
-    let mut warn = |m: fmt::Arguments<'_>| PROG.warn(m);
-    match tend_scan::run(&opts, &mut warn) {
+    match tend_scan::run(&opts, &PROG) {
         Err(e) => PROG.fatal(e.code(), e),
         Ok(Ending::Finish) => match exec_script(FINISH) {
             nix::errno::Errno::ENOENT

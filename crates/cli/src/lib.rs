@@ -10,7 +10,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Display;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -66,12 +65,7 @@ impl Program {
     /// concurrent processes never interleave. A newline or carriage return inside the
     /// message (from a path or an argument) is shown as `\n` / `\r`: one message, one line.
     pub fn line(&self, kind: &str, msg: impl Display) {
-        let mut text = format!("{}: {}: {}", self.name, kind, msg);
-        if text.contains(['\n', '\r']) {
-            text = text.replace('\n', "\\n").replace('\r', "\\r");
-        }
-        text.push('\n');
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        tend_sys::warn::line(self.name, kind, &msg);
     }
 
     /// Parse options; a usage error exits 100 with the usage line.
@@ -80,6 +74,13 @@ impl Program {
             Ok(p) => p,
             Err(_) => self.usage_exit(),
         }
+    }
+}
+
+/// A program is the warning sink of the libraries it calls: `PROG: warning: msg`.
+impl tend_sys::warn::Warn for Program {
+    fn warn(&self, msg: &dyn Display) {
+        Program::warn(self, msg);
     }
 }
 

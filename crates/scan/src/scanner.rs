@@ -27,6 +27,7 @@ use tend_proto::lock::{self, LockError};
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+pub use tend_sys::warn::Warn;
 
 /// The supervisor program every service gets, looked for beside our own executable,
 /// then on PATH.
@@ -96,17 +97,6 @@ pub enum Ending {
     Crash(Error),
 }
 
-/// Where warnings go (the caller prints them: libraries do not).
-pub trait Warn {
-    fn warn(&mut self, msg: fmt::Arguments<'_>);
-}
-
-impl<F: FnMut(fmt::Arguments<'_>)> Warn for F {
-    fn warn(&mut self, msg: fmt::Arguments<'_>) {
-        self(msg)
-    }
-}
-
 /// Text of a name from the scan directory, for messages.
 fn shown(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
@@ -143,12 +133,12 @@ struct Scanner<'w> {
     script: Prepared,
     spawn_opts: SpawnOptions,
     logname: Vec<u8>,
-    warn: &'w mut dyn Warn,
+    warn: &'w dyn Warn,
 }
 
 /// Run the scanner until it is told to stop. Returns an error only for start-up
 /// failures; once the loop runs, everything ends in `Ending`.
-pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
+pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
     check_fds(opts)?;
     open_stdio()?;
     if let Some(dir) = &opts.dir {
@@ -386,7 +376,7 @@ impl Scanner<'_> {
                     Err(Errno::EINTR) => {}
                     Err(Errno::ECHILD) => break,
                     Err(e) => {
-                        self.warn.warn(format_args!(
+                        self.warn.warn(&format_args!(
                             "unable to wait for all supervisors: {}",
                             e.desc()
                         ));
@@ -450,7 +440,7 @@ impl Scanner<'_> {
             Ok(d) => d,
             Err(e) => {
                 self.warn
-                    .warn(format_args!("unable to opendir .: {}", e.desc()));
+                    .warn(&format_args!("unable to opendir .: {}", e.desc()));
                 self.table.retry_later(now);
                 return;
             }
@@ -460,7 +450,7 @@ impl Scanner<'_> {
                 Ok(e) => self.check(e.file_name(), now),
                 Err(e) => {
                     self.warn
-                        .warn(format_args!("unable to readdir .: {}", e.desc()));
+                        .warn(&format_args!("unable to readdir .: {}", e.desc()));
                     self.table.retry_later(now);
                     break;
                 }
@@ -478,7 +468,7 @@ impl Scanner<'_> {
         let st = match stat(name) {
             Ok(st) => st,
             Err(e) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to stat {}: {}",
                     shown(bytes),
                     e.desc()
@@ -495,7 +485,7 @@ impl Scanner<'_> {
             Lookup::Known => {}
             Lookup::Leaving => return,
             Lookup::Full => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to start supervisor for {}: too many services",
                     shown(bytes)
                 ));
@@ -508,7 +498,7 @@ impl Scanner<'_> {
                 let pipe = match stat(self.logname.as_slice()) {
                     Err(Errno::ENOENT) => Pipe::None,
                     Err(e) => {
-                        self.warn.warn(format_args!(
+                        self.warn.warn(&format_args!(
                             "unable to stat {}: {}",
                             shown(&self.logname),
                             e.desc()
@@ -525,7 +515,8 @@ impl Scanner<'_> {
                             write: w.into_raw_fd(),
                         },
                         Err(e) => {
-                            self.warn.warn(format_args!("unable to pipe: {}", e.desc()));
+                            self.warn
+                                .warn(&format_args!("unable to pipe: {}", e.desc()));
                             self.table.retry_later(now);
                             return;
                         }
@@ -564,7 +555,7 @@ impl Scanner<'_> {
         match self.spawn_supervisor() {
             Ok(pid) => self.table.started(key, side, pid.as_raw()),
             Err(SpawnError::Fork(e)) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to fork for {}{}: {}",
                     shown(name),
                     shown(suffix),
@@ -573,7 +564,7 @@ impl Scanner<'_> {
                 self.table.start_failed(key, side, now, FORK_RETRY_DELAY);
             }
             Err(SpawnError::Exec(e)) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to spawn {SUPERVISOR} for {}{}: {}",
                     shown(name),
                     shown(suffix),
@@ -661,12 +652,12 @@ impl Scanner<'_> {
             Err(SpawnError::Exec(e)) => {
                 let why = tend_sys::diagnose::describe(OsStr::new(script), e);
                 self.warn
-                    .warn(format_args!("unable to spawn {script}: {why}"));
+                    .warn(&format_args!("unable to spawn {script}: {why}"));
                 false
             }
             Err(SpawnError::Fork(e)) => {
                 self.warn
-                    .warn(format_args!("unable to fork for {script}: {}", e.desc()));
+                    .warn(&format_args!("unable to fork for {script}: {}", e.desc()));
                 false
             }
         }
@@ -684,7 +675,7 @@ impl Scanner<'_> {
             for &b in &buf[..n] {
                 match Command::from_byte(b) {
                     Some(c) => self.wants.apply(c),
-                    None => self.warn.warn(format_args!(
+                    None => self.warn.warn(&format_args!(
                         "received unknown control command: {}",
                         std::ascii::escape_default(b)
                     )),

@@ -14,7 +14,6 @@ use nix::sys::signalfd::SignalFd;
 use nix::sys::stat::Mode;
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt::Display;
-use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
@@ -71,6 +70,12 @@ pub struct Reporter {
     prefix: String,
 }
 
+impl tend_sys::warn::Warn for Reporter {
+    fn warn(&self, msg: &dyn Display) {
+        Reporter::warn(self, msg);
+    }
+}
+
 impl Reporter {
     pub fn new(dir: &OsStr) -> Reporter {
         Reporter {
@@ -78,14 +83,9 @@ impl Reporter {
         }
     }
 
-    /// One line, as tend_cli's: a newline or CR inside is shown as `\n` / `\r`.
+    /// One line, as every program's (tend_sys::warn::line).
     pub fn warn(&self, msg: impl Display) {
-        let mut line = format!("{}: warning: {}", self.prefix, msg);
-        if line.contains(['\n', '\r']) {
-            line = line.replace('\n', "\\n").replace('\r', "\\r");
-        }
-        line.push('\n');
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        tend_sys::warn::line(&self.prefix, "warning", &msg);
     }
 
     /// A setting's value, or None (the default applies) with a warning when the file is

@@ -25,6 +25,7 @@ pub mod process;
 pub mod regex;
 pub mod signals;
 pub mod wait;
+pub mod warn;
 
 pub use error::Error;
 pub use nix::errno::Errno;
