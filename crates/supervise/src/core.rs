@@ -120,28 +120,29 @@ impl Actions {
     }
 }
 
-/// The whole state of one supervisor.
+/// The whole state of one supervisor. Private: only the transitions below change it;
+/// the driver reads it through the accessors.
 #[derive(Debug, Clone)]
 pub struct Core {
-    pub phase: Phase,
-    pub want_up: bool,
+    phase: Phase,
+    want_up: bool,
     /// Exit once the service is down and ./finish is done (`x`, SIGHUP, SIGTERM).
-    pub exit_after: bool,
-    pub paused: bool,
-    pub ready: bool,
+    exit_after: bool,
+    paused: bool,
+    ready: bool,
     /// ./run's pid when Up, ./finish's pid when Finishing (0 if finish was not forked).
-    pub pid: i32,
-    pub wstat: u16,
-    pub stamp: Tai64n,
-    pub readystamp: Tai64n,
-    pub last_spawn: Option<Ms>,
+    pid: i32,
+    wstat: u16,
+    stamp: Tai64n,
+    readystamp: Tai64n,
+    last_spawn: Option<Ms>,
     /// When ./run is due to be (re)started.
-    pub spawn_at: Option<Ms>,
+    spawn_at: Option<Ms>,
     /// timeout-kill deadline after `d`.
-    pub kill_at: Option<Ms>,
+    kill_at: Option<Ms>,
     /// timeout-finish deadline.
-    pub finish_kill_at: Option<Ms>,
-    pub settings: Settings,
+    finish_kill_at: Option<Ms>,
+    settings: Settings,
 }
 
 impl Core {
@@ -163,6 +164,34 @@ impl Core {
             finish_kill_at: None,
             settings: Settings::default(),
         }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// ./run's pid when Up, ./finish's when Finishing (0 if finish was not forked).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn want_up(&self) -> bool {
+        self.want_up
+    }
+
+    /// When ./run was last spawned (monotonic ms).
+    pub fn last_spawn(&self) -> Option<Ms> {
+        self.last_spawn
+    }
+
+    /// When the state last changed (wall clock), as the status record says.
+    pub fn stamp(&self) -> Tai64n {
+        self.stamp
+    }
+
+    /// The settings read from the service directory before each start of ./run.
+    pub fn set_settings(&mut self, settings: Settings) {
+        self.settings = settings;
     }
 
     /// The status record to publish.

@@ -310,11 +310,11 @@ impl Supervisor {
 
     fn reap(&mut self) {
         while let Some((pid, wstat)) = process::reap_any() {
-            if pid != self.core.pid {
+            if pid != self.core.pid() {
                 continue;
             }
             let t = now();
-            match self.core.phase {
+            match self.core.phase() {
                 Phase::Up => {
                     self.notify_pipe = None;
                     self.warn_if_quick_death(wstat, t);
@@ -336,11 +336,11 @@ impl Supervisor {
 
     /// A crash loop gets one line per attempt saying how ./run ended.
     fn warn_if_quick_death(&self, wstat: i32, t: Now) {
-        let Some(started) = self.core.last_spawn else {
+        let Some(started) = self.core.last_spawn() else {
             return;
         };
         let lived = t.mono.saturating_sub(started);
-        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up {
+        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up() {
             return;
         }
         let how = match Wstat(wstat).ended() {
@@ -482,7 +482,7 @@ impl Supervisor {
             self.deaths.drain(..death_tally::RECORD_SIZE);
         }
         self.deaths
-            .extend_from_slice(&Death::from_wstat(self.core.stamp, wstat).encode());
+            .extend_from_slice(&Death::from_wstat(self.core.stamp(), wstat).encode());
         if let Err(e) = write_atomic_at(
             self.status.dir(),
             c"death_tally.new",
@@ -523,7 +523,7 @@ impl Supervisor {
         {
             settings.down_signal = sig as i32;
         }
-        self.core.settings = settings;
+        self.core.set_settings(settings);
         (notification, lockfd)
     }
 
