@@ -604,31 +604,6 @@ mod tests {
     }
 
     #[test]
-    fn signal_letters_only_reach_a_live_run() {
-        let letters = [
-            (b'a', libc::SIGALRM),
-            (b'b', libc::SIGABRT),
-            (b'q', libc::SIGQUIT),
-            (b'h', libc::SIGHUP),
-            (b'k', libc::SIGKILL),
-            (b't', libc::SIGTERM),
-            (b'i', libc::SIGINT),
-            (b'1', libc::SIGUSR1),
-            (b'2', libc::SIGUSR2),
-            (b'y', libc::SIGWINCH),
-        ];
-        for (l, sig) in letters {
-            let cmd = ControlCommand::from_byte(l).unwrap();
-            assert_eq!(
-                acts(up().control(cmd, at(10))),
-                vec![Kill { pid: 100, sig }]
-            );
-            assert_eq!(acts(down().control(cmd, at(10))), vec![]);
-            assert_eq!(acts(finishing().control(cmd, at(5001))), vec![]);
-        }
-    }
-
-    #[test]
     fn pause_and_continue() {
         let mut c = up();
         assert_eq!(
