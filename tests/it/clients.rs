@@ -9,8 +9,7 @@
 //! stays in event/ until the supervisor next notifies).
 
 use crate::common::*;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tend_proto::fifodir::{Subscription, make_fifodir};
@@ -38,8 +37,6 @@ pub(crate) const TEND: Clients = Clients {
     svwait: "tend-svwait",
     svok: "tend-svok",
 };
-
-pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Run a client (tend's or s6's) with arguments.
 pub(crate) fn client(prog: &str, args: &[&str], dir: &Path) -> Output {
@@ -74,43 +71,9 @@ pub(crate) fn neutral_text(stderr: &str) -> String {
     s
 }
 
-/// Write an executable script.
-pub(crate) fn script(path: &Path, body: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// A service directory with `run` (and optionally `finish`, `notification-fd`, `down`).
-pub(crate) fn service(
-    scratch: &Scratch,
-    name: &str,
-    run: &str,
-    finish: Option<&str>,
-    notify: bool,
-    down: bool,
-) -> PathBuf {
-    let dir = scratch.join(name);
-    script(&dir.join("run"), run);
-    if let Some(f) = finish {
-        script(&dir.join("finish"), f);
-    }
-    if notify {
-        std::fs::write(dir.join("notification-fd"), "3\n").unwrap();
-    }
-    if down {
-        std::fs::write(dir.join("down"), "").unwrap();
-    }
-    dir
-}
-
 /// The status record on disk.
 pub(crate) fn status(dir: &Path) -> StatusRecord {
     StatusRecord::read(dir).expect("status readable")
-}
-
-pub(crate) fn running(dir: &Path) -> bool {
-    tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap_or(false)
 }
 
 /// Wait until the status record satisfies `f`.
@@ -127,94 +90,6 @@ pub(crate) fn wait_status(
 
 pub(crate) fn is_up(r: &StatusRecord) -> bool {
     r.pid != 0 && !r.finishing
-}
-
-/// A supervisor (s6-supervise or tend-supervise) on one service directory. Dropping it
-/// asks the supervisor to take the service down and exit, then kills what is left.
-pub(crate) struct Supervised {
-    pub dir: PathBuf,
-    daemon: Option<Daemon>,
-}
-
-impl Supervised {
-    pub fn start(supervisor: &str, dir: &Path) -> Supervised {
-        if supervisor.starts_with("s6-") {
-            require(supervisor);
-        }
-        let log = std::fs::File::create(dir.with_extension("log")).unwrap();
-        let mut c = cmd(supervisor);
-        c.arg(dir)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log);
-        let mut daemon = Daemon::start(c);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if running(dir) && StatusRecord::read(dir).is_ok() && dir.join("event").is_dir() {
-                break;
-            }
-            if let Ok(Some(st)) = daemon.child.try_wait() {
-                panic!(
-                    "{supervisor} {} exited at start ({st}): {}",
-                    dir.display(),
-                    std::fs::read_to_string(dir.with_extension("log")).unwrap_or_default()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{supervisor} never started on {}",
-                dir.display()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Supervised {
-            dir: dir.to_path_buf(),
-            daemon: Some(daemon),
-        }
-    }
-
-    /// Wait for the supervisor process to exit by itself.
-    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
-        self.daemon
-            .as_mut()
-            .unwrap()
-            .wait_exit(PATIENCE)
-            .expect("supervisor exits")
-    }
-}
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        let Some(mut d) = self.daemon.take() else {
-            return;
-        };
-        // The service runs in its own session; remember it only if it really is this
-        // supervisor's child (a crafted status may name any pid).
-        let service = StatusRecord::read(&self.dir)
-            .ok()
-            .map(|r| r.pid as i32)
-            .filter(|&pid| pid > 0 && parent_of(pid) == Some(d.pid()));
-        if d.child.try_wait().ok().flatten().is_none() {
-            let _ = tend_proto::control::send(&self.dir.join("supervise/control"), b"dx");
-            let _ = d.wait_exit(Duration::from_secs(3));
-        }
-        if let Some(pid) = service {
-            let pid = nix::unistd::Pid::from_raw(pid);
-            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-        drop(d);
-    }
-}
-
-/// The parent pid of a live process.
-pub(crate) fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }
 
 /// Event bytes seen by our own subscription to a service's `event/`.
@@ -318,8 +193,6 @@ fn proc_state(pid: u64) -> char {
         .unwrap_or('?')
 }
 
-const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
-
 #[test]
 fn svc_signal_letters_reach_the_service() {
     signal_letters("s6-supervise", "tend-svc");
@@ -330,7 +203,7 @@ fn svc_signal_letters_reach_the_service() {
 pub(crate) fn signal_letters(supervisor: &str, svc: &str) {
     let s = Scratch::new("cl-signals");
     let run = "#!/bin/sh\nfor s in ALRM ABRT QUIT HUP TERM INT USR1 USR2 WINCH; do trap \"echo $s >> sigs\" $s; done\n: > started\nwhile :; do sleep 1 & wait $!; done\n";
-    let dir = service(&s, "sv", run, None, false, false);
+    let dir = ServiceDir::new(s.join("sv")).run(run).path();
     let _sup = Supervised::start(supervisor, &dir);
     wait_until(PATIENCE, "run started", || {
         dir.join("started").exists().then_some(())
@@ -382,7 +255,7 @@ pub(crate) fn signal_letters(supervisor: &str, svc: &str) {
 #[test]
 fn svc_state_letters_change_status_files_and_events() {
     let s = Scratch::new("cl-states");
-    let dir = service(&s, "sv", SLEEPER, None, false, false);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).path();
     let mut ev = Events::subscribe(&dir);
     let mut sup = Supervised::start("s6-supervise", &dir);
     ev.wait_for("su");
@@ -463,7 +336,12 @@ fn svc_w_waits_for_the_state() {
     let run =
         "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
     let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
-    let dir = service(&s, "sv", run, Some(fin), true, true);
+    let dir = ServiceDir::new(s.join("sv"))
+        .run(run)
+        .finish(fin)
+        .notification_fd(3)
+        .down()
+        .path();
     let gate = |name: &str, open: bool| {
         let p = dir.join(name);
         if open {
@@ -561,14 +439,12 @@ fn svc_w_waits_for_the_state() {
 fn svc_w_reports_permanent_failure_and_supervisor_exit() {
     require("s6-svc");
     let s = Scratch::new("cl-fail");
-    let failing = service(
-        &s,
-        "failing",
-        "#!/bin/sh\nexit 3\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
+    let failing = ServiceDir::new(s.join("failing"))
+        .run("#!/bin/sh\nexit 3\n")
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path();
     let _sup = Supervised::start("s6-supervise", &failing);
     for family in [TEND, S6] {
         let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &failing);
@@ -585,7 +461,7 @@ fn svc_w_reports_permanent_failure_and_supervisor_exit() {
     }
 
     // the supervisor exits while we wait for up
-    let idle = service(&s, "idle", SLEEPER, None, false, true);
+    let idle = ServiceDir::new(s.join("idle")).run(SLEEPER).down().path();
     let mut sup = Supervised::start("s6-supervise", &idle);
     let mut waiter = cmd("tend-svc");
     waiter
@@ -622,7 +498,7 @@ fn svc_w_reports_permanent_failure_and_supervisor_exit() {
 #[test]
 fn svc_w_degrades_without_notification_fd() {
     let s = Scratch::new("cl-degrade");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     for family in [S6, TEND] {
         let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &dir);
@@ -644,14 +520,11 @@ fn svstat_prints_what_s6_svstat_prints_in_every_state() {
     require("s6-svstat");
     let s = Scratch::new("cl-svstat");
     let run = "#!/bin/sh\nsleep 0.3\necho >&3\nexec sleep 1000\n";
-    let dir = service(
-        &s,
-        "sv",
-        run,
-        Some("#!/bin/sh\nexec sleep 1000\n"),
-        true,
-        false,
-    );
+    let dir = ServiceDir::new(s.join("sv"))
+        .run(run)
+        .finish("#!/bin/sh\nexec sleep 1000\n")
+        .notification_fd(3)
+        .path();
     let _sup = Supervised::start("s6-supervise", &dir);
     // up, not ready yet
     wait_status(&dir, "up", is_up);
@@ -698,7 +571,7 @@ fn craft(dir: &Path, rec: &StatusRecord) {
 fn svstat_matches_s6_on_crafted_records() {
     require("s6-svstat");
     let s = Scratch::new("cl-crafted");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     let now = Tai64n::now();
     let past = Tai64n {
@@ -767,7 +640,7 @@ fn svstat_matches_s6_on_crafted_records() {
 #[test]
 fn svstat_json_and_spawn_error() {
     let s = Scratch::new("cl-json");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     let rec = status(&dir);
     let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
@@ -870,8 +743,11 @@ fn svwait_behaves_as_s6_svwait() {
     require("s6-svwait");
     let s = Scratch::new("cl-svwait");
     let run = "#!/bin/sh\nsleep 0.2\necho >&3\nexec sleep 1000\n";
-    let a = service(&s, "a", run, None, true, false);
-    let b = service(&s, "b", SLEEPER, None, false, true);
+    let a = ServiceDir::new(s.join("a"))
+        .run(run)
+        .notification_fd(3)
+        .path();
+    let b = ServiceDir::new(s.join("b")).run(SLEEPER).down().path();
     let _sa = Supervised::start("s6-supervise", &a);
     let _sb = Supervised::start("s6-supervise", &b);
     wait_status(&a, "a ready", |r| r.ready && is_up(r));
@@ -930,22 +806,18 @@ fn svwait_behaves_as_s6_svwait() {
     // permanent failure: O counts while waiting for up, but the D that follows it in
     // the same "OD" takes the service down again, so with two services the state is
     // never reached (s6 2.11 behaves exactly so)
-    let f1 = service(
-        &s,
-        "f1",
-        "#!/bin/sh\nexit 3\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
-    let f2 = service(
-        &s,
-        "f2",
-        "#!/bin/sh\nexit 4\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
+    let f1 = ServiceDir::new(s.join("f1"))
+        .run("#!/bin/sh\nexit 3\n")
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path();
+    let f2 = ServiceDir::new(s.join("f2"))
+        .run("#!/bin/sh\nexit 4\n")
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path();
     let _s1 = Supervised::start("s6-supervise", &f1);
     let _s2 = Supervised::start("s6-supervise", &f2);
     let x = background("s6-svwait", &["-U", "-t", "1500"], &[&f1, &f2]);
@@ -984,7 +856,7 @@ fn svwait_behaves_as_s6_svwait() {
 fn svok_answers_as_s6_svok() {
     require("s6-svok");
     let s = Scratch::new("cl-svok");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let mut sup = Supervised::start("s6-supervise", &dir);
     let o = same_as_s6("s6-svok", &[], &dir);
     assert_code(&o, 0);
@@ -1029,7 +901,7 @@ fn bad_input_gets_s6s_messages_and_codes() {
     std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
     let afile = s.join("afile");
     std::fs::write(&afile, "").unwrap();
-    let stale = service(&s, "stale", SLEEPER, None, false, true);
+    let stale = ServiceDir::new(s.join("stale")).run(SLEEPER).down().path();
     {
         let mut sup = Supervised::start("s6-supervise", &stale);
         assert_code(&client("s6-svc", &["-x"], &stale), 0);
@@ -1178,7 +1050,7 @@ fn bad_input_gets_s6s_messages_and_codes() {
 #[test]
 fn garbage_status_files() {
     let s = Scratch::new("cl-garbage");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     // stdout that cannot be written
     for prog in ["s6-svstat", "tend-svstat"] {
@@ -1294,8 +1166,8 @@ fn man_pages_match_usage() {
 fn svwait_supervisor_exit_after_reaching_the_state() {
     require("s6-svwait");
     let s = Scratch::new("cl-svwait-x");
-    let a = service(&s, "a", SLEEPER, None, false, true);
-    let b = service(&s, "b", SLEEPER, None, false, false);
+    let a = ServiceDir::new(s.join("a")).run(SLEEPER).down().path();
+    let b = ServiceDir::new(s.join("b")).run(SLEEPER).path();
     let mut sa = Supervised::start("s6-supervise", &a);
     let _sb = Supervised::start("s6-supervise", &b);
     wait_status(&b, "b up", is_up);

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tend_proto::StatusRecord;
 
 /// The built multi-call executable.
 pub fn multicall() -> &'static Path {
@@ -236,4 +237,199 @@ where
     let mut c = cmd(name);
     c.args(args);
     run(c)
+}
+
+/// How long a test waits for a state before it fails.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A run script that stays up and does nothing.
+pub const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
+
+/// A service directory, written file by file: `ServiceDir::new(s.join("sv")).run(SLEEPER)
+/// .finish(..).notification_fd(3).down().path()`.
+pub struct ServiceDir {
+    dir: PathBuf,
+}
+
+impl ServiceDir {
+    /// Create the directory (and its parents).
+    pub fn new(dir: impl Into<PathBuf>) -> ServiceDir {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).unwrap();
+        ServiceDir { dir }
+    }
+
+    /// An executable `run`.
+    pub fn run(self, script: &str) -> ServiceDir {
+        self.script("run", script)
+    }
+
+    /// An executable `finish`.
+    pub fn finish(self, script: &str) -> ServiceDir {
+        self.script("finish", script)
+    }
+
+    /// `notification-fd` holding `fd`.
+    pub fn notification_fd(self, fd: u32) -> ServiceDir {
+        self.file("notification-fd", &format!("{fd}\n"))
+    }
+
+    /// An empty `down`.
+    pub fn down(self) -> ServiceDir {
+        self.file("down", "")
+    }
+
+    /// Any other file (a setting such as `timeout-finish`).
+    pub fn file(self, name: &str, contents: &str) -> ServiceDir {
+        let p = self.dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+        self
+    }
+
+    /// Any other executable file (`log/run`, `data/check`).
+    pub fn script(self, name: &str, body: &str) -> ServiceDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.file(name, body);
+        std::fs::set_permissions(dir.dir.join(name), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        dir
+    }
+
+    pub fn path(self) -> PathBuf {
+        self.dir
+    }
+}
+
+/// The status record on disk.
+pub fn status(dir: &Path) -> StatusRecord {
+    StatusRecord::read(dir).expect("status readable")
+}
+
+/// Whether a supervisor holds the service's lock.
+pub fn running(dir: &Path) -> bool {
+    tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap_or(false)
+}
+
+/// Wait until the status record satisfies `f`.
+#[track_caller]
+pub fn wait_status(dir: &Path, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
+    wait_until(PATIENCE, what, || {
+        StatusRecord::read(dir).ok().filter(|r| f(r))
+    })
+}
+
+pub fn is_up(r: &StatusRecord) -> bool {
+    r.pid != 0 && !r.finishing
+}
+
+/// The parent pid of a live process.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// A supervisor (s6-supervise or tend-supervise) on one service directory. Dropping it
+/// asks the supervisor to take the service down and exit, then kills what is left.
+pub struct Supervised {
+    pub dir: PathBuf,
+    daemon: Option<Daemon>,
+}
+
+impl Supervised {
+    pub fn start(supervisor: &str, dir: &Path) -> Supervised {
+        if supervisor.starts_with("s6-") {
+            require(supervisor);
+        }
+        let log = std::fs::File::create(dir.with_extension("log")).unwrap();
+        let mut c = cmd(supervisor);
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        let mut daemon = Daemon::start(c);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if running(dir) && StatusRecord::read(dir).is_ok() && dir.join("event").is_dir() {
+                break;
+            }
+            if let Ok(Some(st)) = daemon.child.try_wait() {
+                panic!(
+                    "{supervisor} {} exited at start ({st}): {}",
+                    dir.display(),
+                    std::fs::read_to_string(dir.with_extension("log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{supervisor} never started on {}",
+                dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Supervised {
+            dir: dir.to_path_buf(),
+            daemon: Some(daemon),
+        }
+    }
+
+    /// Wait for the supervisor process to exit by itself.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        self.daemon
+            .as_mut()
+            .unwrap()
+            .wait_exit(PATIENCE)
+            .expect("supervisor exits")
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let Some(mut d) = self.daemon.take() else {
+            return;
+        };
+        // The service runs in its own session; remember it only if it really is this
+        // supervisor's child (a crafted status may name any pid).
+        let service = StatusRecord::read(&self.dir)
+            .ok()
+            .map(|r| r.pid as i32)
+            .filter(|&pid| pid > 0 && parent_of(pid) == Some(d.pid()));
+        if d.child.try_wait().ok().flatten().is_none() {
+            let _ = tend_proto::control::send(&self.dir.join("supervise/control"), b"dx");
+            let _ = d.wait_exit(Duration::from_secs(3));
+        }
+        if let Some(pid) = service {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        drop(d);
+    }
+}
+
+impl Supervised {
+    /// What the supervisor wrote on stdout and stderr so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.with_extension("log")).unwrap_or_default()
+    }
+
+    /// Write control letters (any supervisor's, by the protocol, not a client).
+    pub fn send(&self, letters: &str) {
+        tend_proto::control::send(&self.dir.join("supervise/control"), letters.as_bytes()).unwrap();
+    }
+
+    /// Take the service down and make the supervisor exit; fail if it does not.
+    pub fn stop(mut self) {
+        self.send("dx");
+        let exited = self.daemon.as_mut().unwrap().wait_exit(PATIENCE);
+        assert!(
+            exited.is_some(),
+            "supervisor on {} did not exit after -dx",
+            self.dir.display()
+        );
+    }
 }

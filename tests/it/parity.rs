@@ -13,7 +13,7 @@
 //! on a real terminal (^C there reaches the whole foreground group; `timeout -s INT`
 //! signals the group it made, which is the same set of processes).
 
-use crate::clients::{Clients, PATIENCE, S6, Supervised, TEND, is_up, service, wait_status};
+use crate::clients::{Clients, S6, TEND};
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -540,14 +540,9 @@ fn svperms_decides_who_may_read_control_and_watch() {
     std::fs::set_permissions(&s.path, std::fs::Permissions::from_mode(0o755)).unwrap();
     let account = Account::new("w");
     for supervisor in ["tend-supervise", "s6-supervise"] {
-        let dir = service(
-            &s,
-            &format!("svc-{supervisor}"),
-            "#!/bin/sh\nexec sleep 1000\n",
-            None,
-            false,
-            false,
-        );
+        let dir = ServiceDir::new(s.join(format!("svc-{supervisor}")))
+            .run("#!/bin/sh\nexec sleep 1000\n")
+            .path();
         let sup = Supervised::start(supervisor, &dir);
         for cl in [TEND, S6] {
             who_may(cl, &account.user, &account.group, &dir);
