@@ -9,7 +9,7 @@
 //! stays in event/ until the supervisor next notifies).
 
 use crate::common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tend_proto::fifodir::{Subscription, make_fifodir};
@@ -890,24 +890,48 @@ fn svok_answers_as_s6_svok() {
     );
 }
 
-#[test]
-fn bad_input_gets_s6s_messages_and_codes() {
-    require("s6-svc");
-    let s = Scratch::new("cl-bad");
-    let missing = s.join("nonexistent");
-    let bare = s.join("bare"); // a directory with no supervise/
-    std::fs::create_dir(&bare).unwrap();
-    let nofifo = s.join("nofifo"); // supervise/ without control
-    std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
-    let afile = s.join("afile");
-    std::fs::write(&afile, "").unwrap();
-    let stale = ServiceDir::new(s.join("stale")).run(SLEEPER).down().path();
-    {
-        let mut sup = Supervised::start("s6-supervise", &stale);
-        assert_code(&client("s6-svc", &["-x"], &stale), 0);
-        sup.wait_exit();
+/// Directories no supervisor listens on: missing, bare (no supervise/), supervise/
+/// without control, a plain file, and one whose s6-supervise has exited (stale).
+struct BadDirs {
+    _s: Scratch,
+    missing: PathBuf,
+    bare: PathBuf,
+    nofifo: PathBuf,
+    afile: PathBuf,
+    stale: PathBuf,
+}
+
+impl BadDirs {
+    fn new(name: &str) -> BadDirs {
+        require("s6-svc");
+        let s = Scratch::new(name);
+        let bare = s.join("bare");
+        std::fs::create_dir(&bare).unwrap();
+        let nofifo = s.join("nofifo");
+        std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
+        let afile = s.join("afile");
+        std::fs::write(&afile, "").unwrap();
+        let stale = ServiceDir::new(s.join("stale")).run(SLEEPER).down().path();
+        {
+            let mut sup = Supervised::start("s6-supervise", &stale);
+            assert_code(&client("s6-svc", &["-x"], &stale), 0);
+            sup.wait_exit();
+        }
+        BadDirs {
+            missing: s.join("nonexistent"),
+            bare,
+            nofifo,
+            afile,
+            stale,
+            _s: s,
+        }
     }
-    for dir in [&missing, &bare, &nofifo, &afile, &stale] {
+}
+
+#[test]
+fn bad_dirs_get_s6s_messages_and_codes() {
+    let d = BadDirs::new("cl-bad");
+    for dir in [&d.missing, &d.bare, &d.nofifo, &d.afile, &d.stale] {
         for args in [&["-u"][..], &[][..], &["-dk"][..]] {
             same_as_s6("s6-svc", args, dir);
         }
@@ -916,27 +940,32 @@ fn bad_input_gets_s6s_messages_and_codes() {
         }
         same_as_s6("s6-svok", &[], dir);
     }
-    let o = client("tend-svc", &["-u"], &stale);
+    let o = client("tend-svc", &["-u"], &d.stale);
     assert_code(&o, 100);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to control {}: supervisor not listening\n",
-            stale.display()
+            d.stale.display()
         )
     );
-    let o = client("tend-svstat", &[], &stale);
+    let o = client("tend-svstat", &[], &d.stale);
     assert_code(&o, 1);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svstat: fatal: unable to read status for {}: s6-supervise not running\n",
-            stale.display()
+            d.stale.display()
         )
     );
-    // waiting clients: same exit codes; tend names the status file's service
+}
+
+#[test]
+fn waiting_on_bad_dirs_fails_as_s6() {
+    let d = BadDirs::new("cl-bad-wait");
+    // same exit codes; tend names the status file's service
     for (args, code) in [(&["-wu", "-u"][..], 111), (&["-wd"][..], 111)] {
-        for dir in [&missing, &bare] {
+        for dir in [&d.missing, &d.bare] {
             let a = client("s6-svc", args, dir);
             let t = client("tend-svc", args, dir);
             assert_eq!(
@@ -947,36 +976,39 @@ fn bad_input_gets_s6s_messages_and_codes() {
             );
         }
     }
-    let o = client("tend-svc", &["-wu", "-u"], &bare);
+    let o = client("tend-svc", &["-wu", "-u"], &d.bare);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to read status for {}: No such file or directory\n",
-            bare.display()
+            d.bare.display()
         )
     );
-    let o = client("tend-svc", &["-wu", "-u"], &missing);
+    let o = client("tend-svc", &["-wu", "-u"], &d.missing);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to subscribe to events for {}: No such file or directory\n",
-            missing.display()
+            d.missing.display()
         )
     );
     assert!(
-        bare.join("event").is_dir(),
+        d.bare.join("event").is_dir(),
         "event/ created as s6-svlisten1 does"
     );
     // stale supervisor: tend-svc -w fails at once where s6-svc waits for its timeout
-    let o = client("tend-svc", &["-wu", "-u"], &stale);
+    let o = client("tend-svc", &["-wu", "-u"], &d.stale);
     assert_code(&o, 100);
-    for dir in [&missing, &bare] {
+    for dir in [&d.missing, &d.bare] {
         let a = client("s6-svwait", &["-u"], dir);
         let t = client("tend-svwait", &["-u"], dir);
         assert_eq!((a.status.code(), t.status.code()), (Some(111), Some(111)));
     }
+}
 
-    // usage errors
+#[test]
+fn usage_errors_as_s6() {
+    let d = BadDirs::new("cl-usage");
     for (prog, args) in [
         ("s6-svc", &["-z"][..]),
         ("s6-svc", &["-T", "x", "-u"][..]),
@@ -999,7 +1031,7 @@ fn bad_input_gets_s6s_messages_and_codes() {
         ("s6-svwait", &["-t", "x"][..]),
         ("s6-svwait", &["-t"][..]),
     ] {
-        let o = same_as_s6(prog, args, &stale);
+        let o = same_as_s6(prog, args, &d.stale);
         assert_code(&o, 100);
     }
     for (prog, args) in [
@@ -1016,22 +1048,27 @@ fn bad_input_gets_s6s_messages_and_codes() {
             text(&o.stderr)
         );
     }
+}
+
+#[test]
+fn svc_odd_arguments_as_s6() {
+    let d = BadDirs::new("cl-odd");
     // -wU checks notification-fd first
-    let o = same_as_s6("s6-svc", &["-wU", "-u"], &afile);
+    let o = same_as_s6("s6-svc", &["-wU", "-u"], &d.afile);
     assert_code(&o, 111);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to access {}/notification-fd: Not a directory\n",
-            afile.display()
+            d.afile.display()
         )
     );
     // too many letters, empty path, extra arguments
     let many = format!("-{}", "c".repeat(63));
-    same_as_s6("s6-svc", &[&many], &stale);
+    same_as_s6("s6-svc", &[&many], &d.stale);
     let args = [
         std::ffi::OsStr::new("-c"),
-        stale.as_os_str(),
+        d.stale.as_os_str(),
         std::ffi::OsStr::new("extra"),
     ];
     let mut c = cmd("s6-svc");
