@@ -738,21 +738,27 @@ fn both_exit(a: Output, b: Output, code: i32) {
     assert_eq!(neutral(&a), neutral(&b));
 }
 
-#[test]
-fn svwait_behaves_as_s6_svwait() {
+/// Under s6-supervise: `a` becomes ready 0.2 s after it starts (waited for), `b` is
+/// normally down.
+fn svwait_services(s: &Scratch) -> [(PathBuf, Supervised); 2] {
     require("s6-svwait");
-    let s = Scratch::new("cl-svwait");
     let run = "#!/bin/sh\nsleep 0.2\necho >&3\nexec sleep 1000\n";
     let a = ServiceDir::new(s.join("a"))
         .run(run)
         .notification_fd(3)
         .path();
     let b = ServiceDir::new(s.join("b")).run(SLEEPER).down().path();
-    let _sa = Supervised::start("s6-supervise", &a);
-    let _sb = Supervised::start("s6-supervise", &b);
+    let sa = Supervised::start("s6-supervise", &a);
+    let sb = Supervised::start("s6-supervise", &b);
     wait_status(&a, "a ready", |r| r.ready && is_up(r));
+    [(a, sa), (b, sb)]
+}
 
-    // immediate answers, -a (default) / -o, -t
+#[test]
+fn svwait_answers_at_once_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-now");
+    let [(a, _sa), (b, _sb)] = svwait_services(&s);
+    // -a (default) / -o, -t
     for (args, code) in [
         (&["-u", "-t", "600"][..], 99),
         (&["-o", "-u", "-t", "600"][..], 0),
@@ -765,7 +771,12 @@ fn svwait_behaves_as_s6_svwait() {
         let y = background("tend-svwait", args, &[&a, &b]);
         both_exit(finish(x), finish(y), code);
     }
+}
 
+#[test]
+fn svwait_follows_down_up_and_restart_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-dur");
+    let [(a, _sa), _b] = svwait_services(&s);
     // -d then -D while a goes down
     let waiters: Vec<_> = ["-d", "-D"]
         .iter()
@@ -802,22 +813,27 @@ fn svwait_behaves_as_s6_svwait() {
     }
     let r = status(&a);
     assert!(r.pid != old && r.ready);
+}
 
+/// A normally-down service whose run exits `code` and whose finish says "permanent".
+fn failing_service(s: &Scratch, name: &str, code: u8) -> PathBuf {
+    ServiceDir::new(s.join(name))
+        .run(&format!("#!/bin/sh\nexit {code}\n"))
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path()
+}
+
+#[test]
+fn svwait_counts_failures_as_s6_svwait() {
+    require("s6-svwait");
+    let s = Scratch::new("cl-svwait-fail");
     // permanent failure: O counts while waiting for up, but the D that follows it in
     // the same "OD" takes the service down again, so with two services the state is
     // never reached (s6 2.11 behaves exactly so)
-    let f1 = ServiceDir::new(s.join("f1"))
-        .run("#!/bin/sh\nexit 3\n")
-        .finish("#!/bin/sh\nexit 125\n")
-        .notification_fd(3)
-        .down()
-        .path();
-    let f2 = ServiceDir::new(s.join("f2"))
-        .run("#!/bin/sh\nexit 4\n")
-        .finish("#!/bin/sh\nexit 125\n")
-        .notification_fd(3)
-        .down()
-        .path();
+    let f1 = failing_service(&s, "f1", 3);
+    let f2 = failing_service(&s, "f2", 4);
     let _s1 = Supervised::start("s6-supervise", &f1);
     let _s2 = Supervised::start("s6-supervise", &f2);
     let x = background("s6-svwait", &["-U", "-t", "1500"], &[&f1, &f2]);
@@ -843,8 +859,12 @@ fn svwait_behaves_as_s6_svwait() {
         text(&y.stderr),
         "tend-svwait: fatal: some services reported permanent failure or their supervisor died\n"
     );
+}
 
-    // a supervisor that exits counts as a failure
+#[test]
+fn svwait_counts_an_exiting_supervisor_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-x");
+    let [_a, (b, _sb)] = svwait_services(&s);
     let x = background("s6-svwait", &["-u", "-t", "10000"], &[&b]);
     let y = background("tend-svwait", &["-u", "-t", "10000"], &[&b]);
     listeners(&b, 2);
