@@ -346,12 +346,12 @@ impl Supervised {
         if supervisor.starts_with("s6-") {
             require(supervisor);
         }
-        let log = std::fs::File::create(dir.with_extension("log")).unwrap();
+        let stderr = std::fs::File::create(dir.with_extension("stderr")).unwrap();
         let mut c = cmd(supervisor);
         c.arg(dir)
             .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log);
+            .stdout(Stdio::null())
+            .stderr(stderr);
         let mut daemon = Daemon::start(c);
         let deadline = Instant::now() + PATIENCE;
         loop {
@@ -362,7 +362,7 @@ impl Supervised {
                 panic!(
                     "{supervisor} {} exited at start ({st}): {}",
                     dir.display(),
-                    std::fs::read_to_string(dir.with_extension("log")).unwrap_or_default()
+                    std::fs::read_to_string(dir.with_extension("stderr")).unwrap_or_default()
                 );
             }
             assert!(
@@ -412,9 +412,28 @@ impl Drop for Supervised {
 }
 
 impl Supervised {
-    /// What the supervisor wrote on stdout and stderr so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.with_extension("log")).unwrap_or_default()
+    /// What the supervisor (and its services, which inherit it) wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.with_extension("stderr")).unwrap_or_default()
+    }
+
+    /// The supervisor process, to signal it or wait for it.
+    pub fn daemon(&mut self) -> &mut Daemon {
+        self.daemon.as_mut().unwrap()
+    }
+
+    pub fn status(&self) -> StatusRecord {
+        status(&self.dir)
+    }
+
+    #[track_caller]
+    pub fn wait_status(&self, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
+        wait_status(&self.dir, what, f)
+    }
+
+    #[track_caller]
+    pub fn wait_up(&self) -> StatusRecord {
+        self.wait_status("service up", is_up)
     }
 
     /// Write control letters (any supervisor's, by the protocol, not a client).
