@@ -164,6 +164,54 @@ const WATCHED: [Signal; 5] = [
     Signal::SIGINT,
 ];
 
+/// `event/` as s6 makes it (a fifodir owned by our group), or the reason it cannot be.
+fn make_event_dir() -> Result<(), StartError> {
+    match fifodir::make_fifodir(Path::new(sd::EVENT), nix::unistd::getegid()) {
+        Ok(()) => Ok(()),
+        Err(Errno::ENOTDIR) => Err(StartError::Misconfigured(format!(
+            "{} exists and is not a directory",
+            sd::EVENT
+        ))),
+        Err(Errno::ENOENT) => make_dir(sd::EVENT),
+        Err(e) => Err(StartError::Sys(Error::at("mkdir", sd::EVENT, e))),
+    }
+}
+
+/// `supervise/lock`, held for our lifetime: a second supervisor gets AlreadyRunning.
+fn take_lock() -> Result<OwnedFd, StartError> {
+    match lock::acquire(Path::new(sd::LOCK), 0o644) {
+        Ok(fd) => Ok(fd),
+        Err(LockError::Busy) => Err(StartError::AlreadyRunning),
+        Err(LockError::Sys(e)) => Err(StartError::Sys(Error::at("lock", sd::LOCK, e))),
+    }
+}
+
+/// `supervise/control`, made if missing, open for reading (and writing, so it never
+/// reports EOF).
+fn open_control() -> Result<(OwnedFd, OwnedFd), StartError> {
+    match tend_proto::control::make_fifo(Path::new(sd::CONTROL)) {
+        Ok(()) => {}
+        Err(Errno::EEXIST) => {
+            return Err(StartError::Misconfigured(format!(
+                "{} exists and is not a fifo",
+                sd::CONTROL
+            )));
+        }
+        Err(e) => return Err(StartError::Sys(Error::at("mkfifo", sd::CONTROL, e))),
+    }
+    tend_proto::control::open_reader(Path::new(sd::CONTROL))
+        .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))
+}
+
+/// How many deaths `supervise/death_tally` keeps (`max-death-tally`, capped).
+fn max_deaths(report: &Reporter) -> usize {
+    report
+        .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
+        .map_or(death_tally::DEFAULT_MAX, |v| {
+            usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
+        })
+}
+
 impl Supervisor {
     /// Set up the service directory `dir` (as given on the command line) and take the lock.
     pub fn new(dir: &OsStr, report: Reporter) -> Result<Supervisor, StartError> {
@@ -171,35 +219,9 @@ impl Supervisor {
         nix::unistd::chdir(dirpath)
             .map_err(|e| StartError::Sys(Error::at("chdir to", dirpath, e)))?;
         make_dir(sd::SUPERVISE)?;
-        let egid = nix::unistd::getegid();
-        match fifodir::make_fifodir(Path::new(sd::EVENT), egid) {
-            Ok(()) => {}
-            Err(Errno::ENOTDIR) => {
-                return Err(StartError::Misconfigured(format!(
-                    "{} exists and is not a directory",
-                    sd::EVENT
-                )));
-            }
-            Err(Errno::ENOENT) => make_dir(sd::EVENT)?,
-            Err(e) => return Err(StartError::Sys(Error::at("mkdir", sd::EVENT, e))),
-        }
-        let lock = match lock::acquire(Path::new(sd::LOCK), 0o644) {
-            Ok(fd) => fd,
-            Err(LockError::Busy) => return Err(StartError::AlreadyRunning),
-            Err(LockError::Sys(e)) => return Err(StartError::Sys(Error::at("lock", sd::LOCK, e))),
-        };
-        match tend_proto::control::make_fifo(Path::new(sd::CONTROL)) {
-            Ok(()) => {}
-            Err(Errno::EEXIST) => {
-                return Err(StartError::Misconfigured(format!(
-                    "{} exists and is not a fifo",
-                    sd::CONTROL
-                )));
-            }
-            Err(e) => return Err(StartError::Sys(Error::at("mkfifo", sd::CONTROL, e))),
-        }
-        let (control, control_writer) = tend_proto::control::open_reader(Path::new(sd::CONTROL))
-            .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
+        make_event_dir()?;
+        let lock = take_lock()?;
+        let (control, control_writer) = open_control()?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
         // Replaced, not truncated in place: a FIFO planted there must not block us.
         write_atomic_at(status.dir(), c"death_tally.new", c"death_tally", b"")
@@ -212,11 +234,7 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
         let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
-        let max_deaths = report
-            .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
-            .map_or(death_tally::DEFAULT_MAX, |v| {
-                usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
-            });
+        let max_deaths = max_deaths(&report);
         let normally_up = !Path::new(sd::DOWN).exists();
         Ok(Supervisor {
             core: Core::new(now(), normally_up),
