@@ -1144,7 +1144,7 @@ fn tai64n_matches_s6_tai64n() {
 #[test]
 fn tai64nlocal_matches_s6_tai64nlocal() {
     require("s6-tai64nlocal");
-    let input: &[u8] = b"@400000006b0c5a1b2a013136 x\n@400000006b0c5a1b2a01313 short\nplain\n@400000006b0c5a1b2a013136\n@4000000000000000000000ff old\n@400000000000002500000000 epoch\n@40000000259cdf1900000000 1990\n@ffffffffffffffff00000000 bad\n@400000006b0c5a1b2a013136tail";
+    let input: &[u8] = b"@400000006b0c5a1b2a013136 x\n@400000006b0c5a1b2a01313 short\nplain\n@400000006b0c5a1b2a013136\n@4000000000000000000000ff old\n@400000000000002500000000 epoch\n@40000000259cdf1900000000 1990\n@ffffffffffffffff00000000 bad\n@7fffffffffffffff00000000 max\n@400000000000000000000000 tai0\n@4000000000000009ffffffff pre\n@400000000000000a00000000 zero\n@40000000000000003b9aca00 ns\n@4000000000000000ffffffff ns2\n@40000000ffffffff00000000 y2106\n@4000000fffffffff00000000 y4147\n@400000ffffffffff00000000 y36812\n@4000ffffffffffff00000000 y8m\n@40d529ae9e86002500000000 y2g\n@40f8b0a10e47002500000000 over\n@80000000000000000000000000 nine\n@400000006b0c5a1b2a013136tail";
     for (tz, flag) in [
         ("UTC", None),
         ("Europe/Paris", None),
@@ -1197,4 +1197,94 @@ fn man_pages_are_clean_and_complete() {
             .unwrap();
         assert_eq!(text(&o.stderr), "", "{prog}.8");
     }
+}
+
+#[test]
+fn same_status_file_named_twice_keeps_the_last_line_like_s6() {
+    require("s6-log");
+    let sc = Scratch::new("log-status-twice");
+    let script = [
+        "--", "=./st", "-[^a-z]", "=./st", "^0", "=./u", "-", "+^line", "=./u",
+    ];
+    let mut got = Vec::new();
+    for prog in ["s6-log", "tend-log"] {
+        let dir = sc.join(prog);
+        fs::create_dir_all(&dir).unwrap();
+        let mut c = Command::new(bin_or_path(prog));
+        c.current_dir(&dir).args(script).stdin(Stdio::piped());
+        let mut ch = c.spawn().unwrap();
+        // One write: tend-log sees both lines in one read.
+        ch.stdin
+            .take()
+            .unwrap()
+            .write_all(b"abc\nline 1\n")
+            .unwrap();
+        assert!(ch.wait().unwrap().success());
+        got.push((
+            fs::read(dir.join("st")).unwrap(),
+            fs::read(dir.join("u")).unwrap(),
+        ));
+    }
+    assert_eq!(got[0], got[1]);
+    assert!(got[1].0.starts_with(b"line 1\n"), "{:?}", text(&got[1].0));
+    assert_eq!(got[1].1, b"line 1\n");
+}
+
+fn bin_or_path(prog: &str) -> PathBuf {
+    if prog.starts_with("tend-") {
+        bin(prog)
+    } else {
+        PathBuf::from(prog)
+    }
+}
+
+#[test]
+fn a_fifo_in_place_of_lock_or_status_file_is_refused_not_waited_on() {
+    let sc = Scratch::new("log-fifo");
+    let mkfifo =
+        |p: &Path| nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    // The logdir's lock: fatal, as any failure to lock.
+    fs::create_dir_all(sc.join("d")).unwrap();
+    mkfifo(&sc.join("d/lock"));
+    let mut c = cmd("tend-log");
+    c.current_dir(&sc.path)
+        .arg("./d")
+        .stderr(fs::File::create(sc.join("lock.err")).unwrap());
+    let mut d = Daemon::start(c);
+    let st = d.wait_exit(SEC20).expect("tend-log hangs on a FIFO lock");
+    assert_eq!(st.code(), Some(111));
+    assert_eq!(
+        fs::read_to_string(sc.join("lock.err")).unwrap(),
+        "tend-log: fatal: unable to use non-regular file ./d/lock: Invalid argument\n"
+    );
+    // A status file's .new: a warning naming it, and logging goes on.
+    mkfifo(&sc.join("st.new"));
+    // With a reader on the FIFO, open(2) would succeed: only fstat can refuse it.
+    use std::os::unix::fs::OpenOptionsExt;
+    let rd = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(sc.join("st.new"))
+        .unwrap();
+    let (mut d, mut si) = start_logger("tend-log", &sc.path, &["=./st", "./e"]);
+    si.write_all(b"one\n").unwrap();
+    let cur = sc.join("e/current");
+    wait_until(SEC20, "line in current", || {
+        (file_len(&cur) == 4).then_some(())
+    });
+    si.write_all(b"two\n").unwrap();
+    wait_until(SEC20, "line in current", || {
+        (file_len(&cur) == 8).then_some(())
+    });
+    drop(si);
+    let st = d.wait_exit(SEC20).expect("tend-log did not exit");
+    assert_eq!(st.code(), Some(0));
+    let err = fs::read_to_string(sc.join("tend-log.err")).unwrap();
+    let want = "tend-log: warning: unable to use non-regular file ./st.new: Invalid argument\n";
+    assert!(err.lines().count() >= 1, "{err}");
+    for l in err.lines() {
+        assert_eq!(format!("{l}\n"), want);
+    }
+    assert!(!sc.join("st").exists());
+    drop(rd);
 }

@@ -4,7 +4,7 @@
 //! is written with one write per chunk.
 
 use crate::format::{self, Stamps};
-use crate::logdir::Logdir;
+use crate::logdir::{How, Logdir, openf};
 use crate::policy;
 use crate::script::{self, Script, Selection, Target};
 use nix::errno::Errno;
@@ -77,6 +77,10 @@ struct Status {
     /// Newlines to add after `buf`.
     pad: usize,
     dirty: bool,
+    /// When `buf` was last rendered (`Outputs::status_seq`): dirty files are written
+    /// oldest first, so that of two actions naming the same file the later one's line
+    /// wins, as with s6-log's write per line.
+    seq: u64,
 }
 
 /// Everything a line can be sent to.
@@ -87,6 +91,7 @@ struct Outputs {
     stdout_on: bool,
     alerts: Vec<u8>,
     statuses: Vec<Status>,
+    status_seq: u64,
     stamps: Stamps,
     /// The line plus a NUL, for regexec.
     cline: Vec<u8>,
@@ -169,6 +174,8 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
             let st = &mut out.statuses[i];
             st.pad = format::status(&mut st.buf, &a.format, &out.stamps, line, size);
             st.dirty = true;
+            out.status_seq += 1;
+            st.seq = out.status_seq;
         }
     }
 }
@@ -238,6 +245,7 @@ pub fn run(
                 buf: Vec::new(),
                 pad: 0,
                 dirty: false,
+                seq: 0,
             }
         })
         .collect();
@@ -248,6 +256,7 @@ pub fn run(
         stdout_on: true,
         alerts: Vec::new(),
         statuses,
+        status_seq: 0,
         stamps: Stamps::default(),
         cline: Vec::with_capacity(512),
     };
@@ -464,28 +473,31 @@ fn flush(
         }
         out.alerts.clear();
     }
-    for st in &mut out.statuses {
-        if st.dirty {
-            st.dirty = false;
-            if let Err(e) = write_status(st) {
-                warn(&e);
-            }
+    // Oldest first (a handful of files: a scan per file, no allocation).
+    while let Some(st) = out
+        .statuses
+        .iter_mut()
+        .filter(|s| s.dirty)
+        .min_by_key(|s| s.seq)
+    {
+        st.dirty = false;
+        if let Err(e) = write_status(st) {
+            warn(&e);
         }
     }
 }
 
 fn write_status(st: &Status) -> Result<(), Error> {
-    use std::io::Write;
-    let err = |e: std::io::Error| Error::io("write", &st.new, &e);
-    let mut f = std::fs::File::create(&st.new).map_err(err)?;
-    f.write_all(&st.buf).map_err(err)?;
+    let fd = openf(&st.new, How::Trunc, 0o666)?;
+    let err = |e| Error::at("write", &st.new, e);
+    tend_sys::fd::write_all(fd.as_fd(), &st.buf).map_err(err)?;
     let nl = [b'\n'; 4096];
     let mut pad = st.pad;
     while pad > 0 {
         let n = pad.min(nl.len());
-        f.write_all(&nl[..n]).map_err(err)?;
+        tend_sys::fd::write_all(fd.as_fd(), &nl[..n]).map_err(err)?;
         pad -= n;
     }
-    drop(f);
+    drop(fd);
     std::fs::rename(&st.new, &st.path).map_err(|e| Error::io("rename", &st.new, &e))
 }

@@ -72,7 +72,7 @@ fn io_err<'a>(op: &'static str, p: &'a Path) -> impl FnOnce(Errno) -> Error + 'a
 
 /// How a file is opened (always close-on-exec).
 #[derive(Clone, Copy)]
-enum How {
+pub enum How {
     Read,
     ReadCreate,
     Write,
@@ -80,7 +80,10 @@ enum How {
     Trunc,
 }
 
-fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
+/// Open `p` for tend-log's own use. O_NONBLOCK so that a FIFO (or a device) put where a
+/// file belongs cannot hang the logger in open(2); anything but a regular file is then
+/// refused, naming it. O_NONBLOCK has no effect on a regular file's reads and writes.
+pub fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
     let mut o = OpenOptions::new();
     match how {
         How::Read => o.read(true),
@@ -89,10 +92,21 @@ fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
         How::Append => o.append(true).create(true),
         How::Trunc => o.write(true).create(true).truncate(true),
     };
-    o.mode(mode)
+    let fd = o
+        .mode(mode)
+        .custom_flags(libc::O_NONBLOCK)
         .open(p)
         .map(OwnedFd::from)
-        .map_err(|e| Error::io("open", p, &e))
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO without a reader, opened for writing.
+            Some(libc::ENXIO) => Error::at("use non-regular file", p, Errno::EINVAL),
+            _ => Error::io("open", p, &e),
+        })?;
+    let st = fstat(fd.as_raw_fd()).map_err(io_err("stat", p))?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Error::at("use non-regular file", p, Errno::EINVAL));
+    }
+    Ok(fd)
 }
 
 fn unlink_quiet(p: &Path) -> Result<(), Error> {
