@@ -4,23 +4,22 @@
 //! is written with one write per chunk.
 
 use crate::format::{self, Stamps};
+use crate::input::{Input, reopen_stdout};
 use crate::logdir::{How, Logdir, openf};
-use crate::policy;
 use crate::script::{self, Script, Selection, Target};
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::fcntl::FcntlArg;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use std::ffi::{CStr, OsString};
 use std::fmt::Display;
-use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tend_sys::Error;
 
-/// Size of one read from stdin.
-pub const CHUNK: usize = 1 << 16;
+pub use crate::input::CHUNK;
 
 /// Command-line options of tend-log.
 #[derive(Debug, Clone)]
@@ -89,6 +88,8 @@ struct Outputs {
     stdout: Vec<u8>,
     stdout_written: usize,
     stdout_on: bool,
+    /// Our own non-blocking description of stdout, when it could be reopened.
+    stdout_own: Option<OwnedFd>,
     alerts: Vec<u8>,
     statuses: Vec<Status>,
     status_seq: u64,
@@ -152,6 +153,15 @@ fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
     }
 }
 
+impl Outputs {
+    fn stdout_fd<'a>(&'a self, stdout: &'a std::io::Stdout) -> BorrowedFd<'a> {
+        match &self.stdout_own {
+            Some(fd) => fd.as_fd(),
+            None => stdout.as_fd(),
+        }
+    }
+}
+
 fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
     match a.target {
         Target::Logdir(i) => {
@@ -178,27 +188,6 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
             st.seq = out.status_seq;
         }
     }
-}
-
-fn set_nonblock(fd: BorrowedFd<'_>) {
-    let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
-    if let Ok(fl) = fcntl(raw, FcntlArg::F_GETFL) {
-        let _ = fcntl(
-            raw,
-            FcntlArg::F_SETFL(OFlag::from_bits_truncate(fl) | OFlag::O_NONBLOCK),
-        );
-    }
-}
-
-struct Input {
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    eof: bool,
-    /// SIGTERM/SIGHUP: finish the current line, then stop.
-    stopping: bool,
-    /// No more reading.
-    done: bool,
 }
 
 /// Run tend-log: parse the script, open the logdirs, then log stdin until EOF or a
@@ -254,6 +243,7 @@ pub fn run(
         stdout: Vec::new(),
         stdout_written: 0,
         stdout_on: true,
+        stdout_own: reopen_stdout(std::io::stdout().as_fd()),
         alerts: Vec::new(),
         statuses,
         status_seq: 0,
@@ -263,8 +253,6 @@ pub fn run(
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    set_nonblock(stdin.as_fd());
-    set_nonblock(stdout.as_fd());
 
     if let Some(fd) = opts.notify {
         let _ = tend_sys::fd::write_raw(fd, b"\n");
@@ -275,28 +263,30 @@ pub fn run(
         0 => 0,
         n => n.max(48),
     };
-    let mut input = Input {
-        // Starts small (an idle logger stays small); doubles up to CHUNK when reads fill
-        // it, and beyond only for a line longer than that.
-        buf: vec![0; 1 << 14],
-        start: 0,
-        end: 0,
-        eof: false,
-        stopping: false,
-        done: false,
-    };
+    let mut input = Input::new(stdin.as_fd());
 
     loop {
         let now = Instant::now();
         flush(&mut out, &stderr, now, &mut warn);
         let busy = out.logdirs.iter().any(|l| !l.idle())
             || (out.stdout_on && out.stdout_written < out.stdout.len());
+        // The lines read so far are written: only now leave the pipe. Without -b a
+        // stalled output does not stop reading, so their data then lives only in memory,
+        // as with s6-log.
+        if !busy || !opts.blocking {
+            input.settle(stdin.as_fd());
+        }
         if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
             break;
         }
         let reading = !(input.done || (opts.blocking && busy));
         let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
-        let deadline = out.logdirs.iter().filter_map(|l| l.deadline).min();
+        let deadline = out
+            .logdirs
+            .iter()
+            .filter_map(|l| l.deadline)
+            .chain(input.grace.filter(|_| reading))
+            .min();
         let timeout = match deadline {
             Some(d) => {
                 let ms = d.saturating_duration_since(now).as_millis() + 1;
@@ -309,13 +299,13 @@ pub fn run(
         let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
         let mut nfds = 1;
         let mut in_slot = None;
-        if reading {
+        if reading && input.wants_poll(now) {
             fds[nfds] = PollFd::new(stdin.as_fd(), PollFlags::POLLIN);
             in_slot = Some(nfds);
             nfds += 1;
         }
         if want_out {
-            fds[nfds] = PollFd::new(stdout.as_fd(), PollFlags::POLLOUT);
+            fds[nfds] = PollFd::new(out.stdout_fd(&stdout), PollFlags::POLLOUT);
             nfds += 1;
         }
         match poll(&mut fds[..nfds], timeout) {
@@ -338,7 +328,16 @@ pub fn run(
             }
         }
         if in_ready && !input.done {
-            read_input(&mut input, &stdin, limit, &script, &mut out, &mut warn);
+            let now = Instant::now();
+            read_input(
+                &mut input,
+                stdin.as_fd(),
+                now,
+                limit,
+                &script,
+                &mut out,
+                &mut warn,
+            );
         }
     }
     for l in &mut out.logdirs {
@@ -347,15 +346,6 @@ pub fn run(
         }
     }
     Ok(())
-}
-
-impl Input {
-    fn stop(&mut self) {
-        self.stopping = true;
-        if self.start == self.end {
-            self.done = true;
-        }
-    }
 }
 
 fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)) {
@@ -374,61 +364,27 @@ fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)
     }
 }
 
+/// Take what stdin has, and dispatch every complete line of it (only the first one
+/// when stopping).
 fn read_input(
     input: &mut Input,
-    stdin: &std::io::Stdin,
+    stdin: BorrowedFd<'_>,
+    now: Instant,
     limit: usize,
     script: &Script,
     out: &mut Outputs,
     warn: &mut dyn FnMut(&dyn Display),
 ) {
-    // Keep room for a full read after any partial line.
-    if input.start > 0 && input.buf.len() - input.end < input.buf.len() / 2 {
-        input.buf.copy_within(input.start..input.end, 0);
-        input.end -= input.start;
-        input.start = 0;
-    }
-    if input.buf.len() - input.end < 4096 {
-        // Only an unsplit line longer than the buffer gets here.
-        let n = input.buf.len() * 2;
-        input.buf.resize(n, 0);
-    }
-    let want = if input.stopping {
-        1
-    } else {
-        input.buf.len() - input.end
-    };
-    match nix::unistd::read(
-        std::os::fd::AsRawFd::as_raw_fd(&stdin.as_fd()),
-        &mut input.buf[input.end..input.end + want],
-    ) {
-        Ok(0) => input.eof = true,
-        Ok(n) => {
-            input.end += n;
-            if n == want && input.buf.len() < CHUNK {
-                let len = input.buf.len() * 2;
-                input.buf.resize(len, 0);
-            }
-        }
-        Err(Errno::EAGAIN | Errno::EINTR) => return,
-        Err(e) => {
-            warn(&Error::at("read", "stdin", e));
-            input.eof = true;
+    input.fill(stdin, now, warn);
+    let mut dispatched = false;
+    while let Some(r) = input.next_line(limit) {
+        dispatch(script, out, &input.buf[r]);
+        dispatched = true;
+        if input.stopping {
+            break;
         }
     }
-    while let Some((line, used)) =
-        policy::next_line(&input.buf[input.start..input.end], limit, input.eof)
-    {
-        dispatch(script, out, line);
-        input.start += used;
-    }
-    if input.start == input.end {
-        input.start = 0;
-        input.end = 0;
-    }
-    if input.eof || (input.stopping && input.start == input.end) {
-        input.done = true;
-    }
+    input.lines_done(dispatched);
 }
 
 fn flush(
@@ -442,7 +398,9 @@ fn flush(
     }
     if out.stdout_on {
         while out.stdout_written < out.stdout.len() {
-            match nix::unistd::write(std::io::stdout().as_fd(), &out.stdout[out.stdout_written..]) {
+            let so = std::io::stdout();
+            let fd = out.stdout_fd(&so);
+            match nix::unistd::write(fd, &out.stdout[out.stdout_written..]) {
                 Ok(n) => out.stdout_written += n,
                 Err(Errno::EINTR) => {}
                 Err(Errno::EAGAIN) => break,

@@ -13,6 +13,7 @@
 pub mod engine;
 pub mod filter;
 pub mod format;
+pub mod input;
 pub mod logdir;
 pub mod policy;
 pub mod script;
