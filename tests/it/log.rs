@@ -1288,3 +1288,196 @@ fn a_fifo_in_place_of_lock_or_status_file_is_refused_not_waited_on() {
     assert!(!sc.join("st").exists());
     drop(rd);
 }
+
+/// Every file of a logdir that holds log lines, oldest first: archives by name, then
+/// `previous` (a rotation cut short), then `current`.
+fn logdir_lines(dir: &Path) -> Vec<u8> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('@'))
+        .collect();
+    names.sort();
+    names.push("previous".into());
+    names.push("current".into());
+    let mut all = Vec::new();
+    for n in names {
+        if let Ok(b) = fs::read(dir.join(n)) {
+            all.extend_from_slice(&b);
+        }
+    }
+    all
+}
+
+/// Check a log of decimal line numbers `0..n`: none missing, every repeat a replay of
+/// recent lines (a step back, then forward again in order). Returns the repeated lines.
+fn check_numbered(log: &[u8], n: u64) -> u64 {
+    let mut seen = vec![false; n as usize];
+    let mut next = 0u64; // the highest number so far + 1
+    let mut dups = 0;
+    for l in log.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let v: u64 = std::str::from_utf8(l)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("garbled line {:?}", text(l)));
+        assert!(v < n, "line {v} was never written");
+        if seen[v as usize] {
+            dups += 1;
+        } else {
+            assert_eq!(v, next, "line {next} lost (or out of order)");
+            seen[v as usize] = true;
+            next = v + 1;
+        }
+    }
+    assert_eq!(next, n, "lines from {next} on lost");
+    dups
+}
+
+#[test]
+fn sigkilled_at_full_speed_loses_nothing() {
+    // A writer at full speed into a pipe held by the test (as tend-svscan holds a
+    // service's), the logger SIGKILLed again and again and restarted on the same pipe.
+    const LINES: u64 = 400_000;
+    const KILLS: usize = 10;
+    let sc = Scratch::new("log-killstorm");
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let writer = std::thread::spawn(move || {
+        // 4 KiB writes that cut lines anywhere, like stdio's full buffering.
+        let mut w = fs::File::from(wr);
+        let mut buf = Vec::with_capacity(8192);
+        for i in 0..LINES {
+            buf.extend_from_slice(format!("{i}\n").as_bytes());
+            if buf.len() >= 4096 {
+                w.write_all(&buf[..4096]).unwrap();
+                buf.drain(..4096);
+            }
+        }
+        w.write_all(&buf).unwrap();
+    });
+    let start = |err: &str| {
+        let mut c = cmd("tend-log");
+        c.current_dir(&sc.path)
+            .args(["n1000", "s50000", "./d"])
+            .stdin(Stdio::from(rd.try_clone().unwrap()))
+            .stderr(fs::File::create(sc.join(err)).unwrap());
+        Daemon::start(c)
+    };
+    let written = || {
+        let d = sc.join("d");
+        fs::read_dir(&d).map_or(0, |r| {
+            r.flatten()
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum::<u64>()
+        })
+    };
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for k in 0..KILLS {
+        let before = written();
+        let mut d = start(&format!("err{k}"));
+        // Let it log some, then kill it at a varying moment.
+        wait_until(SEC20, "the logger to write", || {
+            (written() > before).then_some(())
+        });
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % 3000));
+        d.signal(nix::sys::signal::Signal::SIGKILL);
+        d.wait_exit(SEC20).unwrap();
+    }
+    // The last logger drains the pipe to EOF once the writer is done.
+    let mut d = start("err-last");
+    writer.join().unwrap();
+    drop(rd);
+    let st = d
+        .wait_exit(Duration::from_secs(60))
+        .expect("last logger did not finish");
+    assert_eq!(st.code(), Some(0));
+    let dups = check_numbered(&logdir_lines(&sc.join("d")), LINES);
+    // At most one chunk (64 KiB, here lines of at most 7 bytes) repeated per kill.
+    assert!(dups <= KILLS as u64 * 65536 / 2, "{dups} lines repeated");
+    eprintln!("{KILLS} kills: 0 lines lost, {dups} repeated");
+}
+
+#[test]
+fn shared_stdin_and_stdout_keep_their_flags() {
+    // tend-log's stdout is the same file description an un-logged service writes to
+    // (tend-svscan's stdout): its flags must not change, or the service's writes fail
+    // with EAGAIN when the pipe is full.
+    use std::os::fd::AsRawFd;
+    let sc = Scratch::new("log-sharedfd");
+    let (out_rd, out_wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let (in_rd, in_wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let mut c = cmd("tend-log");
+    c.current_dir(&sc.path)
+        .arg("1")
+        .stdin(Stdio::from(in_rd.try_clone().unwrap()))
+        .stdout(Stdio::from(out_wr.try_clone().unwrap()));
+    let mut logger = Daemon::start(c);
+    let mut feed = fs::File::from(in_wr);
+    feed.write_all(b"hello\n").unwrap();
+    let mut out = fs::File::from(out_rd);
+    let mut got = [0u8; 6];
+    out.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"hello\n");
+    let nonblock = |fd: i32| {
+        let fl = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+        fl & libc::O_NONBLOCK != 0
+    };
+    assert!(!nonblock(out_wr.as_raw_fd()), "stdout set non-blocking");
+    assert!(!nonblock(in_rd.as_raw_fd()), "stdin set non-blocking");
+    // A service on the same stdout writes while the logger forwards a flood and the
+    // reader is slow: the pipe is often full, and no write of the service may fail.
+    let mut c = Command::new("sh");
+    c.args([
+        "-c",
+        "i=0; while [ $i -lt 2000 ]; do echo service$i || exit 3; i=$((i+1)); done",
+    ])
+    .stdout(Stdio::from(out_wr.try_clone().unwrap()))
+    .stderr(fs::File::create(sc.join("service.err")).unwrap());
+    let mut service = Daemon::start(c);
+    drop(out_wr);
+    let flood = std::thread::spawn(move || {
+        for i in 0..20_000 {
+            if feed.write_all(format!("logged{i}\n").as_bytes()).is_err() {
+                break;
+            }
+        }
+    });
+    let reader = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        let mut b = [0u8; 4096];
+        loop {
+            match out.read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&b[..n]),
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        all
+    });
+    let st = service
+        .wait_exit(Duration::from_secs(60))
+        .expect("service hangs");
+    assert_eq!(
+        st.code(),
+        Some(0),
+        "{}",
+        fs::read_to_string(sc.join("service.err")).unwrap()
+    );
+    flood.join().unwrap();
+    drop(in_rd);
+    assert!(logger.wait_exit(SEC20).unwrap().success());
+    drop(logger);
+    drop(service);
+    let all = reader.join().unwrap();
+    let text = text(&all);
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("service")).count(),
+        2000
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("logged")).count(),
+        20_000
+    );
+}
