@@ -16,7 +16,7 @@ use std::ffi::{CStr, OsString};
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tend_sys::Error;
 
 pub use crate::input::CHUNK;
@@ -285,22 +285,22 @@ pub fn run(
             .logdirs
             .iter()
             .filter_map(|l| l.deadline)
-            .chain(input.grace.filter(|_| reading))
+            .chain(input.retry_at().filter(|_| reading))
             .min();
-        let timeout = match deadline {
-            Some(d) => {
-                let ms = d.saturating_duration_since(now).as_millis() + 1;
-                PollTimeout::try_from(ms.min(60_000) as i32).unwrap_or(PollTimeout::MAX)
-            }
-            None => PollTimeout::NONE,
-        };
+        // ppoll: a fragment's retry (see input.rs) is due in microseconds.
+        let timeout = deadline.map(|d| {
+            let left = d
+                .saturating_duration_since(now)
+                .min(Duration::from_secs(60));
+            nix::sys::time::TimeSpec::from(left)
+        });
         // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
         // POLLERR, which would turn the loop into a spin.
         let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
         let mut nfds = 1;
         let mut in_slot = None;
-        if reading && input.wants_poll(now) {
-            fds[nfds] = PollFd::new(stdin.as_fd(), PollFlags::POLLIN);
+        if reading {
+            fds[nfds] = PollFd::new(input.poll_fd(stdin.as_fd()), PollFlags::POLLIN);
             in_slot = Some(nfds);
             nfds += 1;
         }
@@ -308,13 +308,14 @@ pub fn run(
             fds[nfds] = PollFd::new(out.stdout_fd(&stdout), PollFlags::POLLOUT);
             nfds += 1;
         }
-        match poll(&mut fds[..nfds], timeout) {
+        match nix::poll::ppoll(&mut fds[..nfds], timeout, None) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(RunError::System(Error::new("poll", e))),
         }
         let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
         let sig_ready = ready(0);
-        let in_ready = in_slot.is_some_and(ready);
+        // A fragment's retry is due even though no write was reported.
+        let in_ready = in_slot.is_some_and(|i| ready(i) || input.retry_due(Instant::now()));
         if sig_ready {
             while let Ok(Some(si)) = sigfd.read_signal() {
                 let now = Instant::now();

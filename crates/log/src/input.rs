@@ -10,6 +10,7 @@
 
 use crate::policy;
 use nix::errno::Errno;
+use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use rustix::pipe::{PipeFlags, SpliceFlags};
 use std::fmt::Display;
 use std::ops::Range;
@@ -20,18 +21,25 @@ use tend_sys::Error;
 /// Largest read or copy from stdin (the buffer grows beyond it only for a longer line).
 pub const CHUNK: usize = 1 << 16;
 
-/// How long a line fragment stays only in the pipe, with stdin not polled (it would be
-/// readable at once), before tend-log takes it for real. A writer at full speed
-/// completes its line well within it; a prompt without newline costs one wake-up.
-const GRACE: Duration = Duration::from_millis(10);
+/// How long a line fragment may stay only in the pipe while no more data comes, before
+/// tend-log takes it for real (a prompt without newline, a writer that stopped mid-line).
+const GRACE: Duration = Duration::from_millis(100);
+/// First and longest pause between two looks at a pipe that held only a fragment.
+const NAP_MIN: Duration = Duration::from_micros(50);
+const NAP_MAX: Duration = Duration::from_millis(10);
 
-/// The private pipe tee(2) copies into, and /dev/null to discard consumed bytes into.
+/// The private pipe tee(2) copies into, /dev/null to discard consumed bytes into, and an
+/// edge-triggered epoll on stdin. While the pipe holds only a fragment already copied,
+/// stdin itself is always readable, so tend-log waits on the epoll instead, which
+/// reports the end of each write(2) into the pipe; a writer blocked in the middle of a
+/// long write is not reported, so tend-log also looks again after short, doubling naps.
 struct Tee {
     rd: OwnedFd,
     wr: OwnedFd,
     null: Option<OwnedFd>,
     /// Capacity of the private pipe: the most one tee can copy.
     cap: usize,
+    edge: Epoll,
 }
 
 /// Buffered stdin: `buf[start..end]` holds data not yet split into lines. Of it, the
@@ -51,8 +59,12 @@ pub struct Input {
     gone: usize,
     held: usize,
     owed: usize,
-    /// A fragment sat alone in the pipe: leave stdin out of poll until then.
-    pub grace: Option<Instant>,
+    /// The pipe holds only a fragment already copied: wait for the next write (on the
+    /// epoll, or until `retry`), and take the fragment for real at `grace` if none comes.
+    waiting: bool,
+    retry: Instant,
+    nap: Duration,
+    grace: Instant,
 }
 
 fn errno(e: rustix::io::Errno) -> Errno {
@@ -82,7 +94,10 @@ impl Input {
             gone: 0,
             held: 0,
             owed: 0,
-            grace: None,
+            waiting: false,
+            retry: Instant::now(),
+            nap: NAP_MIN,
+            grace: Instant::now(),
         }
     }
 
@@ -98,7 +113,19 @@ impl Input {
             .open("/dev/null")
             .ok()
             .map(OwnedFd::from);
-        Some(Tee { rd, wr, null, cap })
+        let edge = Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC).ok()?;
+        edge.add(
+            stdin,
+            EpollEvent::new(EpollFlags::EPOLLIN | EpollFlags::EPOLLET, 0),
+        )
+        .ok()?;
+        Some(Tee {
+            rd,
+            wr,
+            null,
+            cap,
+            edge,
+        })
     }
 
     /// SIGTERM/SIGHUP: stop at the end of the current line (at once between lines).
@@ -109,9 +136,23 @@ impl Input {
         }
     }
 
-    /// Whether poll should watch stdin at `now`.
-    pub fn wants_poll(&self, now: Instant) -> bool {
-        self.grace.is_none_or(|g| now >= g)
+    /// What to poll for input: stdin, or the edge-triggered epoll while only a fragment
+    /// sits in the pipe.
+    pub fn poll_fd<'a>(&'a self, stdin: BorrowedFd<'a>) -> BorrowedFd<'a> {
+        match &self.tee {
+            Some(t) if self.waiting => t.edge.0.as_fd(),
+            _ => stdin,
+        }
+    }
+
+    /// When to look at the pipe again without a reported write.
+    pub fn retry_at(&self) -> Option<Instant> {
+        self.waiting.then_some(self.retry)
+    }
+
+    /// Whether that time has come.
+    pub fn retry_due(&self, now: Instant) -> bool {
+        self.waiting && now >= self.retry
     }
 
     /// Read what stdin has (poll said it is readable).
@@ -174,6 +215,9 @@ impl Input {
         };
         // The pipe's front is the held fragment (owed bytes were settled first): copy it
         // again over itself, with whatever follows.
+        // Clear the edge first: a write after this point wakes the epoll again.
+        let mut ev = [EpollEvent::empty()];
+        let _ = t.edge.wait(&mut ev, EpollTimeout::ZERO);
         let at = self.end - self.held;
         let want = (self.buf.len() - at).min(t.cap);
         let n = match rustix::pipe::tee(stdin, &t.wr, want, SpliceFlags::NONBLOCK) {
@@ -203,15 +247,21 @@ impl Input {
             // Nothing after the fragment already held. Take it for real once the grace
             // is over, or at once if it fills the copy (the writer waits for room).
             let full = got == want || got >= t.cap;
-            match self.grace {
-                Some(g) if now >= g => self.take_held(stdin),
-                _ if full => self.take_held(stdin),
-                None => self.grace = Some(now + GRACE),
-                Some(_) => {}
+            if full || (self.waiting && now >= self.grace) {
+                self.take_held(stdin);
+            } else {
+                if self.waiting {
+                    self.nap = (self.nap * 2).min(NAP_MAX);
+                } else {
+                    self.waiting = true;
+                    self.nap = NAP_MIN;
+                    self.grace = now + GRACE;
+                }
+                self.retry = now + self.nap;
             }
             return;
         }
-        self.grace = None;
+        self.waiting = false;
         self.end = at + got;
         self.held = got;
         if got == want && self.buf.len() < CHUNK {
@@ -222,7 +272,7 @@ impl Input {
 
     /// Consume the held fragment from the pipe: it now lives only in `buf`.
     fn take_held(&mut self, stdin: BorrowedFd<'_>) {
-        self.grace = None;
+        self.waiting = false;
         let n = self.held;
         self.discard(stdin, n);
         self.gone += n;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/log-kill.sh — what a logger loses when it is SIGKILLed at full pipe speed:
+# tend-log against s6-log, same writer, same kills, same run.
+#
+#   bench/log-kill.sh [lines] [kills]      (defaults 3000000 and 60)
+#
+# A FIFO held open at both ends by this script stands for tend-svscan's log pipe. A
+# writer (`seq`, full stdio buffering: 4 KiB writes that cut lines anywhere) fills it at
+# full speed; the logger (`n1000 s1000000 DIR`) runs on it and is SIGKILLed `kills`
+# times, every 20..70 ms, and restarted at once; a last logger drains the pipe to EOF.
+# Then the logdir (archives by name, then current) is checked: lines lost (numbers
+# missing), lines repeated (written twice), and whether the order holds. Needs s6.
+set -euo pipefail
+N=${1:-3000000}
+KILLS=${2:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cargo build --quiet --release --bin tend-log --manifest-path "$root/Cargo.toml"
+T=$root/target/release
+command -v s6-log >/dev/null || { echo "bench/log-kill.sh: s6-log is not installed" >&2; exit 100; }
+W=$(mktemp -d /dev/shm/tend-bench-logkill.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+
+storm() { # $1 = logger program; prints "lost repeated ordered seconds"
+  local prog=$1 name; name=$(basename "$1")
+  local d=$W/$name fifo=$W/$name.fifo
+  rm -rf "$d" "$fifo"
+  mkfifo "$fifo"
+  exec 3<>"$fifo" 4<"$fifo"   # the holder: both ends, never closed while the storm lasts
+  local t0=$SECONDS
+  seq 0 $((N - 1)) >"$fifo" &
+  local writer=$! i pid
+  for ((i = 0; i < KILLS; i++)); do
+    "$prog" n1000 s1000000 "$d" <&4 2>/dev/null &
+    pid=$!
+    sleep "0.0$((20 + RANDOM % 50))"
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null || true
+  done
+  "$prog" n1000 s1000000 "$d" <&4 &
+  pid=$!
+  wait "$writer"
+  exec 3<&- 4<&-              # the last logger now holds the only read end: EOF when drained
+  wait "$pid"
+  local secs=$((SECONDS - t0))
+  (cd "$d" && cat $(ls @* 2>/dev/null | sort) current) | python3 -c '
+import sys
+n = int(sys.argv[1])
+seen = bytearray(n)
+top = 0; dups = 0; ordered = True
+for line in sys.stdin.buffer:
+    v = int(line)
+    if seen[v]:
+        dups += 1
+        continue
+    if v != top:
+        ordered = False
+    seen[v] = 1
+    top = max(top, v + 1)
+print(n - sum(seen), dups, "yes" if ordered else "no", sys.argv[2])
+' "$N" "$secs"
+}
+
+printf '%s lines (%s bytes), %s SIGKILLs at full speed\n' "$N" "$(seq 0 $((N - 1)) | wc -c)" "$KILLS"
+printf '%-10s %12s %14s %8s %6s\n' logger "lines lost" "lines repeated" ordered "s"
+for prog in "$T/tend-log" s6-log; do
+  read -r lost dups ordered secs < <(storm "$prog")
+  printf '%-10s %12s %14s %8s %6s\n' "$(basename "$prog")" "$lost" "$dups" "$ordered" "$secs"
+done
