@@ -42,7 +42,11 @@ storm() { # $1 = logger program; prints "lost repeated ordered seconds"
   exec 3<&- 4<&-              # the last logger now holds the only read end: EOF when drained
   wait "$pid"
   local secs=$((SECONDS - t0))
-  (cd "$d" && cat $(ls @* 2>/dev/null | sort) current) | python3 -c '
+  # A SIGKILL can cut a write to current short: an unfinished (.u) archive may end in
+  # part of a line, written whole again after the restart. That part is left out.
+  (cd "$d" && for f in $(ls @* 2>/dev/null | sort) current; do
+     case $f in *.u) python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); sys.stdout.buffer.write(b[:b.rfind(b"\n")+1])' "$f" ;; *) cat "$f" ;; esac
+   done) | python3 -c '
 import sys
 n = int(sys.argv[1])
 seen = bytearray(n)
