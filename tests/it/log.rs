@@ -1488,3 +1488,48 @@ fn shared_stdin_and_stdout_keep_their_flags() {
         20_000
     );
 }
+
+/// Lines with embedded NULs (each NUL ends a record, as in s6-log), of sizes around the
+/// rotation threshold, one line per write.
+fn nul_lines(n: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut x = seed;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    (0..n)
+        .map(|i| {
+            let len = 200 + rnd(900) as usize;
+            let mut l: Vec<u8> = (0..len).map(|j| b'a' + ((i + j) % 26) as u8).collect();
+            for _ in 0..1 + rnd(4) {
+                let at = rnd(len as u64) as usize;
+                l[at] = 0;
+            }
+            l.push(b'\n');
+            l
+        })
+        .collect()
+}
+
+#[test]
+fn same_as_s6_archive_boundaries_with_embedded_nuls() {
+    for (k, script) in [
+        &["s4096", "n100", "./d"][..],
+        &["s4096", "l100", "n100", "./d"],
+        &["s5000", "l2500", "n100", "./d"],
+        &["-l", "300", "s4096", "l1000", "n100", "./d"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        compare_with_s6(
+            &format!("log-cmp-nul{k}"),
+            script,
+            &nul_lines(60, 7 + k as u64),
+            &["d/current"],
+            &["d"],
+        );
+    }
+}

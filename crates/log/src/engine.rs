@@ -93,6 +93,9 @@ struct Outputs {
     alerts: Vec<u8>,
     statuses: Vec<Status>,
     status_seq: u64,
+    /// The line being dispatched was ended by a NUL or cut at the line limit (see
+    /// `Logdir::soften_last`).
+    soft_end: bool,
     stamps: Stamps,
     /// The line plus a NUL, for regexec.
     cline: Vec<u8>,
@@ -165,7 +168,11 @@ impl Outputs {
 fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
     match a.target {
         Target::Logdir(i) => {
-            format::record(&mut out.logdirs[i].pending, &a.format, &out.stamps, line)
+            let l = &mut out.logdirs[i];
+            format::record(&mut l.pending, &a.format, &out.stamps, line);
+            if out.soft_end {
+                l.soften_last();
+            }
         }
         Target::Stdout => {
             if out.stdout_on {
@@ -247,6 +254,7 @@ pub fn run(
         alerts: Vec::new(),
         statuses,
         status_seq: 0,
+        soft_end: false,
         stamps: Stamps::default(),
         cline: Vec::with_capacity(512),
     };
@@ -378,12 +386,18 @@ fn read_input(
 ) {
     input.fill(stdin, now, warn);
     let mut dispatched = false;
-    while let Some(r) = input.next_line(limit) {
+    while let Some((r, soft)) = input.next_line(limit) {
+        out.soft_end = soft;
         dispatch(script, out, &input.buf[r]);
         dispatched = true;
         if input.stopping {
             break;
         }
+    }
+    // What one read delivered ends on a boundary, as with s6-log, which writes each
+    // read's records at once and may rotate after them.
+    for l in &mut out.logdirs {
+        l.end_of_read();
     }
     input.lines_done(dispatched);
 }

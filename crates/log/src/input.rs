@@ -279,17 +279,19 @@ impl Input {
         self.held = 0;
     }
 
-    /// The next complete line (or, at EOF, the final fragment), as a range of `buf`.
-    pub fn next_line(&mut self, limit: usize) -> Option<Range<usize>> {
+    /// The next complete line (or, at EOF, the final fragment), as a range of `buf`, and
+    /// whether something else than a newline ended it (a NUL, or the line limit).
+    pub fn next_line(&mut self, limit: usize) -> Option<(Range<usize>, bool)> {
         let (line, used) = policy::next_line(&self.buf[self.start..self.end], limit, self.eof)?;
         let r = self.start..self.start + line.len();
+        let soft = !(used > line.len() && self.buf[r.end] == b'\n');
         self.start += used;
         let g = used.min(self.gone);
         self.gone -= g;
         let rest = (used - g).min(self.held);
         self.held -= rest;
         self.owed += rest;
-        Some(r)
+        Some((r, soft))
     }
 
     /// After a round of lines: reset an empty buffer, and decide whether reading is over.
