@@ -27,16 +27,17 @@ storm() { # $1 = logger program; prints "lost repeated ordered seconds"
   mkfifo "$fifo"
   exec 3<>"$fifo" 4<"$fifo"   # the holder: both ends, never closed while the storm lasts
   local t0=$SECONDS
-  seq 0 $((N - 1)) >"$fifo" &
+  # Children must not inherit the holder's fds: the last logger would hold a write end.
+  seq 0 $((N - 1)) >"$fifo" 3<&- 4<&- &
   local writer=$! i pid
   for ((i = 0; i < KILLS; i++)); do
-    "$prog" n1000 s1000000 "$d" <&4 2>/dev/null &
+    "$prog" n1000 s1000000 "$d" <&4 3<&- 4<&- 2>/dev/null &
     pid=$!
     sleep "0.0$((20 + RANDOM % 50))"
     kill -KILL "$pid"
     wait "$pid" 2>/dev/null || true
   done
-  "$prog" n1000 s1000000 "$d" <&4 &
+  "$prog" n1000 s1000000 "$d" <&4 3<&- 4<&- >/dev/null &
   pid=$!
   wait "$writer"
   exec 3<&- 4<&-              # the last logger now holds the only read end: EOF when drained
