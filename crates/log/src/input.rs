@@ -24,8 +24,9 @@ pub const CHUNK: usize = 1 << 16;
 /// How long a line fragment may stay only in the pipe while no more data comes, before
 /// tend-log takes it for real (a prompt without newline, a writer that stopped mid-line).
 const GRACE: Duration = Duration::from_millis(100);
-/// First and longest pause between two looks at a pipe that held only a fragment.
-const NAP_MIN: Duration = Duration::from_micros(50);
+/// First and longest pause between two looks at a pipe that held only a fragment (the
+/// process's timer slack is lowered so that short naps are short).
+const NAP_MIN: Duration = Duration::from_micros(5);
 const NAP_MAX: Duration = Duration::from_millis(10);
 
 /// The private pipe tee(2) copies into, /dev/null to discard consumed bytes into, and an
