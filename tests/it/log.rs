@@ -8,7 +8,10 @@
 //! points when lines arrive in bursts (s6-log's then depend on its 8 KiB reads, see
 //! tend-log(8) NOTES: the comparisons feed one line at a time, and
 //! `bulk_input_rotates_at_the_same_points_as_line_by_line` shows tend does not depend on
-//! it); memory use under an endless full disk without `-b` (unbounded, as s6-log).
+//! it); memory use under an endless full disk without `-b` (unbounded, as s6-log); the
+//! plain-read fallback when tee(2) refuses a pipe; stdout reopened when it is a terminal;
+//! a fragment taken out of the pipe after its 100 ms grace; where s6-log rotates inside a
+//! line longer than its reads (tend-log(8) NOTES).
 //! Needs root (tmpfs mounts) and Debian's s6, execline.
 
 use crate::common::*;
@@ -1743,4 +1746,40 @@ fn random_scripts_same_as_s6() {
         case += 1;
     }
     eprintln!("random_scripts_same_as_s6: {case} cases from TEND_FUZZ_SEED={seed}");
+}
+
+#[test]
+fn a_line_fragment_stays_in_the_pipe_across_a_kill() {
+    // The start of a line sits in the pipe; the logger is SIGKILLed before the rest
+    // comes (within the 100 ms grace): the next logger gets the whole line.
+    let sc = Scratch::new("log-fragment");
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let keep = rd.try_clone().unwrap();
+    let start = || {
+        let mut c = cmd("tend-log");
+        c.current_dir(&sc.path)
+            .arg("./d")
+            .stdin(Stdio::from(keep.try_clone().unwrap()));
+        Daemon::start(c)
+    };
+    let mut w = fs::File::from(wr);
+    let d1 = start();
+    w.write_all(b"one\n").unwrap();
+    let cur = sc.join("d/current");
+    wait_until(SEC20, "the first line", || {
+        (file_len(&cur) == 4).then_some(())
+    });
+    w.write_all(b"frag").unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    d1.signal(nix::sys::signal::Signal::SIGKILL);
+    drop(d1);
+    assert!(pipe_has_data(&keep), "the fragment left the pipe");
+    w.write_all(b"ment\n").unwrap();
+    let mut d2 = start();
+    drop(w);
+    drop(rd);
+    drop(keep);
+    assert!(d2.wait_exit(SEC20).expect("logger did not exit").success());
+    let all = logdir_lines(&sc.join("d"));
+    assert_eq!(text(&all), "one\nfragment\n");
 }

@@ -1,7 +1,8 @@
-//! tend-log's event loop: one thread, one poll on stdin, stdout, a signalfd and the
-//! logdirs' retry deadlines. Input is read in large chunks, split into lines (ended by
-//! `\n` or NUL, as s6-log) with a word-at-a-time search, rendered into per-destination buffers, and each buffer
-//! is written with one write per chunk.
+//! tend-log's event loop: one thread, one ppoll on stdin (see `input`), stdout, a
+//! signalfd and the logdirs' retry deadlines. Input arrives in large chunks, is split
+//! into lines (ended by `\n` or NUL, as s6-log) with a word-at-a-time search, rendered
+//! into per-destination buffers, and each buffer is written with one write per chunk;
+//! only then is the chunk's data consumed from a stdin pipe.
 
 use crate::format::{self, Stamps};
 use crate::input::{Input, reopen_stdout};
