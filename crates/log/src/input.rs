@@ -216,9 +216,12 @@ impl Input {
         };
         // The pipe's front is the held fragment (owed bytes were settled first): copy it
         // again over itself, with whatever follows.
-        // Clear the edge first: a write after this point wakes the epoll again.
-        let mut ev = [EpollEvent::empty()];
-        let _ = t.edge.wait(&mut ev, EpollTimeout::ZERO);
+        if self.waiting {
+            // Clear the edge first: a write after this point wakes the epoll again. (Not
+            // needed otherwise: an old edge only costs one more look when waiting starts.)
+            let mut ev = [EpollEvent::empty()];
+            let _ = t.edge.wait(&mut ev, EpollTimeout::ZERO);
+        }
         let at = self.end - self.held;
         let want = (self.buf.len() - at).min(t.cap);
         let n = match rustix::pipe::tee(stdin, &t.wr, want, SpliceFlags::NONBLOCK) {
