@@ -1604,6 +1604,9 @@ fn random_script(r: &mut Rng) -> (Vec<String>, Vec<String>, Vec<String>, Vec<Str
             if r.chance(8) {
                 words.push(r.pick(&["!tr a-z A-Z", "!", "?tac", "?"]).to_string());
             }
+            if r.chance(10) {
+                words.push(format!("E{}", r.pick(&[0, 1, 20, 200])));
+            }
             if r.chance(30) {
                 words.push("t".to_string());
             }
@@ -1616,6 +1619,7 @@ fn random_script(r: &mut Rng) -> (Vec<String>, Vec<String>, Vec<String>, Vec<Str
                     words.push(d.clone());
                     dirs.push(d);
                 }
+                5 if r.chance(40) => words.push("2".to_string()),
                 5 | 6 => {
                     let f = format!("./st{}", r.below(2));
                     words.push(format!("={f}"));
@@ -1743,6 +1747,20 @@ fn random_scripts_same_as_s6() {
             let read = |p: PathBuf| fs::read(p).map(|b| text(&mask(&b))).ok();
             assert_eq!(read(s6.join(f)), read(td.join(f)), "{replay}: {f} differs");
         }
+        // Alerts, under each program's name (warnings differ in wording).
+        let alerts = |p: PathBuf, name: &str| -> String {
+            let b = fs::read(p).unwrap();
+            let prefix = format!("{name}: alert: ");
+            text(&mask(&b))
+                .split_inclusive('\n')
+                .filter_map(|l| l.strip_prefix(prefix.as_str()))
+                .collect()
+        };
+        assert_eq!(
+            alerts(s6.join("stderr"), "s6-log"),
+            alerts(td.join("stderr"), "tend-log"),
+            "{replay}: alerts differ"
+        );
         case += 1;
     }
     eprintln!("random_scripts_same_as_s6: {case} cases from TEND_FUZZ_SEED={seed}");
