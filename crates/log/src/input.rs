@@ -21,6 +21,9 @@ use tend_sys::Error;
 /// Largest read or copy from stdin (the buffer grows beyond it only for a longer line).
 pub const CHUNK: usize = 1 << 16;
 
+/// The size tend-log asks for stdin's pipe: four copies' worth.
+const STDIN_PIPE: usize = 4 * CHUNK;
+
 /// How long a line fragment may stay only in the pipe while no more data comes, before
 /// tend-log takes it for real (a prompt without newline, a writer that stopped mid-line).
 const GRACE: Duration = Duration::from_millis(100);
@@ -104,11 +107,15 @@ impl Input {
 
     fn private_pipe(stdin: BorrowedFd<'_>) -> Option<Tee> {
         let (rd, wr) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).ok()?;
-        // As large as stdin's pipe, so one tee can take all it holds.
-        if let Ok(n) = rustix::pipe::fcntl_getpipe_size(stdin) {
-            let _ = rustix::pipe::fcntl_setpipe_size(&wr, n);
-        }
         let cap = rustix::pipe::fcntl_getpipe_size(&wr).ok()?;
+        // Data copied but not yet written stays in stdin's pipe, taking room from the
+        // writer: a pipe of a few chunks lets it write the next chunks while this one is
+        // processed (with only one chunk of room, writer and logger would take turns).
+        // This is the pipe's size, not a flag of the shared file description; when the
+        // system refuses (pipe-max-size, per-user limits), the pipe stays as it is.
+        if rustix::pipe::fcntl_getpipe_size(stdin).is_ok_and(|n| n < STDIN_PIPE) {
+            let _ = rustix::pipe::fcntl_setpipe_size(stdin, STDIN_PIPE);
+        }
         let null = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
