@@ -17,6 +17,7 @@ pub mod control;
 mod json;
 pub mod signame;
 pub mod status;
+pub mod summary;
 pub mod wait;
 
 pub use control::ControlError;
