@@ -11,6 +11,7 @@ use tend_cli::{Program, code, expand_long, parse_duration_ms, parse_uint};
 
 const USAGE: &str = "tend-check [ -d ] [ -3 fd ] [ -s sleep ] [ -T timeout ] [ -t timeout ] [ -w wait ] [ -n tries ] [ -L -S servicedir ] [ -i interval ] [ -f failures ] [ -m max-restarts ] [ -W window ] [ -c command | -p host:port | -u url ] [ -C status ] [ -b text ] [ -h header ] [ prog... ]";
 const PROG: Program = Program::new("tend-check", USAGE);
+const SPEC: &str = "d3:s:T:t:w:n:LS:i:f:m:W:c:p:u:C:b:h:";
 const LONG: &[(&str, char)] = &[
     ("tcp", 'p'),
     ("http", 'u'),
@@ -87,8 +88,8 @@ fn count(p: &tend_cli::Parsed, c: char, default: u32) -> u32 {
 }
 
 fn main() {
-    let args = expand_long(std::env::args_os().skip(1), LONG);
-    let p = PROG.parse(args, "d3:s:T:t:w:n:LS:i:f:m:W:c:p:u:C:b:h:");
+    let args = expand_long(std::env::args_os().skip(1), SPEC, LONG);
+    let p = PROG.parse(args, SPEC);
     let probe = the_probe(&p);
     let attempt_timeout = match duration(&p, 't', Duration::ZERO) {
         d if d.is_zero() => Duration::from_secs(2),
@@ -116,23 +117,34 @@ fn main() {
             Ok(never) => match never {},
         }
     }
-    if p.operands.is_empty() || p.has('S') {
+    if p.has('S') {
         PROG.usage_exit()
     }
-    let notify_fd = match p.value('3') {
-        Some(v) => parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()),
-        None => tend_env::notify::fd_from_file(Path::new("."))
-            .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e)),
-    };
-    let r = Readiness {
+    if p.operands.is_empty() {
+        // One attempt, as a script's or a HEALTHCHECK's test.
+        let mut buf = Vec::new();
+        match probe::attempt(&probe, attempt_timeout, &[], &mut buf) {
+            Ok(()) => std::process::exit(code::OK),
+            Err(why) => PROG.fatal(code::NO, format_args!("probe failed: {why}")),
+        }
+    }
+    let given_fd = p
+        .value('3')
+        .map(|v| parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()));
+    let mut r = Readiness {
         probe,
-        notify_fd,
+        notify_fd: -1,
         double_fork: p.has('d'),
         initial_sleep: duration(&p, 's', Duration::ZERO),
         global_timeout: Some(duration(&p, 'T', Duration::ZERO)).filter(|d| !d.is_zero()),
         attempt_timeout,
         wait: duration(&p, 'w', Duration::from_secs(1)),
         tries: count(&p, 'n', 7),
+    };
+    r.notify_fd = match given_fd {
+        Some(fd) => fd,
+        None => tend_env::notify::fd_from_file(Path::new("."))
+            .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e)),
     };
     match readiness::split(r) {
         Ok(Role::Daemon) => {

@@ -16,16 +16,19 @@ fn main() {
     if p.operands.is_empty() {
         PROG.usage_exit()
     }
-    let fd = match p.value('d') {
-        Some(v) => parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()),
-        None => {
-            notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e))
-        }
-    };
+    let given = p
+        .value('d')
+        .map(|v| parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()));
     let watchdog = p.value('w').map(|v| match parse_duration_ms(v) {
         Some(ms) if ms > 0 => Duration::from_millis(ms),
         _ => PROG.usage_exit(),
     });
+    let fd = match given {
+        Some(fd) => fd,
+        None => {
+            notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e))
+        }
+    };
     let socket = notify::socket_bind(fd).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
     let mut env = sys::exec::current_env();
     environ::set(&mut env, OsStr::new("NOTIFY_SOCKET"), &socket.address);

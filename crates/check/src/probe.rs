@@ -64,7 +64,9 @@ pub fn parse_target(s: &str) -> Result<Target, BadValue> {
     } else {
         s.rsplit_once(':').ok_or(BadValue("host:port"))?
     };
-    if host.is_empty() || host.contains(['/', ' ', '[', ']']) || (host.contains(':') && !s.starts_with('['))
+    if host.is_empty()
+        || host.contains(['/', ' ', '[', ']'])
+        || (host.contains(':') && !s.starts_with('['))
     {
         return Err(BadValue("host"));
     }
@@ -125,7 +127,9 @@ pub fn parse_status_range(s: &str) -> Result<(u16, u16), BadValue> {
 pub fn parse_header(s: &str) -> Result<String, BadValue> {
     let (name, _) = s.split_once(':').ok_or(BadValue("header"))?;
     if name.is_empty()
-        || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         || s.bytes().any(|b| b < b' ' || b == 0x7f)
     {
         return Err(BadValue("header"));
@@ -169,7 +173,8 @@ fn left(deadline: Instant) -> Option<PollTimeout> {
 
 fn exec(cmd: &str, deadline: Instant, timeout: Duration, close: &[i32]) -> Result<(), Failure> {
     let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), cmd.into()];
-    let prog = Prepared::with_current_env(&argv).map_err(|e| format!("exec /bin/sh: {}", e.desc()))?;
+    let prog =
+        Prepared::with_current_env(&argv).map_err(|e| format!("exec /bin/sh: {}", e.desc()))?;
     let opts = SpawnOptions {
         setpgid: true,
         close: close.to_vec(),
@@ -232,7 +237,10 @@ fn tcp_connect(t: &Target, deadline: Instant, timeout: Duration) -> Result<Owned
         match connect_one(sa, deadline) {
             Ok(fd) => return Ok(fd),
             Err(Errno::ETIMEDOUT) => {
-                return Err(format!("connect to {sa} timed out after {} ms", ms(timeout)));
+                return Err(format!(
+                    "connect to {sa} timed out after {} ms",
+                    ms(timeout)
+                ));
             }
             Err(e) => last = format!("connect to {sa}: {}", e.desc()),
         }
@@ -294,10 +302,11 @@ fn wait_fd(fd: &OwnedFd, flags: PollFlags, deadline: Instant) -> Result<(), ()> 
 /// The request bytes for an HTTP probe.
 pub fn request(h: &HttpProbe) -> Vec<u8> {
     let mut r = format!("GET {} HTTP/1.1\r\n", h.path);
-    let has_host = h
-        .headers
-        .iter()
-        .any(|l| l.split(':').next().is_some_and(|n| n.eq_ignore_ascii_case("host")));
+    let has_host = h.headers.iter().any(|l| {
+        l.split(':')
+            .next()
+            .is_some_and(|n| n.eq_ignore_ascii_case("host"))
+    });
     if !has_host {
         let host = if h.target.host.contains(':') {
             format!("[{}]", h.target.host)
@@ -330,7 +339,11 @@ fn http(
     let mut sent = 0;
     while sent < req.len() {
         wait_fd(&fd, PollFlags::POLLOUT, deadline).map_err(|()| timed_out())?;
-        match nix::sys::socket::send(fd.as_raw_fd(), &req[sent..], nix::sys::socket::MsgFlags::MSG_NOSIGNAL) {
+        match nix::sys::socket::send(
+            fd.as_raw_fd(),
+            &req[sent..],
+            nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+        ) {
             Ok(n) => sent += n,
             Err(Errno::EAGAIN | Errno::EINTR) => {}
             Err(e) => return Err(format!("send: {}", e.desc())),
@@ -372,7 +385,8 @@ fn answer_complete(a: &[u8]) -> bool {
             .and_then(|s| s.trim().parse::<usize>().ok())
             .is_some_and(|n| body.len() >= n);
     }
-    if header_value(head, b"transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")) {
+    if header_value(head, b"transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked"))
+    {
         return body.starts_with(b"0\r\n") || find(body, b"\r\n0\r\n").is_some();
     }
     false
@@ -382,7 +396,9 @@ fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     head.split(|&b| b == b'\n').skip(1).find_map(|l| {
         let l = l.strip_suffix(b"\r").unwrap_or(l);
         let i = l.iter().position(|&b| b == b':')?;
-        l[..i].eq_ignore_ascii_case(name).then(|| l[i + 1..].trim_ascii())
+        l[..i]
+            .eq_ignore_ascii_case(name)
+            .then(|| l[i + 1..].trim_ascii())
     })
 }
 
@@ -421,10 +437,7 @@ pub fn judge(h: &HttpProbe, answer: &[u8]) -> Result<(), Failure> {
     if let Some(text) = &h.body {
         let body = find(answer, b"\r\n\r\n").map_or(&answer[answer.len()..], |i| &answer[i + 4..]);
         if find(body, text).is_none() {
-            return Err(format!(
-                "body lacks {:?}",
-                String::from_utf8_lossy(text)
-            ));
+            return Err(format!("body lacks {:?}", String::from_utf8_lossy(text)));
         }
     }
     Ok(())
@@ -472,14 +485,25 @@ mod tests {
             }
         );
         assert_eq!(parse_target("db.local:5432").unwrap().port, 5432);
-        for bad in ["x", "::1:80", "h:0", "h:65536", ":80", "[::1]80", "h:+1", "[zz]:1"] {
+        for bad in [
+            "x", "::1:80", "h:0", "h:65536", ":80", "[::1]80", "h:+1", "[zz]:1",
+        ] {
             assert!(parse_target(bad).is_err(), "{bad}");
         }
         let (t, p) = parse_url("http://[::1]:81/a?b").unwrap();
         assert_eq!((t.host.as_str(), t.port, p.as_str()), ("::1", 81, "/a?b"));
         let (t, p) = parse_url("http://example.org").unwrap();
-        assert_eq!((t.host.as_str(), t.port, p.as_str()), ("example.org", 80, "/"));
-        for bad in ["https://x/", "http://", "http://u@h/", "http://h/a b", "ftp://h"] {
+        assert_eq!(
+            (t.host.as_str(), t.port, p.as_str()),
+            ("example.org", 80, "/")
+        );
+        for bad in [
+            "https://x/",
+            "http://",
+            "http://u@h/",
+            "http://h/a b",
+            "ftp://h",
+        ] {
             assert!(parse_url(bad).is_err(), "{bad}");
         }
     }
@@ -505,13 +529,19 @@ mod tests {
         );
         h.headers = vec!["host: web".into()];
         let r = String::from_utf8(request(&h)).unwrap();
-        assert!(r.contains("\r\nhost: web\r\n") && !r.contains("Host: 127"), "{r}");
+        assert!(
+            r.contains("\r\nhost: web\r\n") && !r.contains("Host: 127"),
+            "{r}"
+        );
     }
 
     #[test]
     fn answers() {
         let h = probe();
-        assert_eq!(judge(&h, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), Ok(()));
+        assert_eq!(
+            judge(&h, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+            Ok(())
+        );
         assert_eq!(judge(&h, b"HTTP/1.0 204\r\n\r\nok"), Ok(()));
         assert_eq!(
             judge(&h, b"HTTP/1.1 500 Oops\r\n\r\nok").unwrap_err(),
@@ -529,11 +559,21 @@ mod tests {
             judge(&h, b"garbage\r\n\r\n").unwrap_err(),
             "malformed status line \"garbage\""
         );
-        assert_eq!(judge(&h, b"HTTP/1.1 200 OK").unwrap_err(), "malformed status line");
-        assert_eq!(judge(&h, b"").unwrap_err(), "connection closed without an answer");
+        assert_eq!(
+            judge(&h, b"HTTP/1.1 200 OK").unwrap_err(),
+            "malformed status line"
+        );
+        assert_eq!(
+            judge(&h, b"").unwrap_err(),
+            "connection closed without an answer"
+        );
         assert!(judge(&h, b"HTTP/1.1 2000 OK\r\n\r\n").is_err());
-        assert!(answer_complete(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"));
-        assert!(!answer_complete(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok"));
+        assert!(answer_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        ));
+        assert!(!answer_complete(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok"
+        ));
         assert!(answer_complete(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
         ));

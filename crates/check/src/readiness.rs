@@ -128,8 +128,7 @@ impl Prober {
             if let Some(end) = end {
                 timeout = timeout.min(end.saturating_duration_since(Instant::now()));
             }
-            let why = match probe::attempt(&self.r.probe, timeout, &[self.r.notify_fd], &mut buf)
-            {
+            let why = match probe::attempt(&self.r.probe, timeout, &[self.r.notify_fd], &mut buf) {
                 Ok(()) => {
                     let fd = tend_sys::fd::inherited(self.r.notify_fd)
                         .map_err(|e| Error::new("write to the notification fd", e))?;
@@ -143,10 +142,10 @@ impl Prober {
             if self.r.tries != 0 && n >= self.r.tries {
                 return Ok(Ended::GaveUp(why));
             }
-            if let Some(end) = end {
-                if Instant::now() + self.r.wait >= end {
-                    return Ok(Ended::GaveUp(why));
-                }
+            if let Some(end) = end
+                && Instant::now() + self.r.wait >= end
+            {
+                return Ok(Ended::GaveUp(why));
             }
             if self.sleep(self.r.wait) {
                 return Ok(Ended::DaemonDied);

@@ -119,7 +119,9 @@ pub fn dns_answers(m: &[u8], id: u16) -> Result<Vec<IpAddr>, String> {
         );
         let data = m.get(i + 10..i + 10 + len).ok_or("bad DNS answer")?;
         match (ty, len) {
-            (1, 4) => v.push(IpAddr::V4(Ipv4Addr::new(data[0], data[1], data[2], data[3]))),
+            (1, 4) => v.push(IpAddr::V4(Ipv4Addr::new(
+                data[0], data[1], data[2], data[3],
+            ))),
             (28, 16) => {
                 let mut b = [0u8; 16];
                 b.copy_from_slice(data);
@@ -182,14 +184,20 @@ mod tests {
     #[test]
     fn dns_codec() {
         let q = dns_packet(7, "a.bc", 1).unwrap();
-        assert_eq!(q, b"\x00\x07\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x02bc\x00\x00\x01\x00\x01");
+        assert_eq!(
+            q,
+            b"\x00\x07\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x01a\x02bc\x00\x00\x01\x00\x01"
+        );
         // The answer: header, the question again, one A record with a compressed name.
         let mut a = q.clone();
         a[2] = 0x81;
         a[3] = 0x80;
         a[7] = 1;
         a.extend_from_slice(b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\x0a\x00\x00\x05");
-        assert_eq!(dns_answers(&a, 7).unwrap(), vec![IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5))]);
+        assert_eq!(
+            dns_answers(&a, 7).unwrap(),
+            vec![IpAddr::V4(Ipv4Addr::new(10, 0, 0, 5))]
+        );
         assert!(dns_answers(&a, 8).is_err());
         a[3] = 0x83;
         assert_eq!(dns_answers(&a, 7).unwrap_err(), "no such host");

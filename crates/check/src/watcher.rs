@@ -128,10 +128,15 @@ impl Policy {
 const STATE_NEW: &CStr = c"tend-check.new";
 const STATE: &CStr = c"tend-check";
 
-/// Read `supervise/status` into a stack buffer: (up, want up).
-fn service_state(dir: &std::path::Path) -> Option<(bool, bool)> {
-    let rec = StatusRecord::read(dir).ok()?;
-    Some((rec.is_up(), rec.want_up))
+/// Whether the service is there to be probed: up, wanted up, and ready if it announces
+/// readiness (a service with a `notification-fd` is not judged while it starts).
+fn probeable(dir: &std::path::Path) -> bool {
+    let Ok(rec) = StatusRecord::read(dir) else {
+        return false;
+    };
+    rec.is_up()
+        && rec.want_up
+        && (rec.ready || !dir.join(tend_proto::servicedir::NOTIFICATION_FD).exists())
 }
 
 fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
@@ -169,19 +174,18 @@ pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Err
             sup = open_supervise(&l.servicedir).ok();
         }
         reason.clear();
-        let (result, action) = match service_state(&l.servicedir) {
-            Some((true, true)) => match probe::attempt(&l.probe, l.attempt_timeout, &[], &mut buf) {
+        let (result, action) = if probeable(&l.servicedir) {
+            match probe::attempt(&l.probe, l.attempt_timeout, &[], &mut buf) {
                 Ok(()) => ("ok", policy.result(true, Instant::now())),
                 Err(why) => {
                     reason.push_str(&why);
                     ("fail", policy.result(false, Instant::now()))
                 }
-            },
-            _ => {
-                policy.service_down();
-                reason.push_str("service not up");
-                ("skip", Action::Nothing)
             }
+        } else {
+            policy.service_down();
+            reason.push_str("service not up or not ready");
+            ("skip", Action::Nothing)
         };
         if action == Action::Restart {
             match send_in(&l.servicedir, "supervise", b"r") {

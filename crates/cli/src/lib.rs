@@ -235,10 +235,16 @@ pub fn parse_duration_ms(s: &OsStr) -> Option<u64> {
 }
 
 /// Rewrite GNU-style long options (`--name value` or `--name=value`) into the short
-/// letters `longs` maps them to, so that [`parse`] sees one grammar. Stops at the first
-/// operand or at `--`, as [`parse`] does; an unknown long option becomes `-\u{1}`, which
-/// no spec accepts.
-pub fn expand_long(args: impl IntoIterator<Item = OsString>, longs: &[(&str, char)]) -> Vec<OsString> {
+/// letters `longs` maps them to, so that [`parse`] sees one grammar (`spec` is the same
+/// as [`parse`]'s: it says which letters take a value). Stops at the first operand or at
+/// `--`, as [`parse`] does; an unknown long option becomes `-\u{1}`, which no spec
+/// accepts.
+pub fn expand_long(
+    args: impl IntoIterator<Item = OsString>,
+    spec: &str,
+    longs: &[(&str, char)],
+) -> Vec<OsString> {
+    let takes_value = |c: char| spec.find(c).is_some_and(|i| spec[i + 1..].starts_with(':'));
     let mut out = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -249,19 +255,37 @@ pub fn expand_long(args: impl IntoIterator<Item = OsString>, longs: &[(&str, cha
         }
         if let Some(rest) = b.strip_prefix(b"--") {
             let (name, value) = match rest.iter().position(|&c| c == b'=') {
-                Some(i) => (&rest[..i], Some(OsStr::from_bytes(&rest[i + 1..]).to_os_string())),
+                Some(i) => (
+                    &rest[..i],
+                    Some(OsStr::from_bytes(&rest[i + 1..]).to_os_string()),
+                ),
                 None => (rest, None),
             };
             match longs.iter().find(|(n, _)| n.as_bytes() == name) {
-                Some((_, c)) => {
+                Some(&(_, c)) => {
                     out.push(OsString::from(format!("-{c}")));
-                    out.extend(value);
+                    match value {
+                        Some(v) => out.push(v),
+                        None if takes_value(c) => out.extend(args.next()),
+                        None => {}
+                    }
                 }
                 None => out.push(OsString::from("-\u{1}")),
             }
             continue;
         }
+        // A short bundle: its last value-taking letter may take the next argument.
+        let mut value_next = false;
+        for (i, &c) in b.iter().enumerate().skip(1) {
+            if takes_value(c as char) {
+                value_next = i + 1 == b.len();
+                break;
+            }
+        }
         out.push(arg);
+        if value_next {
+            out.extend(args.next());
+        }
     }
     out.extend(args);
     out
@@ -329,12 +353,33 @@ mod tests {
 
     #[test]
     fn long_options() {
-        let longs = [("tcp", 'P'), ("status", 'C')];
-        let e = expand_long(os(&["-L", "--tcp", "h:1", "--status=200", "prog", "--tcp"]), &longs);
-        assert_eq!(e, os(&["-L", "-P", "h:1", "-C", "200", "prog", "--tcp"]));
-        let e = expand_long(os(&["--nope", "x"]), &longs);
-        assert!(parse(e, "LP:C:").is_err());
-        let e = expand_long(os(&["--", "--tcp"]), &longs);
+        let longs = [("tcp", 'P'), ("status", 'C'), ("loop", 'L')];
+        let spec = "LP:C:t:";
+        let e = expand_long(
+            os(&[
+                "-t",
+                "3",
+                "--loop",
+                "--tcp",
+                "h:1",
+                "--status=200",
+                "prog",
+                "--tcp",
+            ]),
+            spec,
+            &longs,
+        );
+        assert_eq!(
+            e,
+            os(&["-t", "3", "-L", "-P", "h:1", "-C", "200", "prog", "--tcp"])
+        );
+        let e = expand_long(os(&["-Lt", "5", "--tcp", "x", "y"]), spec, &longs);
+        assert_eq!(e, os(&["-Lt", "5", "-P", "x", "y"]));
+        let e = expand_long(os(&["-t5", "--tcp=x"]), spec, &longs);
+        assert_eq!(e, os(&["-t5", "-P", "x"]));
+        let e = expand_long(os(&["--nope", "x"]), spec, &longs);
+        assert!(parse(e, spec).is_err());
+        let e = expand_long(os(&["--", "--tcp"]), spec, &longs);
         assert_eq!(e, os(&["--", "--tcp"]));
     }
 

@@ -126,9 +126,10 @@ fn text(b: &[u8]) -> String {
 
 /// Build one row at `now`.
 pub fn row(dir: &Path, now: Tai64n) -> Row {
-    let name = dir
-        .file_name()
-        .map_or_else(|| text(dir.as_os_str().as_encoded_bytes()), |n| text(n.as_encoded_bytes()));
+    let name = dir.file_name().map_or_else(
+        || text(dir.as_os_str().as_encoded_bytes()),
+        |n| text(n.as_encoded_bytes()),
+    );
     let sup = dir.join("supervise");
     let normally_up = !dir.join(servicedir::DOWN).exists();
     let check = read_small(&sup.join(health::CHECK_FILE));
@@ -138,7 +139,8 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
     let deaths = std::fs::metadata(sup.join("death_tally"))
         .ok()
         .map(|m| m.len() / RECORD_SIZE as u64);
-    let field = |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
+    let field =
+        |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
     let mut r = Row {
         name,
         state: State::NotSupervised,
@@ -153,14 +155,18 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         last_signal: None,
         health: field(&check, "health"),
         health_reason: field(&check, "reason").filter(|s| !s.is_empty()),
-        check_restarts: check.as_deref().and_then(|d| health::get_num(d, "restarts")),
+        check_restarts: check
+            .as_deref()
+            .and_then(|d| health::get_num(d, "restarts")),
         status_text: None,
         watchdog: field(&watchdog, "reason"),
         policy: field(&policy, "reason"),
     };
     let snap = match status::read(dir) {
         Ok(s) => s,
-        Err(ReadError::NotRunning | ReadError::Check(_) | ReadError::Status(_) | ReadError::Down(_)) => {
+        Err(
+            ReadError::NotRunning | ReadError::Check(_) | ReadError::Status(_) | ReadError::Down(_),
+        ) => {
             return r;
         }
     };
@@ -301,7 +307,10 @@ pub fn table(rows: &[Row]) -> String {
                 r.state.name().to_string(),
                 or_dash(r.pid.map(|p| p.to_string())),
                 or_dash(r.uptime.filter(|_| r.pid.is_some()).map(human_duration)),
-                or_dash(r.ready_after_ms.map(|ms| format!("{}.{:03}s", ms / 1000, ms % 1000))),
+                or_dash(
+                    r.ready_after_ms
+                        .map(|ms| format!("{}.{:03}s", ms / 1000, ms % 1000)),
+                ),
                 or_dash(r.deaths.map(|d| d.to_string())),
                 last_text(r),
                 or_dash(r.health.clone()),
@@ -361,7 +370,12 @@ pub fn json_array(rows: &[Row]) -> String {
         json::push_str(&mut o, r.name.as_bytes());
         o.push_str(",\"state\":");
         json::push_str(&mut o, r.state.name().as_bytes());
-        let _ = write!(o, ",\"ok\":{},\"supervised\":{},\"wantedup\":", !r.is_bad(), r.supervised);
+        let _ = write!(
+            o,
+            ",\"ok\":{},\"supervised\":{},\"wantedup\":",
+            !r.is_bad(),
+            r.supervised
+        );
         jnum(&mut o, r.want_up);
         let _ = write!(o, ",\"normallyup\":{},\"pid\":", r.normally_up);
         jnum(&mut o, r.pid);
@@ -374,7 +388,10 @@ pub fn json_array(rows: &[Row]) -> String {
         o.push_str(",\"exitcode\":");
         jnum(&mut o, r.last_exit);
         o.push_str(",\"signal\":");
-        jstr(&mut o, &r.last_signal.map(|s| format!("SIG{}", signame::short(s))));
+        jstr(
+            &mut o,
+            &r.last_signal.map(|s| format!("SIG{}", signame::short(s))),
+        );
         o.push_str(",\"health\":");
         jstr(&mut o, &r.health);
         o.push_str(",\"health_reason\":");
@@ -410,40 +427,74 @@ pub fn prometheus(rows: &[Row]) -> String {
     let mut o = String::new();
     type Get = fn(&Row) -> Option<f64>;
     let families: [(&str, &str, Get); 10] = [
-        ("tend_service_up", "Whether the service's process is running.", |r| {
-            Some(if matches!(r.state, State::Up | State::Ready | State::Unhealthy) { 1.0 } else { 0.0 })
-        }),
-        ("tend_service_ready", "Whether the service is up and ready.", |r| {
-            Some(if r.ready_after_ms.is_some() && r.pid.is_some() { 1.0 } else { 0.0 })
-        }),
-        ("tend_service_wanted_up", "Whether the supervisor wants the service up.", |r| {
-            r.want_up.map(|w| if w { 1.0 } else { 0.0 })
-        }),
-        ("tend_service_supervised", "Whether a supervisor is running on the service.", |r| {
-            Some(if r.supervised { 1.0 } else { 0.0 })
-        }),
-        ("tend_service_ok", "Whether the service is as it should be (tend-summary's exit status).", |r| {
-            Some(if r.is_bad() { 0.0 } else { 1.0 })
-        }),
-        ("tend_service_healthy", "The liveness watcher's verdict: 1 healthy, 0 failing or unhealthy.", |r| {
-            match r.health.as_deref() {
+        (
+            "tend_service_up",
+            "Whether the service's process is running.",
+            |r| {
+                Some(
+                    if matches!(r.state, State::Up | State::Ready | State::Unhealthy) {
+                        1.0
+                    } else {
+                        0.0
+                    },
+                )
+            },
+        ),
+        (
+            "tend_service_ready",
+            "Whether the service is up and ready.",
+            |r| {
+                Some(if r.ready_after_ms.is_some() && r.pid.is_some() {
+                    1.0
+                } else {
+                    0.0
+                })
+            },
+        ),
+        (
+            "tend_service_wanted_up",
+            "Whether the supervisor wants the service up.",
+            |r| r.want_up.map(|w| if w { 1.0 } else { 0.0 }),
+        ),
+        (
+            "tend_service_supervised",
+            "Whether a supervisor is running on the service.",
+            |r| Some(if r.supervised { 1.0 } else { 0.0 }),
+        ),
+        (
+            "tend_service_ok",
+            "Whether the service is as it should be (tend-summary's exit status).",
+            |r| Some(if r.is_bad() { 0.0 } else { 1.0 }),
+        ),
+        (
+            "tend_service_healthy",
+            "The liveness watcher's verdict: 1 healthy, 0 failing or unhealthy.",
+            |r| match r.health.as_deref() {
                 Some("healthy") => Some(1.0),
                 Some("failing" | "unhealthy") => Some(0.0),
                 _ => None,
-            }
-        }),
-        ("tend_service_uptime_seconds", "Seconds since the service last went up or down.", |r| {
-            r.uptime.map(|u| u as f64)
-        }),
-        ("tend_service_ready_after_seconds", "Seconds from start to readiness.", |r| {
-            r.ready_after_ms.map(|m| m as f64 / 1000.0)
-        }),
-        ("tend_service_deaths", "Deaths recorded in the death tally.", |r| {
-            r.deaths.map(|d| d as f64)
-        }),
-        ("tend_service_check_restarts", "Restarts by the liveness watcher inside its window.", |r| {
-            r.check_restarts.map(|d| d as f64)
-        }),
+            },
+        ),
+        (
+            "tend_service_uptime_seconds",
+            "Seconds since the service last went up or down.",
+            |r| r.uptime.map(|u| u as f64),
+        ),
+        (
+            "tend_service_ready_after_seconds",
+            "Seconds from start to readiness.",
+            |r| r.ready_after_ms.map(|m| m as f64 / 1000.0),
+        ),
+        (
+            "tend_service_deaths",
+            "Deaths recorded in the death tally.",
+            |r| r.deaths.map(|d| d as f64),
+        ),
+        (
+            "tend_service_check_restarts",
+            "Restarts by the liveness watcher inside its window.",
+            |r| r.check_restarts.map(|d| d as f64),
+        ),
     ];
     for (name, help, get) in families {
         let _ = write!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n");
@@ -464,7 +515,12 @@ pub fn prometheus(rows: &[Row]) -> String {
         for s in State::ALL {
             o.push_str("tend_service_state{service=\"");
             label(&mut o, &r.name);
-            let _ = writeln!(o, "\",state=\"{}\"}} {}", s.metric_name(), u8::from(r.state == s));
+            let _ = writeln!(
+                o,
+                "\",state=\"{}\"}} {}",
+                s.metric_name(),
+                u8::from(r.state == s)
+            );
         }
     }
     o
@@ -530,9 +586,15 @@ mod tests {
              we\"b     ready  42   1h02m   1.250s  2         exit 1  healthy  serving\n"
         );
         let j = json_array(std::slice::from_ref(&r));
-        assert!(j.starts_with("[\n{\"service\":\"we\\\"b\",\"state\":\"ready\",\"ok\":true"), "{j}");
+        assert!(
+            j.starts_with("[\n{\"service\":\"we\\\"b\",\"state\":\"ready\",\"ok\":true"),
+            "{j}"
+        );
         let p = prometheus(&[r]);
-        assert!(p.contains("tend_service_up{service=\"we\\\"b\"} 1\n"), "{p}");
+        assert!(
+            p.contains("tend_service_up{service=\"we\\\"b\"} 1\n"),
+            "{p}"
+        );
         assert!(p.contains("tend_service_state{service=\"we\\\"b\",state=\"ready\"} 1\n"));
     }
 }

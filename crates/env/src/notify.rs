@@ -13,20 +13,20 @@ use crate::sys::Error;
 use crate::sys::process::{Forked, fork};
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
-use std::fmt::Write as _;
-use std::time::{Duration, Instant};
-use tend_proto::health;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{
     AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr, bind, getsockname,
     recvmsg, setsockopt, socket, sockopt,
 };
+use nix::sys::stat::Mode;
 use std::ffi::OsString;
 use std::io::IoSliceMut;
+use std::io::Write as _;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
+use tend_proto::health;
 
 /// Where s6 keeps a service's notification fd number.
 pub const NOTIFICATION_FD_FILE: &str = "notification-fd";
@@ -290,9 +290,9 @@ impl Listener {
                         out.clear();
                         health::put_num(&mut out, "pid", self.daemon_pid as u64);
                         health::put_num(&mut out, "time", health::unix_now());
-                        let _ = write!(
-                            ReasonWriter(&mut out),
-                            "reason=no WATCHDOG=1 for {} ms: killed with SIGABRT\n",
+                        let _ = writeln!(
+                            out,
+                            "reason=no WATCHDOG=1 for {} ms: killed with SIGABRT",
                             period.as_millis()
                         );
                         self.record(WATCHDOG_NEW, WATCHDOG_NAME, &out);
@@ -331,11 +331,7 @@ impl Listener {
 
     /// Without a pidfd the daemon's death cannot be watched: the listener stays only
     /// until READY=1 (the old behaviour), so it never outlives the daemon for long.
-    fn run_until_ready(
-        mut self,
-        buf: &mut [u8],
-        cmsg: &mut Vec<u8>,
-    ) -> Result<Ended, Error> {
+    fn run_until_ready(mut self, buf: &mut [u8], cmsg: &mut Vec<u8>) -> Result<Ended, Error> {
         loop {
             let mut fds = [PollFd::new(self.socket.as_fd(), PollFlags::POLLIN)];
             match poll(&mut fds, PollTimeout::NONE) {
@@ -351,16 +347,6 @@ impl Listener {
                 return Ok(Ended::Ready);
             }
         }
-    }
-}
-
-/// `write!` into a Vec<u8> without going through a String.
-struct ReasonWriter<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for ReasonWriter<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
     }
 }
 
