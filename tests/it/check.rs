@@ -569,6 +569,8 @@ fn notify_lives_as_long_as_the_daemon_with_status_and_watchdog() {
     );
     let j = text(&fleet.summary(&["-j"]).stdout);
     assert!(j.contains("\"status\":\"serving request"), "{j}");
+    let j = text(&tend("tend-svstat", ["-j", svc.to_str().unwrap()]).stdout);
+    assert!(j.contains(",\"notify_status\":\"serving request "), "{j}");
     // Pings stop: SIGABRT after 1 s, the supervisor restarts it, the reason is recorded.
     std::fs::write(svc.join("stop-pings"), "").unwrap();
     let new = wait_until(T, "a restart after the watchdog fired", || {
@@ -706,4 +708,53 @@ fn liveness_restarts_then_gives_up_and_reports_unhealthy() {
     let t = text(&o.stdout);
     let line = t.lines().find(|l| l.starts_with("web ")).unwrap();
     assert!(line.contains(" ready ") && line.contains(" healthy"), "{t}");
+}
+
+// ---------------------------------------------------------------- -s SCANDIR
+
+#[test]
+fn clients_name_services_in_a_scan_directory() {
+    let s = Scratch::new("check-scandir");
+    let fleet = Fleet::start(&s);
+    s.write("sd/named/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    assert_code(
+        &tend("tend-svscanctl", ["-a", fleet.dir.to_str().unwrap()]),
+        0,
+    );
+    fleet.wait_supervised("named");
+    let sd = fleet.dir.to_str().unwrap();
+    assert_code(
+        &tend("tend-svwait", ["-s", sd, "-u", "-t", "20000", "named"]),
+        0,
+    );
+    assert_code(&tend("tend-svc", ["-s", sd, "-d", "named"]), 0);
+    assert_code(
+        &tend("tend-svwait", ["-t", "20000", "-D", "-s", sd, "named"]),
+        0,
+    );
+    let o = tend("tend-svstat", ["-S", sd, "-o", "up,wantedup", "named"]);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "false false\n");
+    // TEND_SCANDIR is the default; a name with a slash is a path as given.
+    let with_env = |prog: &str, args: &[&str]| {
+        let mut c = cmd(prog);
+        c.env("TEND_SCANDIR", sd).current_dir(&s.path).args(args);
+        run(c)
+    };
+    assert_code(&with_env("tend-svc", &["-u", "named"]), 0);
+    assert_code(&with_env("tend-svwait", &["-u", "-t", "20000", "named"]), 0);
+    let o = with_env("tend-svstat", &["-o", "up", "named"]);
+    assert_eq!(text(&o.stdout), "true\n");
+    let o = with_env("tend-svstat", &["-o", "up", "./named"]);
+    assert_code(&o, 1);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-svstat: fatal: unable to read status for ./named: s6-supervise not running\n"
+    );
+    let o = with_env("tend-svc", &["-s", "/nonexistent", "-u", "named"]);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-svc: fatal: unable to control /nonexistent/named: No such file or directory\n"
+    );
 }

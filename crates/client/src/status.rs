@@ -11,9 +11,9 @@ use crate::signame;
 use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
-use tend_proto::servicedir;
 use tend_proto::spawn_error::SpawnError;
 use tend_proto::{StatusRecord, Tai64n};
+use tend_proto::{health, servicedir};
 
 /// Why a status could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,9 @@ pub struct Snapshot {
     pub now: Tai64n,
     /// tend's record of the last failed spawn, if the file exists and parses.
     pub spawn_error: Option<SpawnError>,
+    /// The daemon's sd_notify `STATUS=` text (tend-notify's `supervise/tend-notify`),
+    /// when it belongs to the running pid.
+    pub notify_status: Option<Vec<u8>>,
 }
 
 /// Read a service's status the way s6-svstat does.
@@ -60,12 +63,14 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     let spawn_error = std::fs::read(servicedir.join(servicedir::SPAWN_ERROR))
         .ok()
         .and_then(|b| SpawnError::decode(&b));
-    Ok(Snapshot::new(
-        record,
-        normally_up,
-        Tai64n::now(),
-        spawn_error,
-    ))
+    let mut snap = Snapshot::new(record, normally_up, Tai64n::now(), spawn_error);
+    if snap.is_up()
+        && let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::NOTIFY_FILE))
+        && health::get_num(&data, "pid") == Some(snap.pid() as u64)
+    {
+        snap.notify_status = health::get(&data, "status").map(<[u8]>::to_vec);
+    }
+    Ok(snap)
 }
 
 /// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
@@ -202,6 +207,7 @@ impl Snapshot {
             normally_up,
             now,
             spawn_error,
+            notify_status: None,
         }
     }
 
@@ -362,7 +368,7 @@ impl Snapshot {
             "{{\"up\":{},\"wantedup\":{},\"normallyup\":{},\"ready\":{},\"paused\":{},\
              \"finishing\":{},\"pid\":{},\"exitcode\":{},\"signal\":{},\"signum\":{},\
              \"updownsince\":\"{}\",\"readysince\":\"{}\",\"updownfor\":{},\"readyfor\":{},\
-             \"spawn_error\":",
+             \"notify_status\":",
             self.is_up(),
             self.record.want_up,
             self.normally_up,
@@ -380,6 +386,11 @@ impl Snapshot {
             self.updown_for(),
             self.ready_for(),
         );
+        match &self.notify_status {
+            Some(t) => json::push_str(&mut o, t),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"spawn_error\":");
         match &self.spawn_error {
             None => o.push_str("null"),
             Some(e) => {
@@ -601,7 +612,7 @@ mod tests {
         );
         let j = s.json();
         assert!(j.starts_with("{\"up\":false,\"wantedup\":true,\"normallyup\":true,\"ready\":false,\"paused\":false,\"finishing\":false,\"pid\":null,\"exitcode\":13,\"signal\":null,\"signum\":null,\"updownsince\":\"@"), "{j}");
-        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
+        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"notify_status\":null,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
         // up: the spawn error is not part of the human line
         let mut up = snap(77, 0, 4, true);
         up.spawn_error = s.spawn_error.clone();
