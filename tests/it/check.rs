@@ -75,7 +75,7 @@ impl Fleet {
         wait_until(T, "the scanner", || {
             tend_proto::lock::is_held(&f.dir.join(".s6-svscan/lock"))
                 .ok()
-                .filter(|&b| b)
+                .filter(|&b| b && f.dir.join(".s6-svscan/control").exists())
         });
         f
     }
@@ -94,6 +94,21 @@ impl Fleet {
 
     pub fn status(&self, name: &str) -> Option<tend_proto::StatusRecord> {
         tend_proto::StatusRecord::read(&self.svc(name)).ok()
+    }
+
+    /// `tend-svscanctl -a`, retried until the scanner listens (it opens its FIFO after
+    /// taking the lock).
+    pub fn rescan(&self) {
+        wait_until(T, "the scanner to take a rescan", || {
+            tend("tend-svscanctl", ["-a", self.dir.to_str().unwrap()])
+                .status
+                .success()
+                .then_some(())
+        });
+    }
+
+    pub fn scanner_stderr(&self) -> String {
+        std::fs::read_to_string(self.root.join("scanner.err")).unwrap_or_default()
     }
 
     pub fn summary(&self, args: &[&str]) -> Output {
@@ -374,10 +389,7 @@ fn readiness_case(name: &str, probe: &str) {
         true,
     );
     let svc = fleet.svc("web");
-    assert_code(
-        &tend("tend-svscanctl", ["-a", fleet.dir.to_str().unwrap()]),
-        0,
-    );
+    fleet.rescan();
     fleet.wait_supervised("web");
     let o = tend("tend-svwait", ["-u", "-t", "20000", svc.to_str().unwrap()]);
     assert_code(&o, 0);
@@ -536,10 +548,7 @@ fn notify_lives_as_long_as_the_daemon_with_status_and_watchdog() {
         "#!/bin/sh\nexec tend-notify -w 1s python3 daemon.py\n",
         true,
     );
-    assert_code(
-        &tend("tend-svscanctl", ["-a", fleet.dir.to_str().unwrap()]),
-        0,
-    );
+    fleet.rescan();
     fleet.wait_supervised("sd");
     let svc = fleet.svc("sd");
     assert_code(
@@ -637,10 +646,7 @@ fn liveness_restarts_then_gives_up_and_reports_unhealthy() {
         ),
         true,
     );
-    assert_code(
-        &tend("tend-svscanctl", ["-a", fleet.dir.to_str().unwrap()]),
-        0,
-    );
+    fleet.rescan();
     fleet.wait_supervised("web");
     let state = |k: &str| -> Option<String> {
         let d = std::fs::read(web.join("supervise/tend-check")).ok()?;
@@ -717,10 +723,7 @@ fn clients_name_services_in_a_scan_directory() {
     let s = Scratch::new("check-scandir");
     let fleet = Fleet::start(&s);
     s.write("sd/named/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    assert_code(
-        &tend("tend-svscanctl", ["-a", fleet.dir.to_str().unwrap()]),
-        0,
-    );
+    fleet.rescan();
     fleet.wait_supervised("named");
     let sd = fleet.dir.to_str().unwrap();
     assert_code(
@@ -756,5 +759,99 @@ fn clients_name_services_in_a_scan_directory() {
     assert_eq!(
         text(&o.stderr),
         "tend-svc: fatal: unable to control /nonexistent/named: No such file or directory\n"
+    );
+}
+
+// ---------------------------------------------------------------- restart-policy
+
+/// Death stamps (TAI64N seconds + nanos as ms) from supervise/death_tally.
+fn death_times_ms(svc: &Path) -> Vec<u64> {
+    let d = std::fs::read(svc.join("supervise/death_tally")).unwrap_or_default();
+    d.chunks_exact(14)
+        .map(|r| {
+            let mut t = [0u8; 12];
+            t.copy_from_slice(&r[..12]);
+            let t = tend_proto::Tai64n::decode(&t);
+            let (secs, nanos) = t.to_unix();
+            secs as u64 * 1000 + u64::from(nanos / 1_000_000)
+        })
+        .collect()
+}
+
+#[test]
+fn restart_policy_stops_after_n_quick_deaths() {
+    let s = Scratch::new("policy-stop");
+    let fleet = Fleet::start(&s);
+    s.write("sd/crashy/run", "#!/bin/sh\nexit 3\n", true);
+    s.write(
+        "sd/crashy/restart-policy",
+        "# three quick deaths and it stays down\ndeaths=3\nseconds=60\non=3,SIGSEGV\nthen=stop\n",
+        false,
+    );
+    fleet.rescan();
+    let svc = fleet.svc("crashy");
+    wait_until(T, "the policy to stop it", || {
+        fleet.status("crashy").filter(|r| !r.want_up)
+    });
+    assert_eq!(death_times_ms(&svc).len(), 3);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        death_times_ms(&svc).len(),
+        3,
+        "restarted after a permanent failure"
+    );
+    let line = "3 deaths within 60 s (last: exit 3): permanent failure";
+    let o = tend("tend-svstat", [svc.to_str().unwrap()]);
+    assert!(
+        text(&o.stdout).ends_with(&format!(", restart-policy: {line}\n")),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = fleet.summary(&[]);
+    assert_code(&o, 1);
+    let t = text(&o.stdout);
+    let row = t.lines().find(|l| l.starts_with("crashy ")).unwrap();
+    assert!(
+        row.contains(" permanently failed ") && row.ends_with(line),
+        "{t}"
+    );
+    let o = fleet.summary(&["-p"]);
+    assert!(
+        text(&o.stdout)
+            .contains("tend_service_state{service=\"crashy\",state=\"permanently_failed\"} 1\n")
+    );
+    let o = fleet.summary(&["-j"]);
+    assert!(text(&o.stdout).contains("\"state\":\"permanently failed\",\"ok\":false"));
+    let scan = fleet.scanner_stderr();
+    assert!(scan.contains(&format!("restart-policy: {line}")), "{scan}");
+}
+
+#[test]
+fn restart_policy_slows_restarts_down() {
+    let s = Scratch::new("policy-slow");
+    let fleet = Fleet::start(&s);
+    s.write("sd/crashy/run", "#!/bin/sh\nexit 1\n", true);
+    s.write(
+        "sd/crashy/restart-policy",
+        "deaths=2\nseconds=60\nthen=slow:3s\n",
+        false,
+    );
+    // Exit 1 is counted; a policy for other codes only would leave the pace alone.
+    fleet.rescan();
+    let svc = fleet.svc("crashy");
+    let t = wait_until(T, "four deaths", || {
+        Some(death_times_ms(&svc)).filter(|t| t.len() >= 4)
+    });
+    assert!(t[1] - t[0] < 2500, "{t:?}");
+    assert!(t[2] - t[1] >= 2900, "not slowed: {t:?}");
+    assert!(t[3] - t[2] >= 2900, "not slowed: {t:?}");
+    assert!(fleet.status("crashy").unwrap().want_up);
+    let o = tend("tend-svstat", [svc.to_str().unwrap()]);
+    assert!(
+        text(&o.stdout).contains(
+            ", restart-policy: 2 deaths within 60 s (last: exit 1): restarting every 3000 ms"
+        ),
+        "{}",
+        text(&o.stdout)
     );
 }

@@ -42,6 +42,9 @@ pub struct Snapshot {
     /// The daemon's sd_notify `STATUS=` text (tend-notify's `supervise/tend-notify`),
     /// when it belongs to the running pid.
     pub notify_status: Option<Vec<u8>>,
+    /// The crash-restart policy's verdict on the last death (`supervise/tend-policy`,
+    /// when written at or after the current status's stamp): (stopped for good, reason).
+    pub policy: Option<(bool, Vec<u8>)>,
 }
 
 /// Read a service's status the way s6-svstat does.
@@ -69,6 +72,14 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         && health::get_num(&data, "pid") == Some(snap.pid() as u64)
     {
         snap.notify_status = health::get(&data, "status").map(<[u8]>::to_vec);
+    }
+    if let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::POLICY_FILE))
+        && let (Some(time), Some(reason)) =
+            (health::get_num(&data, "time"), health::get(&data, "reason"))
+        && time + 1 >= snap.record.stamp.to_unix().0.max(0) as u64
+    {
+        let stop = health::get(&data, "action") == Some(b"stop");
+        snap.policy = Some((stop, reason.to_vec()));
     }
     Ok(snap)
 }
@@ -208,6 +219,7 @@ impl Snapshot {
             now,
             spawn_error,
             notify_status: None,
+            policy: None,
         }
     }
 
@@ -346,6 +358,9 @@ impl Snapshot {
         if self.record.ready {
             let _ = write!(out, ", ready {} seconds", self.ready_for());
         }
+        if let Some((_, reason)) = &self.policy {
+            let _ = write!(out, ", restart-policy: {}", String::from_utf8_lossy(reason));
+        }
         if let (false, Some(e)) = (up, &self.spawn_error) {
             let _ = write!(
                 out,
@@ -368,7 +383,7 @@ impl Snapshot {
             "{{\"up\":{},\"wantedup\":{},\"normallyup\":{},\"ready\":{},\"paused\":{},\
              \"finishing\":{},\"pid\":{},\"exitcode\":{},\"signal\":{},\"signum\":{},\
              \"updownsince\":\"{}\",\"readysince\":\"{}\",\"updownfor\":{},\"readyfor\":{},\
-             \"notify_status\":",
+             \"restart_policy\":",
             self.is_up(),
             self.record.want_up,
             self.normally_up,
@@ -386,6 +401,11 @@ impl Snapshot {
             self.updown_for(),
             self.ready_for(),
         );
+        match &self.policy {
+            Some((_, t)) => json::push_str(&mut o, t),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"notify_status\":");
         match &self.notify_status {
             Some(t) => json::push_str(&mut o, t),
             None => o.push_str("null"),
@@ -612,7 +632,7 @@ mod tests {
         );
         let j = s.json();
         assert!(j.starts_with("{\"up\":false,\"wantedup\":true,\"normallyup\":true,\"ready\":false,\"paused\":false,\"finishing\":false,\"pid\":null,\"exitcode\":13,\"signal\":null,\"signum\":null,\"updownsince\":\"@"), "{j}");
-        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"notify_status\":null,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
+        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"restart_policy\":null,\"notify_status\":null,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
         // up: the spawn error is not part of the human line
         let mut up = snap(77, 0, 4, true);
         up.spawn_error = s.spawn_error.clone();

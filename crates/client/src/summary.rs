@@ -135,7 +135,6 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
     let check = read_small(&sup.join(health::CHECK_FILE));
     let notify = read_small(&sup.join(health::NOTIFY_FILE));
     let watchdog = read_small(&sup.join(health::WATCHDOG_FILE));
-    let policy = read_small(&sup.join(health::POLICY_FILE));
     let deaths = std::fs::metadata(sup.join("death_tally"))
         .ok()
         .map(|m| m.len() / RECORD_SIZE as u64);
@@ -160,7 +159,7 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
             .and_then(|d| health::get_num(d, "restarts")),
         status_text: None,
         watchdog: field(&watchdog, "reason"),
-        policy: field(&policy, "reason"),
+        policy: None,
     };
     let snap = match status::read(dir) {
         Ok(s) => s,
@@ -180,8 +179,11 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
     if r.is_up_state() && r.health.as_deref() == Some("unhealthy") {
         r.state = State::Unhealthy;
     }
-    if !r.is_up_state() && !snap.record.want_up && policy.is_some() {
-        r.state = State::PermanentlyFailed;
+    if let Some((stop, reason)) = &snap.policy {
+        r.policy = Some(text(reason));
+        if *stop && !r.is_up_state() && !snap.record.want_up {
+            r.state = State::PermanentlyFailed;
+        }
     }
     r
 }
@@ -289,7 +291,7 @@ pub fn table(rows: &[Row]) -> String {
         .map(|r| {
             let mut status = r.status_text.clone().unwrap_or_default();
             if let Some(p) = &r.policy
-                && r.state == State::PermanentlyFailed
+                && (r.state == State::PermanentlyFailed || status.is_empty())
             {
                 status = p.clone();
             } else if status.is_empty()
