@@ -95,39 +95,46 @@ fn main() {
         d if d.is_zero() => Duration::from_secs(2),
         d => d,
     };
-    if p.has('L') {
-        let Some(dir) = p.value('S') else {
-            PROG.usage_exit()
-        };
-        if !p.operands.is_empty() {
-            PROG.usage_exit()
-        }
-        let l = Liveness {
-            probe,
-            servicedir: PathBuf::from(dir),
-            interval: duration(&p, 'i', Duration::from_secs(10)).max(Duration::from_millis(1)),
-            attempt_timeout,
-            failures: count(&p, 'f', 3).max(1),
-            max_restarts: count(&p, 'm', 10).min(100_000),
-            window: duration(&p, 'W', Duration::from_secs(3600)),
-        };
-        let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
-        match watcher::run(&l, &mut warn) {
-            Err(e) => PROG.fatal(code::SYSTEM, e),
-            Ok(never) => match never {},
-        }
+    match (p.has('L'), p.operands.is_empty()) {
+        (true, true) => liveness(&p, probe, attempt_timeout),
+        (false, true) if !p.has('S') => one_attempt(&probe, attempt_timeout),
+        (false, false) if !p.has('S') => readiness(&p, probe, attempt_timeout),
+        _ => PROG.usage_exit(),
     }
-    if p.has('S') {
+}
+
+/// Watch a service for ever (`-L`).
+fn liveness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! {
+    let Some(dir) = p.value('S') else {
         PROG.usage_exit()
+    };
+    let l = Liveness {
+        probe,
+        servicedir: PathBuf::from(dir),
+        interval: duration(p, 'i', Duration::from_secs(10)).max(Duration::from_millis(1)),
+        attempt_timeout,
+        failures: count(p, 'f', 3).max(1),
+        max_restarts: count(p, 'm', 10).min(100_000),
+        window: duration(p, 'W', Duration::from_secs(3600)),
+    };
+    let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
+    match watcher::run(&l, &mut warn) {
+        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Ok(never) => match never {},
     }
-    if p.operands.is_empty() {
-        // One attempt, as a script's or a HEALTHCHECK's test.
-        let mut buf = Vec::new();
-        match probe::attempt(&probe, attempt_timeout, &[], &mut buf) {
-            Ok(()) => std::process::exit(code::OK),
-            Err(why) => PROG.fatal(code::NO, format_args!("probe failed: {why}")),
-        }
+}
+
+/// One attempt, as a script's or a HEALTHCHECK's test.
+fn one_attempt(probe: &Probe, attempt_timeout: Duration) -> ! {
+    let mut buf = Vec::new();
+    match probe::attempt(probe, attempt_timeout, &[], &mut buf) {
+        Ok(()) => std::process::exit(code::OK),
+        Err(why) => PROG.fatal(code::NO, format_args!("probe failed: {why}")),
     }
+}
+
+/// Fork the prober and exec into prog (s6-notifyoncheck's shape).
+fn readiness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! {
     let given_fd = p
         .value('3')
         .map(|v| parse_uint::<i32>(v).unwrap_or_else(|| PROG.usage_exit()));
@@ -135,12 +142,13 @@ fn main() {
         probe,
         notify_fd: -1,
         double_fork: p.has('d'),
-        initial_sleep: duration(&p, 's', Duration::ZERO),
-        global_timeout: Some(duration(&p, 'T', Duration::ZERO)).filter(|d| !d.is_zero()),
+        initial_sleep: duration(p, 's', Duration::ZERO),
+        global_timeout: Some(duration(p, 'T', Duration::ZERO)).filter(|d| !d.is_zero()),
         attempt_timeout,
-        wait: duration(&p, 'w', Duration::from_secs(1)),
-        tries: count(&p, 'n', 7),
+        wait: duration(p, 'w', Duration::from_secs(1)),
+        tries: count(p, 'n', 7),
     };
+    // Read only once every option is known good, so usage errors come first.
     r.notify_fd = match given_fd {
         Some(fd) => fd,
         None => tend_env::notify::fd_from_file(Path::new("."))

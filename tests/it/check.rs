@@ -343,6 +343,12 @@ fn check_bad_options() {
     ] {
         usage(&probe(args));
     }
+    let o = probe(&["-L", "-S", "/nonexistent/svc", "-c", "true"]);
+    assert_code(&o, 111);
+    stderr_is(
+        &o,
+        "tend-check: fatal: unable to access /nonexistent/svc: No such file or directory",
+    );
     for (args, line) in [
         (
             &["-u", "https://x/"][..],

@@ -155,6 +155,9 @@ pub type Warn<'a> = &'a mut dyn FnMut(&dyn std::fmt::Display);
 
 /// Watch forever. Returns only on a failure to start.
 pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Error> {
+    // The service directory must exist; its supervise/ may come later (the supervisor
+    // is started by the same scan).
+    nix::sys::stat::stat(&l.servicedir).map_err(|e| Error::at("access", &l.servicedir, e))?;
     let mut sup = open_supervise(&l.servicedir).ok();
     let mut policy = Policy::new(l.failures, l.max_restarts, l.window);
     let mut buf = Vec::new();
