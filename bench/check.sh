@@ -3,6 +3,7 @@
 # in the same run.
 #
 # Usage: bench/check.sh [PROBES] [SERVICES]     (defaults 3600 and 1000)
+#   PARTS="liveness summary" selects the parts (default both).
 #
 # 1. Liveness: a tend-check -L watcher probing an HTTP endpoint every 100 ms for PROBES
 #    probes (PROBES/10 seconds), against monit doing the same HTTP check with
@@ -45,10 +46,14 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
+pss_anon() { awk '/^Pss_Anon:/ {print $2}' "/proc/$1/smaps_rollup"; }
 cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
+PARTS=${PARTS:-"liveness summary"}
+
 # ---------------------------------------------------------------- 1. liveness
+if [[ " $PARTS " == *" liveness "* ]]; then
 mkdir -p "$work/www" "$work/svc"
 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$work/www" >/dev/null 2>&1 &
 PIDS+=($!)
@@ -85,19 +90,22 @@ sleep 1
 w0=$(cpu_ns $wpid); m0=$(cpu_ns $mpid)
 sleep "$secs"
 w1=$(cpu_ns $wpid); m1=$(cpu_ns $mpid)
-wpss=$(pss $wpid); mpss=$(pss $mpid)
+wpss=$(pss $wpid); mpss=$(pss $mpid); wanon=$(pss_anon $wpid); manon=$(pss_anon $mpid)
 health=$(grep -o 'health=[a-z]*' "$work/svc/supervise/tend-check" || true)
 monit_checks=$(grep -c "" "$work/monit/log" || true)
 kill -TERM $wpid $mpid 2>/dev/null || true
-awk -v w=$((w1 - w0)) -v m=$((m1 - m0)) -v wp="$wpss" -v mp="$mpss" -v n="$PROBES" -v s="$secs" -v h="$health" '
+awk -v w=$((w1 - w0)) -v m=$((m1 - m0)) -v wp="$wpss" -v mp="$mpss" -v wa="$wanon" -v ma="$manon" -v n="$PROBES" -v s="$secs" -v h="$health" '
 BEGIN {
-    printf "| checker | probes | PSS kB | CPU ms | CPU per probe (us) |\n|---|---:|---:|---:|---:|\n"
-    printf "| tend-check -L (100 ms) | %d | %d | %.1f | %.1f |\n", n, wp, w / 1e6, w / 1e3 / n
-    printf "| monit (set daemon 1) | %d | %d | %.1f | %.1f |\n", s, mp, m / 1e6, m / 1e3 / s
+    printf "| checker | probes | PSS kB | of which anonymous | CPU ms | CPU per probe (us) |\n|---|---:|---:|---:|---:|---:|\n"
+    printf "| tend-check -L (100 ms) | %d | %d | %d | %.1f | %.1f |\n", n, wp, wa, w / 1e6, w / 1e3 / n
+    printf "| monit (set daemon 1) | %d | %d | %d | %.1f | %.1f |\n", s, mp, ma, m / 1e6, m / 1e3 / s
     printf "\nPSS tend/monit = %.2f; CPU tend/monit over the same time = %.2f (tend probing 10x as often); CPU per probe tend/monit = %.3f. Watcher state at the end: %s\n", wp / mp, w / m, (w / n) / (m / s), h
 }'
 
+fi
+
 # ---------------------------------------------------------------- 2. summary
+if [[ " $PARTS " == *" summary "* ]]; then
 sd="$work/scan"
 mkdir -p "$sd"
 for i in $(seq -w 1 "$SERVICES"); do
@@ -105,7 +113,7 @@ for i in $(seq -w 1 "$SERVICES"); do
     printf '#!/bin/sh\nexec sleep 1000000\n' > "$sd/s$i/run"
     chmod +x "$sd/s$i/run"
 done
-"$B/tend-svscan" "$sd" </dev/null >/dev/null 2>&1 &
+"$B/tend-svscan" -c $((SERVICES + 10)) "$sd" </dev/null >/dev/null 2>&1 &
 PIDS+=($!)
 echo "# summary: waiting for $SERVICES services" >&2
 for _ in $(seq 600); do
@@ -135,3 +143,4 @@ hyperfine -N -i --warmup 3 --runs 20 --export-markdown "$work/summary.md" \
 hyperfine -i --warmup 1 --runs 5 --export-markdown "$work/svstat.md" \
     -n "s6-svstat x $SERVICES" "for d in $sd/s*; do s6-svstat \$d; done >/dev/null" >&2 || true
 cat "$work/summary.md" "$work/svstat.md"
+fi

@@ -125,6 +125,9 @@ impl Policy {
     }
 }
 
+/// The state file is rewritten at least this often while the verdict stays the same.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+
 const STATE_NEW: &CStr = c"tend-check.new";
 const STATE: &CStr = c"tend-check";
 
@@ -163,6 +166,9 @@ pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Err
     let mut buf = Vec::new();
     let mut out: Vec<u8> = Vec::with_capacity(512);
     let mut reason = String::with_capacity(256);
+    let mut last: Vec<u8> = Vec::with_capacity(512);
+    let mut last_write: Option<Instant> = None;
+    let me = std::process::id();
     let mut next = Instant::now();
     loop {
         let now = Instant::now();
@@ -205,15 +211,27 @@ pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Err
             }
         }
         let restarts = policy.restarts_in_window(Instant::now());
+        // The file is rewritten when the verdict changes, and otherwise at most every
+        // HEARTBEAT (its `time` says when the last probe with this verdict ran): a fast
+        // watcher does not rename a file ten times a second to say the same thing.
         out.clear();
         health::put(&mut out, "health", policy.health.name().as_bytes());
         health::put(&mut out, "result", result.as_bytes());
         health::put(&mut out, "reason", reason.as_bytes());
-        health::put_num(&mut out, "time", health::unix_now());
         health::put_num(&mut out, "failures", u64::from(policy.consecutive));
         health::put_num(&mut out, "restarts", u64::from(restarts));
         health::put_num(&mut out, "max_restarts", u64::from(l.max_restarts));
-        health::put_num(&mut out, "watcher", u64::from(std::process::id()));
+        health::put_num(&mut out, "watcher", u64::from(me));
+        let changed = out != last;
+        if !changed && last_write.is_some_and(|t| t.elapsed() < HEARTBEAT) {
+            continue;
+        }
+        if changed {
+            last.clear();
+            last.extend_from_slice(&out);
+        }
+        health::put_num(&mut out, "time", health::unix_now());
+        last_write = Some(Instant::now());
         if let Some(dir) = &sup
             && let Err(e) = tend_proto::status::write_atomic_at(dir, STATE_NEW, STATE, &out)
         {
