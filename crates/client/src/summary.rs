@@ -64,7 +64,7 @@ pub struct Row {
     pub want_up: Option<bool>,
     pub normally_up: bool,
     pub pid: Option<i32>,
-    /// Seconds up (or down) in the current state.
+    /// Seconds in the current state, up or down (s6's updownfor).
     pub uptime: Option<u64>,
     /// Milliseconds from start to readiness.
     pub ready_after_ms: Option<u64>,
@@ -382,6 +382,8 @@ pub fn json_array(rows: &[Row]) -> String {
         let _ = write!(o, ",\"normallyup\":{},\"pid\":", r.normally_up);
         jnum(&mut o, r.pid);
         o.push_str(",\"uptime\":");
+        jnum(&mut o, r.uptime.filter(|_| r.pid.is_some()));
+        o.push_str(",\"updownfor\":");
         jnum(&mut o, r.uptime);
         o.push_str(",\"ready_after_ms\":");
         jnum(&mut o, r.ready_after_ms);
