@@ -121,6 +121,8 @@ for _ in $(seq 600); do
     [ "$up" -ge "$SERVICES" ] && break
     sleep 0.5
 done
+# Let the start-up storm of SERVICES supervisors settle before timing anything.
+sleep "${SETTLE:-30}"
 mkdir -p "$work/monit2"
 {
     echo "set daemon 3600"

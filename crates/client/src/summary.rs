@@ -103,11 +103,15 @@ pub fn services(operands: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     if let [one] = operands
         && !one.join("run").exists()
     {
+        // d_type says "directory" without a stat; a symlink is followed.
         let mut v: Vec<PathBuf> = std::fs::read_dir(one)?
             .filter_map(Result::ok)
             .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
+            .filter(|e| {
+                e.file_type()
+                    .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
+            })
             .map(|e| e.path())
-            .filter(|p| p.is_dir())
             .collect();
         v.sort();
         return Ok(v);
@@ -131,13 +135,11 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         |n| text(n.as_encoded_bytes()),
     );
     let sup = dir.join("supervise");
-    let normally_up = !dir.join(servicedir::DOWN).exists();
+    // status::read checks ./down itself when a supervisor runs.
+    let normally_up = || !dir.join(servicedir::DOWN).exists();
     let check = read_small(&sup.join(health::CHECK_FILE));
     let notify = read_small(&sup.join(health::NOTIFY_FILE));
     let watchdog = read_small(&sup.join(health::WATCHDOG_FILE));
-    let deaths = std::fs::metadata(sup.join("death_tally"))
-        .ok()
-        .map(|m| m.len() / RECORD_SIZE as u64);
     let field =
         |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
     let mut r = Row {
@@ -145,11 +147,11 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         state: State::NotSupervised,
         supervised: false,
         want_up: None,
-        normally_up,
+        normally_up: true,
         pid: None,
         uptime: None,
         ready_after_ms: None,
-        deaths,
+        deaths: None,
         last_exit: None,
         last_signal: None,
         health: field(&check, "health"),
@@ -166,6 +168,7 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         Err(
             ReadError::NotRunning | ReadError::Check(_) | ReadError::Status(_) | ReadError::Down(_),
         ) => {
+            r.normally_up = normally_up();
             return r;
         }
     };
@@ -196,6 +199,7 @@ impl Row {
 
 fn fill(r: &mut Row, s: &Snapshot, now: Tai64n) {
     r.supervised = true;
+    r.normally_up = s.normally_up;
     r.want_up = Some(s.record.want_up);
     r.uptime = Some(now.secs.saturating_sub(s.record.stamp.secs));
     if s.is_up() {
@@ -224,15 +228,14 @@ fn fill(r: &mut Row, s: &Snapshot, now: Tai64n) {
     }
 }
 
-/// Fill `last_exit`/`last_signal` of an up service from its death tally's last record.
+/// The death count from `supervise/death_tally`, and for an up service the last exit
+/// code or signal from its last record.
 fn last_death(dir: &Path, r: &mut Row) {
-    if r.last_exit.is_some() || r.last_signal.is_some() {
-        return;
-    }
     let Ok(data) = std::fs::read(dir.join("supervise/death_tally")) else {
         return;
     };
-    if data.len() < RECORD_SIZE {
+    r.deaths = Some((data.len() / RECORD_SIZE) as u64);
+    if data.len() < RECORD_SIZE || r.last_exit.is_some() || r.last_signal.is_some() {
         return;
     }
     let last = &data[(data.len() / RECORD_SIZE - 1) * RECORD_SIZE..];
