@@ -189,7 +189,11 @@ fn raw_server(what: &'static str) -> u16 {
             let mut buf = [0u8; 1024];
             match what {
                 "hang" => held.push(c),
-                "close" => drop(c),
+                "close" => {
+                    // Read the request first, so the close is a FIN, not a reset.
+                    let _ = c.read(&mut buf);
+                    drop(c)
+                }
                 _ => {
                     let _ = c.read(&mut buf);
                     let _ = c.write_all(what.as_bytes());

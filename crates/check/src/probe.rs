@@ -360,6 +360,9 @@ fn http(
             Ok(0) => break,
             Ok(n) => got += n,
             Err(Errno::EAGAIN | Errno::EINTR) => {}
+            Err(Errno::ECONNRESET) if got == 0 => {
+                return Err("connection reset without an answer".into());
+            }
             Err(e) => {
                 if got == 0 {
                     return Err(format!("read: {}", e.desc()));
