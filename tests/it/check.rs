@@ -791,18 +791,29 @@ fn death_times_ms(svc: &Path) -> Vec<u64> {
 #[test]
 fn restart_policy_stops_after_n_quick_deaths() {
     let s = Scratch::new("policy-stop");
-    let fleet = Fleet::start(&s);
     s.write("sd/crashy/run", "#!/bin/sh\nexit 3\n", true);
     s.write(
         "sd/crashy/restart-policy",
         "# three quick deaths and it stays down\ndeaths=3\nseconds=60\non=3,SIGSEGV\nthen=stop\n",
         false,
     );
-    fleet.rescan();
-    let svc = fleet.svc("crashy");
-    wait_until(T, "the policy to stop it", || {
-        fleet.status("crashy").filter(|r| !r.want_up)
+    // Subscribed before the supervisor starts, to see the O (permanent failure) event.
+    let svc = s.join("sd/crashy");
+    tend_proto::fifodir::make_fifodir(&svc.join("event"), nix::unistd::getegid()).unwrap();
+    let sub = tend_proto::fifodir::Subscription::new(&svc.join("event")).unwrap();
+    let fleet = Fleet::start(&s);
+    let mut events = String::new();
+    wait_until(T, "the O event", || {
+        let mut buf = [0u8; 64];
+        if let Ok(n) = sub.read(&mut buf) {
+            events.push_str(&text(&buf[..n]));
+        }
+        events.contains('O').then_some(())
     });
+    // Three deaths (d D each), the third one permanent (O before its D).
+    assert_eq!(events.matches('d').count(), 3, "{events}");
+    assert!(events.ends_with("dOD"), "{events}");
+    assert!(!fleet.status("crashy").unwrap().want_up);
     assert_eq!(death_times_ms(&svc).len(), 3);
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(
