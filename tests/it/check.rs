@@ -149,6 +149,15 @@ pub fn procs_under(root: &Path) -> Vec<i32> {
     v
 }
 
+/// Kills every process under a directory when dropped (also when a test panics).
+pub struct KillUnder(pub PathBuf);
+
+impl Drop for KillUnder {
+    fn drop(&mut self) {
+        kill_under(&self.0);
+    }
+}
+
 pub fn kill_under(root: &Path) {
     for _ in 0..5 {
         let v = procs_under(root);
@@ -875,4 +884,59 @@ fn restart_policy_slows_restarts_down() {
         "{}",
         text(&o.stdout)
     );
+}
+
+#[test]
+fn readiness_under_s6_supervise() {
+    require("s6-supervise");
+    require("s6-svwait");
+    require("python3");
+    let s = Scratch::new("check-ready-s6");
+    let port = free_port();
+    s.write("web/server.py", SERVER, false);
+    s.write("web/notification-fd", "3\n", false);
+    s.write(
+        "web/run",
+        &format!(
+            "#!/bin/sh\nexec {} -n 0 -w 50 -u http://127.0.0.1:{port}/ -- python3 server.py {port} 1\n",
+            bin("tend-check").display()
+        ),
+        true,
+    );
+    let svc = s.join("web");
+    let _strays = KillUnder(s.path.clone());
+    let _sup = Daemon::start({
+        let mut c = cmd("s6-supervise");
+        c.arg(&svc)
+            .current_dir(&s.path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        c
+    });
+    let svwait = |flag: &str| {
+        let mut c = cmd("s6-svwait");
+        c.args([flag, "-t", "20000"]).arg(&svc);
+        run(c)
+    };
+    assert_code(&svwait("-u"), 0);
+    assert!(!svc.join("bound").exists(), "up only after the bind?");
+    assert_code(&svwait("-U"), 0);
+    assert!(
+        svc.join("bound").exists(),
+        "s6 saw readiness before the endpoint answered"
+    );
+    // s6-supervise runs the daemon in a session of its own: take it down before the
+    // guard kills the supervisor, and kill what is left under the scratch dir.
+    let mut c = cmd("s6-svc");
+    c.args(["-dx"]).arg(&svc);
+    let _ = run(c);
+    wait_until(T, "the daemon to leave", || {
+        procs_under(&svc)
+            .iter()
+            .all(|pid| {
+                !text(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+                    .contains("server.py")
+            })
+            .then_some(())
+    });
 }
