@@ -2,7 +2,8 @@
 //! started, supervisor killed, s6-supervised), in all three formats; the Prometheus text
 //! goes through the prometheus_client Python package's own parser.
 //!
-//! Not tested here: the crash-restart policy's "permanently failed" (no policy file yet).
+//! The unhealthy and permanently-failed states are tested with the watcher and the
+//! restart policy in check.rs. Not tested: "finishing" (a ./finish caught running).
 
 use crate::check::{Fleet, T};
 use crate::common::*;
