@@ -87,8 +87,11 @@ impl Fleet {
     /// Wait until the service's supervisor runs.
     pub fn wait_supervised(&self, name: &str) {
         let lock = self.svc(name).join("supervise/lock");
+        let status = self.svc(name).join("supervise/status");
         wait_until(T, &format!("a supervisor on {name}"), || {
-            tend_proto::lock::is_held(&lock).ok().filter(|&b| b)
+            tend_proto::lock::is_held(&lock)
+                .ok()
+                .filter(|&b| b && status.exists())
         });
     }
 
@@ -912,6 +915,10 @@ fn readiness_under_s6_supervise() {
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         c
+    });
+    // s6-svwait fails (111) if it runs before s6-supervise wrote supervise/status.
+    wait_until(T, "supervise/status", || {
+        svc.join("supervise/status").exists().then_some(())
     });
     let svwait = |flag: &str| {
         let mut c = cmd("s6-svwait");
