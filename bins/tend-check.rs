@@ -111,7 +111,10 @@ fn liveness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! 
     let l = Liveness {
         probe,
         servicedir: PathBuf::from(dir),
-        interval: duration(p, 'i', Duration::from_secs(10)).max(Duration::from_millis(1)),
+        interval: match duration(p, 'i', Duration::from_secs(10)) {
+            d if d.is_zero() => PROG.usage_exit(),
+            d => d,
+        },
         attempt_timeout,
         failures: count(p, 'f', 3).max(1),
         max_restarts: count(p, 'm', 10).min(100_000),

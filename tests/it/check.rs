@@ -356,6 +356,7 @@ fn check_bad_options() {
         &["-S", "x", "-c", "true", "prog"],
         &["-n", "-1", "-c", "true", "prog"],
         &["--interval"],
+        &["-L", "-S", ".", "--interval", "0", "-c", "true"],
     ] {
         usage(&probe(args));
     }
