@@ -86,9 +86,22 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
 
 /// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
 pub fn read_record(servicedir: &Path) -> Result<StatusRecord, Errno> {
-    let data = std::fs::read(servicedir.join(servicedir::STATUS))
+    // Into a stack buffer with one read: no stat for a size hint, no second read for EOF
+    // (tend-summary reads a thousand of these). A regular file gives all it has.
+    use std::io::Read;
+    let mut f = std::fs::File::open(servicedir.join(servicedir::STATUS))
         .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
-    StatusRecord::decode(&data).ok_or(Errno::EPIPE)
+    let mut buf = [0u8; 64];
+    let mut got = 0;
+    while got < tend_proto::status::STATUS_SIZE {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))),
+        }
+    }
+    StatusRecord::decode(&buf[..got]).ok_or(Errno::EPIPE)
 }
 
 /// Whole seconds from `then` to `now`, in skalibs' wrapping arithmetic.

@@ -231,15 +231,26 @@ fn fill(r: &mut Row, s: &Snapshot, now: Tai64n) {
 /// The death count from `supervise/death_tally`, and for an up service the last exit
 /// code or signal from its last record.
 fn last_death(dir: &Path, r: &mut Row) {
-    let Ok(data) = std::fs::read(dir.join("supervise/death_tally")) else {
+    use std::os::unix::fs::FileExt;
+    // The size gives the count; only the last record is read.
+    let Ok(f) = std::fs::File::open(dir.join("supervise/death_tally")) else {
         return;
     };
-    r.deaths = Some((data.len() / RECORD_SIZE) as u64);
-    if data.len() < RECORD_SIZE || r.last_exit.is_some() || r.last_signal.is_some() {
+    let Ok(len) = f.metadata().map(|m| m.len()) else {
+        return;
+    };
+    let count = len / RECORD_SIZE as u64;
+    r.deaths = Some(count);
+    if count == 0 || r.last_exit.is_some() || r.last_signal.is_some() {
         return;
     }
-    let last = &data[(data.len() / RECORD_SIZE - 1) * RECORD_SIZE..];
-    if let Some(d) = tend_proto::death_tally::Death::decode(last) {
+    let mut last = [0u8; RECORD_SIZE];
+    if f.read_exact_at(&mut last, (count - 1) * RECORD_SIZE as u64)
+        .is_err()
+    {
+        return;
+    }
+    if let Some(d) = tend_proto::death_tally::Death::decode(&last) {
         if d.signal != 0 {
             r.last_signal = Some(u32::from(d.signal));
         } else {
