@@ -1412,6 +1412,10 @@ fn notify_readiness_under_s6_supervise() {
     );
     s.write("svc/notification-fd", "3\n", false);
     let sup = Supervised::start(&svc);
+    // s6-svwait fails (111) if it runs before s6-supervise wrote supervise/status.
+    wait_until(Duration::from_secs(20), "supervise/status", || {
+        svc.join("supervise/status").exists().then_some(())
+    });
     let svwait = |flag: &str| {
         let mut c = cmd("s6-svwait");
         c.args([flag, "-t", "20000"]).arg(&svc);
