@@ -8,6 +8,8 @@ use tend_cli::{Program, code, parse_uint, shown};
 use tend_client::{SvcOutcome, Target};
 
 const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir";
+// -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
+// (the man page documents it).
 const PROG: Program = Program::new("tend-svc", USAGE);
 /// s6-svc's limit: 62 letters in one call.
 const MAX_LETTERS: usize = 62;
@@ -20,15 +22,17 @@ struct Options {
 }
 
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
-    let parsed = PROG.parse(args, "abqhkti12pcyroduDUxOQT:w:");
+    let parsed = PROG.parse(args, "abqhkti12pcyroduDUxOQT:w:s:");
     let mut o = Options {
         letters: Vec::new(),
         wait: None,
         timeout_ms: 0,
         servicedir: OsString::new(),
     };
+    let mut scandir = None;
     for (opt, value) in &parsed.opts {
         match (opt, value) {
+            ('s', v) => scandir = v.clone(),
             ('T', Some(v)) => o.timeout_ms = parse_uint(v).unwrap_or_else(|| PROG.usage_exit()),
             ('w', Some(v)) => {
                 let first = v.as_encoded_bytes().first().copied().unwrap_or(0);
@@ -50,6 +54,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     if o.servicedir.is_empty() {
         PROG.fatal(code::USAGE, "invalid service path");
     }
+    let scandir = tend_client::scandir_option(scandir.as_deref());
+    o.servicedir = tend_client::service_path(&o.servicedir, scandir.as_deref());
     o
 }
 

@@ -8,6 +8,8 @@ use tend_cli::{Program, code, shown};
 use tend_client::{Field, ReadError};
 
 const USAGE: &str = "tend-svstat [ -uwNrpest | -o up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor | -j ] [ -n ] servicedir";
+// -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
+// (the man page documents it).
 const PROG: Program = Program::new("tend-svstat", USAGE);
 
 enum Format {
@@ -17,12 +19,18 @@ enum Format {
 }
 
 fn options(args: impl IntoIterator<Item = OsString>) -> (Format, OsString) {
-    let parsed = PROG.parse(args, "no:uwNrpestj");
+    let parsed = PROG.parse(args, "no:uwNrpestjS:");
     let mut numeric = false;
     let mut json = false;
     let mut fields = Vec::new();
+    let mut scandir = None;
     for (opt, value) in &parsed.opts {
         let short = match opt {
+            // -s is s6-svstat's signal field, so the scan directory is -S here.
+            'S' => {
+                scandir = value.clone();
+                continue;
+            }
             'n' => {
                 numeric = true;
                 continue;
@@ -61,7 +69,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> (Format, OsString) {
         (false, true) => Format::Human { numeric },
         (false, false) => Format::Fields(fields),
     };
-    (format, dir)
+    let scandir = tend_client::scandir_option(scandir.as_deref());
+    (format, tend_client::service_path(&dir, scandir.as_deref()))
 }
 
 pub fn main() {

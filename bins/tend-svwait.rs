@@ -9,6 +9,8 @@ use tend_client::{Outcome, SvwaitError, Target};
 
 const USAGE: &str =
     "tend-svwait [ -U | -u | -d | -D | -r | -R ] [ -a | -o ] [ -t timeout ] servicedir...";
+// -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
+// (the man page documents it).
 const PROG: Program = Program::new("tend-svwait", USAGE);
 
 struct Options {
@@ -19,15 +21,17 @@ struct Options {
 }
 
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
-    let parsed = PROG.parse(args, "UudDrRaot:");
+    let parsed = PROG.parse(args, "UudDrRaot:s:");
     let mut o = Options {
         target: Target::UP,
         any: false,
         timeout_ms: 0,
         servicedirs: parsed.operands,
     };
+    let mut scandir = None;
     for (opt, value) in &parsed.opts {
         match (opt, value) {
+            ('s', v) => scandir = v.clone(),
             ('a', _) => o.any = false,
             ('o', _) => o.any = true,
             ('t', Some(v)) => o.timeout_ms = parse_uint(v).unwrap_or_else(|| PROG.usage_exit()),
@@ -36,6 +40,10 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     }
     if o.servicedirs.is_empty() {
         PROG.usage_exit();
+    }
+    let scandir = tend_client::scandir_option(scandir.as_deref());
+    for d in &mut o.servicedirs {
+        *d = tend_client::service_path(d, scandir.as_deref());
     }
     o
 }

@@ -13,6 +13,8 @@ use tend_cli::{Program, code};
 mod applyuidgid;
 #[path = "tend-cgroup.rs"]
 mod cgroup;
+#[path = "tend-check.rs"]
+mod check;
 #[path = "tend-cpuset.rs"]
 mod cpuset;
 #[path = "tend-envdir.rs"]
@@ -35,6 +37,8 @@ mod setuidgid;
 mod socklog;
 #[path = "tend-softlimit.rs"]
 mod softlimit;
+#[path = "tend-summary.rs"]
+mod summary;
 #[path = "tend-supervise.rs"]
 mod supervise;
 #[path = "tend-svc.rs"]
@@ -63,6 +67,7 @@ mod ucspilogd;
 const PROGRAMS: &[(&str, fn())] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
+    ("tend-check", check::main),
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
@@ -74,6 +79,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-setuidgid", setuidgid::main),
     ("tend-socklog", socklog::main),
     ("tend-softlimit", softlimit::main),
+    ("tend-summary", summary::main),
     ("tend-supervise", supervise::main),
     ("tend-svc", svc::main),
     ("tend-svok", svok::main),

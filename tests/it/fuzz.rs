@@ -6,7 +6,7 @@
 //! chain-loaders, also the status of the harmless program they exec: `true` or `false`),
 //! never by a signal, within a deadline; a usage error or system failure (100, 111,
 //! 126, 127) prints exactly one line that is not a warning, `PROG: usage: ...` or
-//! `PROG: fatal: ...`. The long-lived daemons (tend-supervise, tend-svscan, tend-init) may instead
+//! `PROG: fatal: ...`. The long-lived daemons (tend-supervise, tend-svscan, tend-init, tend-socklog) may instead
 //! still be running after a short while: they are then killed, which counts as "no crash".
 //! Signals and loader errors that tend-softlimit's own limits cause in the exec (the
 //! kernel's SIGSEGV after a failed exec, SIGXCPU...) are not counted; its abort is.
@@ -102,7 +102,10 @@ fn documented_codes(prog: &str) -> Vec<i32> {
 
 /// Programs that run until told to stop when their arguments are valid.
 fn is_daemon(prog: &str) -> bool {
-    matches!(prog, "tend-supervise" | "tend-svscan" | "tend-init")
+    matches!(
+        prog,
+        "tend-supervise" | "tend-svscan" | "tend-init" | "tend-socklog"
+    )
 }
 
 /// Letters few programs take as options.
@@ -286,6 +289,11 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     let cwd = scratch.join("run");
     std::fs::create_dir_all(&cwd).unwrap();
     let mut c = cmd(prog);
+    if prog == "tend-socklog" {
+        // Its default socket is the machine's /dev/log: bind in this run's directory
+        // instead (a later -x or -i in the vector still wins, and is relative or local).
+        c.args(["-x", "sock"]);
+    }
     c.args(args)
         .current_dir(&cwd)
         .stdin(Stdio::null())

@@ -1,6 +1,7 @@
 //! Integration tests: they run the real binaries in scratch directories.
 
 mod chain;
+mod check;
 mod clients;
 mod common;
 mod compat;
@@ -12,5 +13,6 @@ mod multicall;
 mod packaging;
 mod parity;
 mod scan;
+mod summary;
 mod supervise;
 mod syslog;

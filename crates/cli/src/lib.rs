@@ -222,6 +222,82 @@ pub fn parse_uint<T: std::str::FromStr>(s: &OsStr) -> Option<T> {
     s.to_str()?.parse().ok()
 }
 
+/// Parse a duration: a decimal number with an optional unit `ms` (the default), `s`, `m`
+/// or `h`, as milliseconds. None on anything else or on overflow.
+pub fn parse_duration_ms(s: &OsStr) -> Option<u64> {
+    let b = s.as_bytes();
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 15 {
+        return None;
+    }
+    let n: u64 = std::str::from_utf8(&b[..digits]).ok()?.parse().ok()?;
+    let unit = match &b[digits..] {
+        b"" | b"ms" => 1,
+        b"s" => 1000,
+        b"m" => 60_000,
+        b"h" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(unit)
+}
+
+/// Rewrite GNU-style long options (`--name value` or `--name=value`) into the short
+/// letters `longs` maps them to, so that [`parse`] sees one grammar (`spec` is the same
+/// as [`parse`]'s: it says which letters take a value). Stops at the first operand or at
+/// `--`, as [`parse`] does; an unknown long option becomes `-\u{1}`, which no spec
+/// accepts.
+pub fn expand_long(
+    args: impl IntoIterator<Item = OsString>,
+    spec: &str,
+    longs: &[(&str, char)],
+) -> Vec<OsString> {
+    let takes_value = |c: char| spec.find(c).is_some_and(|i| spec[i + 1..].starts_with(':'));
+    let mut out = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let b = arg.as_bytes();
+        if b == b"--" || b.len() < 2 || b[0] != b'-' {
+            out.push(arg);
+            break;
+        }
+        if let Some(rest) = b.strip_prefix(b"--") {
+            let (name, value) = match rest.iter().position(|&c| c == b'=') {
+                Some(i) => (
+                    &rest[..i],
+                    Some(OsStr::from_bytes(&rest[i + 1..]).to_os_string()),
+                ),
+                None => (rest, None),
+            };
+            match longs.iter().find(|(n, _)| n.as_bytes() == name) {
+                Some(&(_, c)) => {
+                    out.push(OsString::from(format!("-{c}")));
+                    match value {
+                        Some(v) => out.push(v),
+                        None if takes_value(c) => out.extend(args.next()),
+                        None => {}
+                    }
+                }
+                None => out.push(OsString::from("-\u{1}")),
+            }
+            continue;
+        }
+        // A short bundle: its last value-taking letter may take the next argument.
+        let mut value_next = false;
+        for (i, &c) in b.iter().enumerate().skip(1) {
+            if takes_value(c as char) {
+                value_next = i + 1 == b.len();
+                break;
+            }
+        }
+        out.push(arg);
+        if value_next {
+            out.extend(args.next());
+        }
+    }
+    out.extend(args);
+    out
+}
+
 /// Text for a path in messages: shown as given, lossily if it is not UTF-8.
 pub fn shown(p: &OsStr) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(p.as_bytes())
@@ -267,6 +343,51 @@ mod tests {
     fn lone_dash_is_an_operand() {
         let p = parse(os(&["-", "x"]), "d").unwrap();
         assert_eq!(p.operands, os(&["-", "x"]));
+    }
+
+    #[test]
+    fn durations() {
+        let d = |s: &str| parse_duration_ms(OsStr::new(s));
+        assert_eq!(d("250"), Some(250));
+        assert_eq!(d("250ms"), Some(250));
+        assert_eq!(d("10s"), Some(10_000));
+        assert_eq!(d("2m"), Some(120_000));
+        assert_eq!(d("1h"), Some(3_600_000));
+        for bad in ["", "s", "-1", "1.5s", "10 s", "1d", "9999999999999999h"] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn long_options() {
+        let longs = [("tcp", 'P'), ("status", 'C'), ("loop", 'L')];
+        let spec = "LP:C:t:";
+        let e = expand_long(
+            os(&[
+                "-t",
+                "3",
+                "--loop",
+                "--tcp",
+                "h:1",
+                "--status=200",
+                "prog",
+                "--tcp",
+            ]),
+            spec,
+            &longs,
+        );
+        assert_eq!(
+            e,
+            os(&["-t", "3", "-L", "-P", "h:1", "-C", "200", "prog", "--tcp"])
+        );
+        let e = expand_long(os(&["-Lt", "5", "--tcp", "x", "y"]), spec, &longs);
+        assert_eq!(e, os(&["-Lt", "5", "-P", "x", "y"]));
+        let e = expand_long(os(&["-t5", "--tcp=x"]), spec, &longs);
+        assert_eq!(e, os(&["-t5", "-P", "x"]));
+        let e = expand_long(os(&["--nope", "x"]), spec, &longs);
+        assert!(parse(e, spec).is_err());
+        let e = expand_long(os(&["--", "--tcp"]), spec, &longs);
+        assert_eq!(e, os(&["--", "--tcp"]));
     }
 
     #[test]

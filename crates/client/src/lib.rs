@@ -17,6 +17,7 @@ pub mod control;
 mod json;
 pub mod perms;
 pub mod status;
+pub mod summary;
 pub mod wait;
 
 pub use control::SendError;
@@ -26,6 +27,29 @@ pub use wait::{Outcome, Target, WaitError, Watch};
 use nix::errno::Errno;
 use std::path::Path;
 use std::time::Instant;
+
+/// The service directory an operand names: with a scan directory (`-s`, or
+/// `TEND_SCANDIR` when no `-s` is given), an operand without a slash (other than `.` and
+/// `..`) is a service of that directory; anything else is a path as given.
+pub fn service_path(
+    operand: &std::ffi::OsStr,
+    scandir: Option<&std::ffi::OsStr>,
+) -> std::ffi::OsString {
+    let b = operand.as_encoded_bytes();
+    match scandir {
+        Some(dir) if !dir.is_empty() && !b.contains(&b'/') && b != b"." && b != b".." => {
+            Path::new(dir).join(operand).into_os_string()
+        }
+        _ => operand.to_os_string(),
+    }
+}
+
+/// The scan directory for [`service_path`]: the option's value, else `TEND_SCANDIR`.
+pub fn scandir_option(given: Option<&std::ffi::OsStr>) -> Option<std::ffi::OsString> {
+    given
+        .map(std::ffi::OsStr::to_os_string)
+        .or_else(|| std::env::var_os("TEND_SCANDIR").filter(|d| !d.is_empty()))
+}
 
 /// What tend-svc achieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,9 +10,9 @@ use crate::json;
 use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
-use tend_proto::servicedir;
 use tend_proto::spawn_error::SpawnRecord;
 use tend_proto::{StatusRecord, Tai64n};
+use tend_proto::{health, servicedir};
 use tend_sys::signals::short;
 use tend_sys::wait::Wstat;
 
@@ -40,6 +40,12 @@ pub struct Snapshot {
     pub now: Tai64n,
     /// tend's record of the last failed spawn, if the file exists and parses.
     pub spawn_error: Option<SpawnRecord>,
+    /// The daemon's sd_notify `STATUS=` text (tend-notify's `supervise/tend-notify`),
+    /// when it belongs to the running pid.
+    pub notify_status: Option<Vec<u8>>,
+    /// The crash-restart policy's verdict on the last death (`supervise/tend-policy`,
+    /// when written at or after the current status's stamp): (stopped for good, reason).
+    pub policy: Option<(bool, Vec<u8>)>,
 }
 
 /// Read a service's status the way s6-svstat does.
@@ -61,12 +67,22 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
         .ok()
         .and_then(|b| SpawnRecord::decode(&b));
-    Ok(Snapshot::new(
-        record,
-        normally_up,
-        Tai64n::now(),
-        spawn_error,
-    ))
+    let mut snap = Snapshot::new(record, normally_up, Tai64n::now(), spawn_error);
+    if snap.is_up()
+        && let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::NOTIFY_FILE))
+        && health::get_num(&data, "pid") == Some(snap.pid() as u64)
+    {
+        snap.notify_status = health::get(&data, "status").map(<[u8]>::to_vec);
+    }
+    if let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::POLICY_FILE))
+        && let (Some(time), Some(reason)) =
+            (health::get_num(&data, "time"), health::get(&data, "reason"))
+        && time + 1 >= snap.record.stamp.to_unix().0.max(0) as u64
+    {
+        let stop = health::get(&data, "action") == Some(b"stop");
+        snap.policy = Some((stop, reason.to_vec()));
+    }
+    Ok(snap)
 }
 
 /// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
@@ -203,6 +219,8 @@ impl Snapshot {
             normally_up,
             now,
             spawn_error,
+            notify_status: None,
+            policy: None,
         }
     }
 
@@ -339,6 +357,9 @@ impl Snapshot {
         if self.record.ready {
             let _ = write!(out, ", ready {} seconds", self.ready_for());
         }
+        if let Some((_, reason)) = &self.policy {
+            let _ = write!(out, ", restart-policy: {}", String::from_utf8_lossy(reason));
+        }
         if let (false, Some(e)) = (up, &self.spawn_error) {
             let _ = write!(
                 out,
@@ -361,7 +382,7 @@ impl Snapshot {
             "{{\"up\":{},\"wantedup\":{},\"normallyup\":{},\"ready\":{},\"paused\":{},\
              \"finishing\":{},\"pid\":{},\"exitcode\":{},\"signal\":{},\"signum\":{},\
              \"updownsince\":\"{}\",\"readysince\":\"{}\",\"updownfor\":{},\"readyfor\":{},\
-             \"spawn_error\":",
+             \"restart_policy\":",
             self.is_up(),
             self.record.want_up,
             self.normally_up,
@@ -377,6 +398,16 @@ impl Snapshot {
             self.updown_for(),
             self.ready_for(),
         );
+        match &self.policy {
+            Some((_, t)) => json::push_str(&mut o, t),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"notify_status\":");
+        match &self.notify_status {
+            Some(t) => json::push_str(&mut o, t),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"spawn_error\":");
         match &self.spawn_error {
             None => o.push_str("null"),
             Some(e) => {
@@ -599,7 +630,7 @@ mod tests {
         );
         let j = s.json();
         assert!(j.starts_with("{\"up\":false,\"wantedup\":true,\"normallyup\":true,\"ready\":false,\"paused\":false,\"finishing\":false,\"pid\":null,\"exitcode\":13,\"signal\":null,\"signum\":null,\"updownsince\":\"@"), "{j}");
-        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
+        assert!(j.ends_with(",\"updownfor\":5,\"readyfor\":3,\"restart_policy\":null,\"notify_status\":null,\"spawn_error\":{\"since\":\"@400000006b0c39d111fe4f77\",\"errno\":13,\"error\":\"Permission denied\",\"program\":\"./run\"}}\n"), "{j}");
         // up: the spawn error is not part of the human line
         let mut up = snap(77, 0, 4, true);
         up.spawn_error = s.spawn_error.clone();

@@ -12,16 +12,21 @@
 use crate::sys::Error;
 use crate::sys::process::{Forked, fork};
 use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{
     AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, UnixAddr, bind, getsockname,
     recvmsg, setsockopt, socket, sockopt,
 };
+use nix::sys::stat::Mode;
 use std::ffi::OsString;
 use std::io::IoSliceMut;
+use std::io::Write as _;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::{Duration, Instant};
+use tend_proto::health;
 
 /// Where s6 keeps a service's notification fd number.
 pub const NOTIFICATION_FD_FILE: &str = "notification-fd";
@@ -46,7 +51,7 @@ pub fn fd_from_file(dir: &Path) -> Result<RawFd, Error> {
 /// Whether an sd_notify datagram says the daemon is ready: one of its newline-separated
 /// assignments is exactly `READY=1`.
 pub fn is_ready(msg: &[u8]) -> bool {
-    msg.split(|&b| b == b'\n').any(|l| l == b"READY=1")
+    parse_message(msg).ready
 }
 
 /// The bound socket, before the fork.
@@ -57,8 +62,11 @@ pub struct Socket {
     pub address: OsString,
 }
 
-/// Create a close-on-exec datagram socket with an autobound abstract address.
-pub fn socket_bind() -> Result<Socket, Error> {
+/// Check that the notification fd is open, then create a close-on-exec datagram socket
+/// with an autobound abstract address. The check comes first: the socket takes the lowest
+/// free fd, which could be the very number the caller named.
+pub fn socket_bind(notify_fd: RawFd) -> Result<Socket, Error> {
+    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let fd = socket(
         AddressFamily::Unix,
         SockType::Datagram,
@@ -86,7 +94,7 @@ pub enum Role {
     Daemon,
     /// The short-lived middle child: exit 0 at once.
     Intermediate,
-    /// The grandchild that waits for READY=1.
+    /// The grandchild that listens for the daemon's whole life.
     Listener(Listener),
 }
 
@@ -98,12 +106,16 @@ pub struct Listener {
     daemon_pid: i32,
     /// `/proc/PID` of the daemon: its owner is the daemon's effective uid.
     daemon_proc: std::path::PathBuf,
-    notify_fd: RawFd,
+    notify_fd: Option<RawFd>,
+    watchdog: Option<Duration>,
+    /// `./supervise`, when the listener runs in a service directory.
+    supervise: Option<OwnedFd>,
 }
 
 /// Fork the listener off. The daemon side closes the notification fd (the listener
 /// alone writes to it) and keeps no copy of the socket (it is close-on-exec).
-pub fn split(sock: Socket, notify_fd: RawFd) -> Result<Role, Error> {
+/// `watchdog`: kill the daemon with SIGABRT when WATCHDOG=1 pings stop for that long.
+pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Result<Role, Error> {
     crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
@@ -117,13 +129,23 @@ pub fn split(sock: Socket, notify_fd: RawFd) -> Result<Role, Error> {
             Ok(Role::Daemon)
         }
         Forked::Child => match fork() {
-            Ok(Forked::Child) => Ok(Role::Listener(Listener {
-                socket: sock.fd,
-                daemon: pidfd,
-                daemon_pid: me.as_raw(),
-                daemon_proc: format!("/proc/{}", me.as_raw()).into(),
-                notify_fd,
-            })),
+            Ok(Forked::Child) => {
+                let supervise = crate::sys::fd::open(
+                    "supervise",
+                    OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok();
+                Ok(Role::Listener(Listener {
+                    socket: sock.fd,
+                    daemon: pidfd,
+                    daemon_pid: me.as_raw(),
+                    daemon_proc: format!("/proc/{}", me.as_raw()).into(),
+                    notify_fd: Some(notify_fd),
+                    watchdog,
+                    supervise,
+                }))
+            }
             _ => Ok(Role::Intermediate),
         },
     }
@@ -132,11 +154,45 @@ pub fn split(sock: Socket, notify_fd: RawFd) -> Result<Role, Error> {
 /// How the listener ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// READY=1 arrived and the newline was written.
+    /// READY=1 arrived and the newline was written, and the listener cannot watch the
+    /// daemon's death (no pidfd), so it leaves rather than risk outliving it.
     Ready,
-    /// The daemon exited first.
+    /// The daemon exited.
     DaemonDied,
 }
+
+/// What one datagram asks for.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Message<'a> {
+    pub ready: bool,
+    pub status: Option<&'a [u8]>,
+    pub watchdog_ping: bool,
+    /// `WATCHDOG=trigger`: the daemon asks to be treated as hung.
+    pub watchdog_trigger: bool,
+}
+
+/// Parse an sd_notify datagram; unknown assignments (STOPPING=1, MAINPID=...) are ignored.
+pub fn parse_message(msg: &[u8]) -> Message<'_> {
+    let mut m = Message::default();
+    for line in msg.split(|&b| b == b'\n') {
+        match line {
+            b"READY=1" => m.ready = true,
+            b"WATCHDOG=1" => m.watchdog_ping = true,
+            b"WATCHDOG=trigger" => m.watchdog_trigger = true,
+            _ => {
+                if let Some(text) = line.strip_prefix(b"STATUS=") {
+                    m.status = Some(text);
+                }
+            }
+        }
+    }
+    m
+}
+
+const NOTIFY_NEW: &std::ffi::CStr = c"tend-notify.new";
+const NOTIFY_NAME: &std::ffi::CStr = c"tend-notify";
+const WATCHDOG_NEW: &std::ffi::CStr = c"tend-watchdog.new";
+const WATCHDOG_NAME: &std::ffi::CStr = c"tend-watchdog";
 
 impl Listener {
     /// Whether a sender is trusted: the daemon itself (whatever its uid now), root, or
@@ -152,65 +208,175 @@ impl Listener {
             .unwrap_or(false)
     }
 
-    /// Wait for READY=1 from a trusted sender (then write the newline) or for the
-    /// daemon's death. Allocation-free per datagram except the trust check's stat.
-    pub fn run(self) -> Result<Ended, Error> {
+    /// Write the newline once, then close the fd so the reader sees the end.
+    fn signal_ready(&mut self) -> Result<(), Error> {
+        let Some(nfd) = self.notify_fd.take() else {
+            return Ok(());
+        };
+        let fd = crate::sys::fd::inherited(nfd)
+            .map_err(|e| Error::new("write to the notification fd", e))?;
+        crate::sys::fd::write_all(fd, b"\n")
+            .map_err(|e| Error::new("write to the notification fd", e))?;
+        let _ = nix::unistd::close(nfd);
+        Ok(())
+    }
+
+    /// Replace a state file under supervise/ (best effort: a failure must not stop the
+    /// listener, the daemon matters more than the record).
+    fn record(&self, tmp: &std::ffi::CStr, name: &std::ffi::CStr, data: &[u8]) {
+        if let Some(dir) = &self.supervise {
+            let _ = tend_proto::status::write_atomic_at(dir, tmp, name, data);
+        }
+    }
+
+    fn record_status(&self, buf: &mut Vec<u8>, text: &[u8]) {
+        buf.clear();
+        health::put_num(buf, "pid", self.daemon_pid as u64);
+        health::put(buf, "status", text);
+        self.record(NOTIFY_NEW, NOTIFY_NAME, buf);
+    }
+
+    fn kill_daemon(&self, sig: rustix::process::Signal) {
+        if let Some(pidfd) = &self.daemon {
+            let _ = rustix::process::pidfd_send_signal(pidfd, sig);
+        }
+    }
+
+    /// Listen until the daemon dies: READY=1 from a trusted sender writes the newline,
+    /// STATUS= is recorded, WATCHDOG=1 rearms the watchdog. Allocation-free per datagram
+    /// except the trust check's stat of a sender that is not the daemon.
+    pub fn run(mut self) -> Result<Ended, Error> {
         let mut buf = [0u8; 4096];
+        let mut out: Vec<u8> = Vec::with_capacity(buf.len() + 64);
         let mut cmsg = nix::cmsg_space!(nix::sys::socket::UnixCredentials);
-        let watched = if self.daemon.is_some() { 2 } else { 1 };
-        let second = self
-            .daemon
-            .as_ref()
-            .map_or(self.socket.as_fd(), |d| d.as_fd());
+        if self.daemon.is_none() {
+            return self.run_until_ready(&mut buf, &mut cmsg);
+        }
+        // Like systemd, the watchdog runs from the start, not from READY=1.
+        let mut deadline = self.watchdog.map(|d| Instant::now() + d);
+        // After SIGABRT the daemon gets one more period before SIGKILL.
+        let mut aborted = false;
         loop {
+            let timeout = match deadline {
+                None => PollTimeout::NONE,
+                Some(d) => {
+                    let ms = d.saturating_duration_since(Instant::now()).as_millis();
+                    PollTimeout::try_from(ms.min(i32::MAX as u128) as i32)
+                        .unwrap_or(PollTimeout::MAX)
+                }
+            };
+            let daemon_fd = self
+                .daemon
+                .as_ref()
+                .map_or(self.socket.as_fd(), |d| d.as_fd());
             let mut fds = [
                 PollFd::new(self.socket.as_fd(), PollFlags::POLLIN),
-                PollFd::new(second, PollFlags::POLLIN),
+                PollFd::new(daemon_fd, PollFlags::POLLIN),
             ];
-            match poll(&mut fds[..watched], PollTimeout::NONE) {
+            let n = match poll(&mut fds, timeout) {
+                Ok(n) => n,
+                Err(Errno::EINTR) => continue,
+                Err(e) => return Err(Error::new("poll", e)),
+            };
+            let daemon_gone = fds[1].revents().is_some_and(|r| !r.is_empty());
+            let readable = fds[0].revents().is_some_and(|r| !r.is_empty());
+            if n == 0 {
+                if let (Some(period), Some(_)) = (self.watchdog, deadline) {
+                    if aborted {
+                        self.kill_daemon(rustix::process::Signal::KILL);
+                        deadline = None;
+                    } else {
+                        out.clear();
+                        health::put_num(&mut out, "pid", self.daemon_pid as u64);
+                        health::put_num(&mut out, "time", health::unix_now());
+                        let _ = writeln!(
+                            out,
+                            "reason=no WATCHDOG=1 for {} ms: killed with SIGABRT",
+                            period.as_millis()
+                        );
+                        self.record(WATCHDOG_NEW, WATCHDOG_NAME, &out);
+                        self.kill_daemon(rustix::process::Signal::ABORT);
+                        aborted = true;
+                        deadline = Some(Instant::now() + period);
+                    }
+                }
+                continue;
+            }
+            if readable {
+                if let Some((len, pid, uid)) = receive(&self.socket, &mut buf, &mut cmsg)?
+                    && self.trusted(pid, uid)
+                {
+                    let m = parse_message(&buf[..len]);
+                    if let Some(text) = m.status {
+                        self.record_status(&mut out, text);
+                    }
+                    if m.ready {
+                        self.signal_ready()?;
+                    }
+                    if m.watchdog_ping && !aborted {
+                        deadline = self.watchdog.map(|d| Instant::now() + d);
+                    }
+                    if m.watchdog_trigger && self.watchdog.is_some() && !aborted {
+                        deadline = Some(Instant::now());
+                    }
+                }
+                continue;
+            }
+            if daemon_gone {
+                return Ok(Ended::DaemonDied);
+            }
+        }
+    }
+
+    /// Without a pidfd the daemon's death cannot be watched: the listener stays only
+    /// until READY=1 (the old behaviour), so it never outlives the daemon for long.
+    fn run_until_ready(mut self, buf: &mut [u8], cmsg: &mut Vec<u8>) -> Result<Ended, Error> {
+        loop {
+            let mut fds = [PollFd::new(self.socket.as_fd(), PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::NONE) {
                 Ok(_) => {}
                 Err(Errno::EINTR) => continue,
                 Err(e) => return Err(Error::new("poll", e)),
             }
-            let daemon_gone = watched == 2 && fds[1].revents().is_some_and(|r| !r.is_empty());
-            let readable = fds[0].revents().is_some_and(|r| !r.is_empty());
-            if readable {
-                let mut iov = [IoSliceMut::new(&mut buf)];
-                let got = match recvmsg::<()>(
-                    self.socket.as_raw_fd(),
-                    &mut iov,
-                    Some(&mut cmsg),
-                    MsgFlags::MSG_DONTWAIT,
-                ) {
-                    Ok(msg) => {
-                        let mut sender = None;
-                        if let Ok(cmsgs) = msg.cmsgs() {
-                            for c in cmsgs {
-                                if let ControlMessageOwned::ScmCredentials(cr) = c {
-                                    sender = Some((cr.pid(), cr.uid()));
-                                }
-                            }
-                        }
-                        Some((msg.bytes, sender))
-                    }
-                    Err(Errno::EINTR | Errno::EAGAIN) => None,
-                    Err(e) => return Err(Error::new("receive from the notify socket", e)),
-                };
-                if let Some((n, Some((pid, uid)))) = got
-                    && is_ready(&buf[..n.min(buf.len())])
-                    && self.trusted(pid, uid)
-                {
-                    let fd = crate::sys::fd::inherited(self.notify_fd)
-                        .map_err(|e| Error::new("write to the notification fd", e))?;
-                    nix::unistd::write(fd, b"\n")
-                        .map_err(|e| Error::new("write to the notification fd", e))?;
-                    return Ok(Ended::Ready);
-                }
-            }
-            if daemon_gone && !readable {
-                return Ok(Ended::DaemonDied);
+            if let Some((len, pid, uid)) = receive(&self.socket, buf, cmsg)?
+                && self.trusted(pid, uid)
+                && parse_message(&buf[..len]).ready
+            {
+                self.signal_ready()?;
+                return Ok(Ended::Ready);
             }
         }
+    }
+}
+
+/// One datagram with its sender's credentials: (length, pid, uid). None when there was
+/// nothing to read or the datagram carried no credentials.
+fn receive(
+    socket: &OwnedFd,
+    buf: &mut [u8],
+    cmsg: &mut Vec<u8>,
+) -> Result<Option<(usize, i32, u32)>, Error> {
+    let mut iov = [IoSliceMut::new(buf)];
+    match recvmsg::<()>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(cmsg),
+        MsgFlags::MSG_DONTWAIT,
+    ) {
+        Ok(msg) => {
+            let mut sender = None;
+            if let Ok(cmsgs) = msg.cmsgs() {
+                for c in cmsgs {
+                    if let ControlMessageOwned::ScmCredentials(cr) = c {
+                        sender = Some((cr.pid(), cr.uid()));
+                    }
+                }
+            }
+            let n = msg.bytes;
+            Ok(sender.map(|(pid, uid)| (n, pid, uid)))
+        }
+        Err(Errno::EINTR | Errno::EAGAIN) => Ok(None),
+        Err(e) => Err(Error::new("receive from the notify socket", e)),
     }
 }
 
@@ -239,8 +405,18 @@ mod tests {
     }
 
     #[test]
+    fn messages() {
+        let m = parse_message(b"STATUS=serving 3 clients\nWATCHDOG=1\nSTOPPING=1\nX=y");
+        assert_eq!(m.status, Some(&b"serving 3 clients"[..]));
+        assert!(m.watchdog_ping && !m.ready && !m.watchdog_trigger);
+        let m = parse_message(b"READY=1\nWATCHDOG=trigger\n");
+        assert!(m.ready && m.watchdog_trigger && m.status.is_none());
+        assert_eq!(parse_message(b"MAINPID=5"), Message::default());
+    }
+
+    #[test]
     fn socket_has_abstract_address() {
-        let s = socket_bind().unwrap();
+        let s = socket_bind(2).unwrap();
         let a = s.address.to_str().unwrap();
         assert!(a.starts_with('@') && a.len() > 1, "{a}");
     }

@@ -1,26 +1,26 @@
-//! tend-log's event loop: one thread, one poll on stdin, stdout, a signalfd and the
-//! logdirs' retry deadlines. Input is read in large chunks, split into lines (ended by
-//! `\n` or NUL, as s6-log) with a word-at-a-time search, rendered into per-destination buffers, and each buffer
-//! is written with one write per chunk.
+//! tend-log's event loop: one thread, one ppoll on stdin (see `input`), stdout, a
+//! signalfd and the logdirs' retry deadlines. Input arrives in large chunks, is split
+//! into lines (ended by `\n` or NUL, as s6-log) with a word-at-a-time search, rendered
+//! into per-destination buffers, and each buffer is written with one write per chunk;
+//! only then is the chunk's data consumed from a stdin pipe.
 
 use crate::format::{self, Stamps};
-use crate::logdir::Logdir;
-use crate::policy;
+use crate::input::{Input, reopen_stdout};
+use crate::logdir::{How, Logdir, openf};
 use crate::script::{self, Script, Selection, Target};
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use nix::fcntl::FcntlArg;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use std::ffi::{CStr, OsString};
 use std::fmt::Display;
-use std::os::fd::{AsFd, BorrowedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tend_sys::Error;
 
-/// Size of one read from stdin.
-pub const CHUNK: usize = 1 << 16;
+pub use crate::input::CHUNK;
 
 /// Command-line options of tend-log.
 #[derive(Debug, Clone)]
@@ -77,6 +77,10 @@ struct Status {
     /// Newlines to add after `buf`.
     pad: usize,
     dirty: bool,
+    /// When `buf` was last rendered (`Outputs::status_seq`): dirty files are written
+    /// oldest first, so that of two actions naming the same file the later one's line
+    /// wins, as with s6-log's write per line.
+    seq: u64,
 }
 
 /// Everything a line can be sent to.
@@ -85,8 +89,14 @@ struct Outputs {
     stdout: Vec<u8>,
     stdout_written: usize,
     stdout_on: bool,
+    /// Our own non-blocking description of stdout, when it could be reopened.
+    stdout_own: Option<OwnedFd>,
     alerts: Vec<u8>,
     statuses: Vec<Status>,
+    status_seq: u64,
+    /// The line being dispatched was ended by a NUL or cut at the line limit (see
+    /// `Logdir::soften_last`).
+    soft_end: bool,
     stamps: Stamps,
     /// The line plus a NUL, for regexec.
     cline: Vec<u8>,
@@ -147,10 +157,23 @@ fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
     }
 }
 
+impl Outputs {
+    fn stdout_fd<'a>(&'a self, stdout: &'a std::io::Stdout) -> BorrowedFd<'a> {
+        match &self.stdout_own {
+            Some(fd) => fd.as_fd(),
+            None => stdout.as_fd(),
+        }
+    }
+}
+
 fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
     match a.target {
         Target::Logdir(i) => {
-            format::record(&mut out.logdirs[i].pending, &a.format, &out.stamps, line)
+            let l = &mut out.logdirs[i];
+            format::record(&mut l.pending, &a.format, &out.stamps, line);
+            if out.soft_end {
+                l.soften_last();
+            }
         }
         Target::Stdout => {
             if out.stdout_on {
@@ -169,29 +192,10 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
             let st = &mut out.statuses[i];
             st.pad = format::status(&mut st.buf, &a.format, &out.stamps, line, size);
             st.dirty = true;
+            out.status_seq += 1;
+            st.seq = out.status_seq;
         }
     }
-}
-
-fn set_nonblock(fd: BorrowedFd<'_>) {
-    let raw = std::os::fd::AsRawFd::as_raw_fd(&fd);
-    if let Ok(fl) = fcntl(raw, FcntlArg::F_GETFL) {
-        let _ = fcntl(
-            raw,
-            FcntlArg::F_SETFL(OFlag::from_bits_truncate(fl) | OFlag::O_NONBLOCK),
-        );
-    }
-}
-
-struct Input {
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    eof: bool,
-    /// SIGTERM/SIGHUP: finish the current line, then stop.
-    stopping: bool,
-    /// No more reading.
-    done: bool,
 }
 
 /// Run tend-log: parse the script, open the logdirs, then log stdin until EOF or a
@@ -238,6 +242,7 @@ pub fn run(
                 buf: Vec::new(),
                 pad: 0,
                 dirty: false,
+                seq: 0,
             }
         })
         .collect();
@@ -246,16 +251,17 @@ pub fn run(
         stdout: Vec::new(),
         stdout_written: 0,
         stdout_on: true,
+        stdout_own: reopen_stdout(std::io::stdout().as_fd()),
         alerts: Vec::new(),
         statuses,
+        status_seq: 0,
+        soft_end: false,
         stamps: Stamps::default(),
         cline: Vec::with_capacity(512),
     };
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    set_nonblock(stdin.as_fd());
-    set_nonblock(stdout.as_fd());
 
     if let Some(fd) = opts.notify {
         let _ = tend_sys::fd::write_raw(fd, b"\n");
@@ -266,56 +272,59 @@ pub fn run(
         0 => 0,
         n => n.max(48),
     };
-    let mut input = Input {
-        // Starts small (an idle logger stays small); doubles up to CHUNK when reads fill
-        // it, and beyond only for a line longer than that.
-        buf: vec![0; 1 << 14],
-        start: 0,
-        end: 0,
-        eof: false,
-        stopping: false,
-        done: false,
-    };
+    let mut input = Input::new(stdin.as_fd());
 
     loop {
         let now = Instant::now();
         flush(&mut out, &stderr, now, &mut warn);
         let busy = out.logdirs.iter().any(|l| !l.idle())
             || (out.stdout_on && out.stdout_written < out.stdout.len());
+        // The lines read so far are written: only now leave the pipe. Without -b a
+        // stalled output does not stop reading, so their data then lives only in memory,
+        // as with s6-log.
+        if !busy || !opts.blocking {
+            input.settle(stdin.as_fd());
+        }
         if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
             break;
         }
         let reading = !(input.done || (opts.blocking && busy));
         let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
-        let deadline = out.logdirs.iter().filter_map(|l| l.deadline).min();
-        let timeout = match deadline {
-            Some(d) => {
-                let ms = d.saturating_duration_since(now).as_millis() + 1;
-                PollTimeout::try_from(ms.min(60_000) as i32).unwrap_or(PollTimeout::MAX)
-            }
-            None => PollTimeout::NONE,
-        };
+        let deadline = out
+            .logdirs
+            .iter()
+            .filter_map(|l| l.deadline)
+            .chain(input.retry_at().filter(|_| reading))
+            .min();
+        // ppoll: a fragment's retry (see input.rs) is due in microseconds.
+        let timeout = deadline.map(|d| {
+            let left = d
+                .saturating_duration_since(now)
+                .min(Duration::from_secs(60));
+            nix::sys::time::TimeSpec::from(left)
+        });
         // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
         // POLLERR, which would turn the loop into a spin.
         let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
         let mut nfds = 1;
         let mut in_slot = None;
         if reading {
-            fds[nfds] = PollFd::new(stdin.as_fd(), PollFlags::POLLIN);
+            fds[nfds] = PollFd::new(input.poll_fd(stdin.as_fd()), PollFlags::POLLIN);
             in_slot = Some(nfds);
             nfds += 1;
         }
         if want_out {
-            fds[nfds] = PollFd::new(stdout.as_fd(), PollFlags::POLLOUT);
+            fds[nfds] = PollFd::new(out.stdout_fd(&stdout), PollFlags::POLLOUT);
             nfds += 1;
         }
-        match poll(&mut fds[..nfds], timeout) {
+        match nix::poll::ppoll(&mut fds[..nfds], timeout, None) {
             Ok(_) | Err(Errno::EINTR) => {}
             Err(e) => return Err(RunError::System(Error::new("poll", e))),
         }
         let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
         let sig_ready = ready(0);
-        let in_ready = in_slot.is_some_and(ready);
+        // A fragment's retry is due even though no write was reported.
+        let in_ready = in_slot.is_some_and(|i| ready(i) || input.retry_due(Instant::now()));
         if sig_ready {
             while let Ok(Some(si)) = sigfd.read_signal() {
                 let now = Instant::now();
@@ -329,7 +338,16 @@ pub fn run(
             }
         }
         if in_ready && !input.done {
-            read_input(&mut input, &stdin, limit, &script, &mut out, &mut warn);
+            let now = Instant::now();
+            read_input(
+                &mut input,
+                stdin.as_fd(),
+                now,
+                limit,
+                &script,
+                &mut out,
+                &mut warn,
+            );
         }
     }
     for l in &mut out.logdirs {
@@ -338,15 +356,6 @@ pub fn run(
         }
     }
     Ok(())
-}
-
-impl Input {
-    fn stop(&mut self) {
-        self.stopping = true;
-        if self.start == self.end {
-            self.done = true;
-        }
-    }
 }
 
 fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)) {
@@ -365,61 +374,33 @@ fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)
     }
 }
 
+/// Take what stdin has, and dispatch every complete line of it (only the first one
+/// when stopping).
 fn read_input(
     input: &mut Input,
-    stdin: &std::io::Stdin,
+    stdin: BorrowedFd<'_>,
+    now: Instant,
     limit: usize,
     script: &Script,
     out: &mut Outputs,
     warn: &mut dyn FnMut(&dyn Display),
 ) {
-    // Keep room for a full read after any partial line.
-    if input.start > 0 && input.buf.len() - input.end < input.buf.len() / 2 {
-        input.buf.copy_within(input.start..input.end, 0);
-        input.end -= input.start;
-        input.start = 0;
-    }
-    if input.buf.len() - input.end < 4096 {
-        // Only an unsplit line longer than the buffer gets here.
-        let n = input.buf.len() * 2;
-        input.buf.resize(n, 0);
-    }
-    let want = if input.stopping {
-        1
-    } else {
-        input.buf.len() - input.end
-    };
-    match nix::unistd::read(
-        std::os::fd::AsRawFd::as_raw_fd(&stdin.as_fd()),
-        &mut input.buf[input.end..input.end + want],
-    ) {
-        Ok(0) => input.eof = true,
-        Ok(n) => {
-            input.end += n;
-            if n == want && input.buf.len() < CHUNK {
-                let len = input.buf.len() * 2;
-                input.buf.resize(len, 0);
-            }
-        }
-        Err(Errno::EAGAIN | Errno::EINTR) => return,
-        Err(e) => {
-            warn(&Error::at("read", "stdin", e));
-            input.eof = true;
+    input.fill(stdin, now, warn);
+    let mut dispatched = false;
+    while let Some((r, soft)) = input.next_line(limit) {
+        out.soft_end = soft;
+        dispatch(script, out, &input.buf[r]);
+        dispatched = true;
+        if input.stopping {
+            break;
         }
     }
-    while let Some((line, used)) =
-        policy::next_line(&input.buf[input.start..input.end], limit, input.eof)
-    {
-        dispatch(script, out, line);
-        input.start += used;
+    // What one read delivered ends on a boundary, as with s6-log, which writes each
+    // read's records at once and may rotate after them.
+    for l in &mut out.logdirs {
+        l.end_of_read();
     }
-    if input.start == input.end {
-        input.start = 0;
-        input.end = 0;
-    }
-    if input.eof || (input.stopping && input.start == input.end) {
-        input.done = true;
-    }
+    input.lines_done(dispatched);
 }
 
 fn flush(
@@ -433,7 +414,9 @@ fn flush(
     }
     if out.stdout_on {
         while out.stdout_written < out.stdout.len() {
-            match nix::unistd::write(std::io::stdout().as_fd(), &out.stdout[out.stdout_written..]) {
+            let so = std::io::stdout();
+            let fd = out.stdout_fd(&so);
+            match nix::unistd::write(fd, &out.stdout[out.stdout_written..]) {
                 Ok(n) => out.stdout_written += n,
                 Err(Errno::EINTR) => {}
                 Err(Errno::EAGAIN) => break,
@@ -464,28 +447,31 @@ fn flush(
         }
         out.alerts.clear();
     }
-    for st in &mut out.statuses {
-        if st.dirty {
-            st.dirty = false;
-            if let Err(e) = write_status(st) {
-                warn(&e);
-            }
+    // Oldest first (a handful of files: a scan per file, no allocation).
+    while let Some(st) = out
+        .statuses
+        .iter_mut()
+        .filter(|s| s.dirty)
+        .min_by_key(|s| s.seq)
+    {
+        st.dirty = false;
+        if let Err(e) = write_status(st) {
+            warn(&e);
         }
     }
 }
 
 fn write_status(st: &Status) -> Result<(), Error> {
-    use std::io::Write;
-    let err = |e: std::io::Error| Error::io("write", &st.new, &e);
-    let mut f = std::fs::File::create(&st.new).map_err(err)?;
-    f.write_all(&st.buf).map_err(err)?;
+    let fd = openf(&st.new, How::Trunc, 0o666)?;
+    let err = |e| Error::at("write", &st.new, e);
+    tend_sys::fd::write_all(fd.as_fd(), &st.buf).map_err(err)?;
     let nl = [b'\n'; 4096];
     let mut pad = st.pad;
     while pad > 0 {
         let n = pad.min(nl.len());
-        f.write_all(&nl[..n]).map_err(err)?;
+        tend_sys::fd::write_all(fd.as_fd(), &nl[..n]).map_err(err)?;
         pad -= n;
     }
-    drop(f);
+    drop(fd);
     std::fs::rename(&st.new, &st.path).map_err(|e| Error::io("rename", &st.new, &e))
 }

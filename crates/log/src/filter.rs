@@ -92,20 +92,46 @@ pub fn tai64n() -> Result<(), Error> {
     }
 }
 
-/// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` for a TAI64N label (local time unless `utc`); None
-/// for labels before 1970 or out of range, which pass through unchanged.
-pub fn render_label(t: Tai64n, utc: bool) -> Option<[u8; 29]> {
-    let secs = tend_proto::tai64n::unix_from_label(t.secs)?;
-    let nanos = t.nanos;
+/// Unix seconds past which a label is left unchanged. s6-tai64nlocal renders a date as
+/// long as localtime_r can (years up to i32::MAX; beyond, it prints a wrapped year or
+/// leaves the label); tend stops two days before the end of year 2147483647 in any time
+/// zone, so the year always fits the i32 of `localtime::DateTime`.
+const LAST_RENDERED: i64 = 67_767_976_233_316_800 - 2 * 86_400;
+
+/// Append `YYYY-MM-DD HH:MM:SS.nnnnnnnnn` for a TAI64N label (local time unless `utc`;
+/// a year past 9999 gets more digits, as s6-tai64nlocal). False, with nothing appended,
+/// for labels before 1970, nanoseconds of 10^9 or more, or past `LAST_RENDERED`: those
+/// pass through unchanged, as s6-tai64nlocal leaves them.
+pub fn render_label(out: &mut Vec<u8>, t: Tai64n, utc: bool) -> bool {
+    let Some(secs) = tend_proto::tai64n::unix_from_label(t.secs) else {
+        return false;
+    };
+    if secs > LAST_RENDERED || t.nanos >= 1_000_000_000 {
+        return false;
+    }
     let d = if utc {
         utc_datetime(secs)
     } else {
         tend_sys::localtime::local(secs).unwrap_or_else(|| utc_datetime(secs))
     };
-    let mut o = [b'.'; 29];
-    o[..19].copy_from_slice(&render_datetime(&d, b' '));
-    render_digits(&mut o[20..], nanos);
-    Some(o)
+    if d.year > 9999 {
+        let mut y = [0u8; 10];
+        let mut n = d.year;
+        let mut i = y.len();
+        while n > 0 {
+            i -= 1;
+            y[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        out.extend_from_slice(&y[i..]);
+    } else {
+        out.extend_from_slice(&render_datetime(&d, b' ')[..4]);
+    }
+    let mut o = [b'.'; 25];
+    o[..15].copy_from_slice(&render_datetime(&d, b' ')[4..]);
+    render_digits(&mut o[16..], t.nanos);
+    out.extend_from_slice(&o);
+    true
 }
 
 /// Rewrite one line (with or without its newline): a leading `@` + 24 hex digits becomes
@@ -113,9 +139,9 @@ pub fn render_label(t: Tai64n, utc: bool) -> Option<[u8; 29]> {
 pub fn localize_line(line: &[u8], out: &mut Vec<u8>, utc: bool) {
     if line.len() >= 25
         && line[0] == b'@'
-        && let Some(d) = Tai64n::parse_hex(&line[1..25]).and_then(|t| render_label(t, utc))
+        && let Some(t) = Tai64n::parse_hex(&line[1..25])
+        && render_label(out, t, utc)
     {
-        out.extend_from_slice(&d);
         out.extend_from_slice(&line[25..]);
     } else {
         out.extend_from_slice(line);
@@ -179,5 +205,28 @@ mod tests {
             out,
             b"2026-11-29 16:59:34.704721206 x\n@400000006b0c5a1b2a01313 y\n2026-11-29 16:59:34.704721206z"
         );
+    }
+
+    #[test]
+    fn out_of_range_labels_pass_unchanged_and_big_years_widen() {
+        let mut out = Vec::new();
+        for l in [
+            &b"@7fffffffffffffff00000000 a\n"[..],
+            b"@40000000000000003b9aca00 b\n",
+            b"@40f8b0a10e47002500000000 c\n",
+        ] {
+            out.clear();
+            localize_line(l, &mut out, true);
+            assert_eq!(out, l);
+        }
+        out.clear();
+        localize_line(b"@400000ffffffffff00000000 d\n", &mut out, true);
+        assert_eq!(out, b"36812-02-20 00:35:38.000000000 d\n");
+        out.clear();
+        localize_line(b"@40f0c29d8688b1e500000000 e\n", &mut out, true);
+        assert_eq!(out, b"@40f0c29d8688b1e500000000 e\n");
+        out.clear();
+        localize_line(b"@40d529ae9e86002500000000 f\n", &mut out, true);
+        assert_eq!(out, b"1901326280-05-29 10:40:00.000000000 f\n");
     }
 }

@@ -122,7 +122,9 @@ pub fn json(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
 }
 
 /// Escape bytes as the inside of a JSON string: `"` `\` and control characters escaped,
-/// valid UTF-8 copied, each invalid byte replaced by U+FFFD.
+/// valid UTF-8 copied, each maximal invalid subsequence replaced by one U+FFFD (Unicode's
+/// recommended practice, which `utf8_chunks` follows: a truncated 4-byte sequence is one
+/// invalid chunk).
 pub fn json_escape(out: &mut Vec<u8>, bytes: &[u8]) {
     for chunk in bytes.utf8_chunks() {
         let v = chunk.valid().as_bytes();
@@ -147,7 +149,7 @@ pub fn json_escape(out: &mut Vec<u8>, bytes: &[u8]) {
             start = i + 1;
         }
         out.extend_from_slice(&v[start..]);
-        for _ in chunk.invalid() {
+        if !chunk.invalid().is_empty() {
             out.extend_from_slice(b"\\ufffd");
         }
     }
@@ -242,6 +244,31 @@ mod tests {
             String::from_utf8(o).unwrap(),
             "{\"time\":\"2026-11-29T14:23:42.000005Z\",\"prefix\":\"a\\\"b\",\"line\":\"q\\\"\\\\\\t\\u0001\\ufffdok\u{e9}\"}\n"
         );
+    }
+
+    #[test]
+    fn json_replaces_each_maximal_invalid_sequence_once() {
+        let cases: [(&[u8], &str); 7] = [
+            // Truncated 4-byte sequence, then ASCII: one replacement.
+            (b"a\xf0\x9f\x98b", "a\\ufffdb"),
+            // Truncated 3-byte sequence.
+            (b"\xe2\x82", "\\ufffd"),
+            // Two lone continuation bytes: each is its own maximal subpart.
+            (b"\x80\x80", "\\ufffd\\ufffd"),
+            // A byte that can never start a sequence, then a valid char.
+            (b"\xff\xc3\xa9", "\\ufffd\u{e9}"),
+            // Overlong encoding: C0 is never valid, 80 a lone continuation.
+            (b"\xc0\x80", "\\ufffd\\ufffd"),
+            // A surrogate: ED A0 is invalid at its second byte.
+            (b"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"),
+            // Truncated 4-byte sequence at the end.
+            (b"x\xf4\x8f\xbf", "x\\ufffd"),
+        ];
+        for (input, want) in cases {
+            let mut o = Vec::new();
+            json_escape(&mut o, input);
+            assert_eq!(String::from_utf8(o).unwrap(), want, "{input:?}");
+        }
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct Logdir {
     pub pending: Vec<u8>,
     /// How much of `pending` is already in `current`.
     pub written: usize,
+    /// Records in `pending` that end with a soft terminator (see `soften_last`).
+    soft: usize,
     pub phase: Phase,
     /// Retry time after a failure.
     pub deadline: Option<Instant>,
@@ -72,7 +74,7 @@ fn io_err<'a>(op: &'static str, p: &'a Path) -> impl FnOnce(Errno) -> Error + 'a
 
 /// How a file is opened (always close-on-exec).
 #[derive(Clone, Copy)]
-enum How {
+pub enum How {
     Read,
     ReadCreate,
     Write,
@@ -80,7 +82,10 @@ enum How {
     Trunc,
 }
 
-fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
+/// Open `p` for tend-log's own use. O_NONBLOCK so that a FIFO (or a device) put where a
+/// file belongs cannot hang the logger in open(2); anything but a regular file is then
+/// refused, naming it. O_NONBLOCK has no effect on a regular file's reads and writes.
+pub fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
     let mut o = OpenOptions::new();
     match how {
         How::Read => o.read(true),
@@ -89,10 +94,21 @@ fn openf(p: &Path, how: How, mode: u32) -> Result<OwnedFd, Error> {
         How::Append => o.append(true).create(true),
         How::Trunc => o.write(true).create(true).truncate(true),
     };
-    o.mode(mode)
+    let fd = o
+        .mode(mode)
+        .custom_flags(libc::O_NONBLOCK)
         .open(p)
         .map(OwnedFd::from)
-        .map_err(|e| Error::io("open", p, &e))
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO without a reader, opened for writing.
+            Some(libc::ENXIO) => Error::at("use non-regular file", p, Errno::EINVAL),
+            _ => Error::io("open", p, &e),
+        })?;
+    let st = fstat(fd.as_raw_fd()).map_err(io_err("stat", p))?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(Error::at("use non-regular file", p, Errno::EINVAL));
+    }
+    Ok(fd)
 }
 
 fn unlink_quiet(p: &Path) -> Result<(), Error> {
@@ -150,6 +166,7 @@ impl Logdir {
             size: 0,
             pending: Vec::new(),
             written: 0,
+            soft: 0,
             phase: Phase::Idle,
             deadline: None,
             rotate_due: false,
@@ -245,6 +262,30 @@ impl Logdir {
         Ok(())
     }
 
+    /// The record just added to `pending` came from a line that a NUL ended or the line
+    /// limit cut: s6-log writes all that one read delivered at once and may rotate only
+    /// after it, so it never rotates between such parts and the rest of their line. The
+    /// record's newline becomes a 0 byte (no line holds one: NUL ends lines), which the
+    /// boundary searches do not see, turned back into a newline when written.
+    pub fn soften_last(&mut self) {
+        if let Some(b) = self.pending.last_mut() {
+            *b = 0;
+            self.soft += 1;
+        }
+    }
+
+    /// The end of what one read delivered is a boundary again.
+    pub fn end_of_read(&mut self) {
+        if self.soft > 0
+            && self.pending.len() > self.written
+            && let Some(b) = self.pending.last_mut()
+            && *b == 0
+        {
+            *b = b'\n';
+            self.soft -= 1;
+        }
+    }
+
     /// Whether everything written so far ends on a line boundary.
     fn at_boundary(&self) -> bool {
         self.written == 0 || self.pending[self.written - 1] == b'\n'
@@ -320,8 +361,15 @@ impl Logdir {
                 self.written = 0;
                 return;
             }
-            let rest = &self.pending[self.written..];
+            let rest = &mut self.pending[self.written..];
             let n = policy::write_bound(rest, self.size, self.spec.size, self.spec.tolerance);
+            if self.soft > 0 {
+                for b in rest[..n].iter_mut().filter(|b| **b == 0) {
+                    *b = b'\n';
+                    self.soft -= 1;
+                }
+            }
+            let rest = &self.pending[self.written..];
             let Some(fd) = self.current.as_ref() else {
                 return;
             };

@@ -12,6 +12,7 @@
 pub mod control;
 pub mod death_tally;
 pub mod fifodir;
+pub mod health;
 pub mod lock;
 pub mod perms;
 pub mod servicedir;

@@ -5,6 +5,7 @@
 //! driver (`crate::daemon`) performs them; the unit tests check every state × input cell
 //! without forking anything.
 
+use crate::policy::{self, Policy, Tally, Then};
 use tend_proto::{ControlCommand, StatusRecord, Tai64n};
 use tend_sys::wait::Wstat;
 
@@ -73,6 +74,8 @@ pub enum Action {
     Publish(&'static [u8]),
     /// Append a death to death_tally.
     RecordDeath { wstat: i32 },
+    /// The crash-restart policy fired on this death: record it in supervise/tend-policy.
+    PolicyFired { then: Then, wstat: i32 },
     /// Create ./down.
     CreateDown,
     /// Remove ./down.
@@ -143,6 +146,12 @@ pub struct Core {
     /// timeout-finish deadline.
     finish_kill_at: Option<Ms>,
     settings: Settings,
+    /// `restart-policy`, re-read at every start of ./run.
+    policy: Option<Policy>,
+    /// The deaths the policy counts.
+    tally: Tally,
+    /// The policy's verdict on the last death, until ./finish is done.
+    fired: Option<Then>,
 }
 
 impl Core {
@@ -163,6 +172,9 @@ impl Core {
             kill_at: None,
             finish_kill_at: None,
             settings: Settings::default(),
+            policy: None,
+            tally: Tally::default(),
+            fired: None,
         }
     }
 
@@ -187,6 +199,16 @@ impl Core {
     /// When the state last changed (wall clock), as the status record says.
     pub fn stamp(&self) -> Tai64n {
         self.stamp
+    }
+
+    /// The crash-restart policy in effect (`restart-policy`), if any.
+    pub fn policy(&self) -> Option<Policy> {
+        self.policy
+    }
+
+    /// The policy read from the service directory before each start of ./run.
+    pub fn set_policy(&mut self, policy: Option<Policy>) {
+        self.policy = policy;
     }
 
     /// The settings read from the service directory before each start of ./run.
@@ -290,6 +312,13 @@ impl Core {
         self.stamp = now.wall;
         self.kill_at = None;
         a.push(Action::RecordDeath { wstat });
+        self.fired = self
+            .policy
+            .as_ref()
+            .and_then(|p| policy::on_death(p, &mut self.tally, wstat, now.mono));
+        if let Some(then) = self.fired {
+            a.push(Action::PolicyFired { then, wstat });
+        }
         if finish_exists {
             self.phase = Phase::Finishing;
             self.pid = 0;
@@ -333,6 +362,12 @@ impl Core {
     }
 
     fn finish_done(&mut self, permanent: bool, now: Now, a: &mut Actions) {
+        let fired = self.fired.take();
+        let permanent = permanent || fired == Some(Then::Stop);
+        let pace = match fired {
+            Some(Then::Slow(ms)) => ms.max(MIN_RESTART_MS),
+            _ => MIN_RESTART_MS,
+        };
         self.phase = Phase::Down;
         self.pid = 0;
         self.finish_kill_at = None;
@@ -349,7 +384,7 @@ impl Core {
         } else if self.want_up {
             let at = self
                 .last_spawn
-                .map_or(now.mono, |t| (t + MIN_RESTART_MS).max(now.mono));
+                .map_or(now.mono, |t| (t + pace).max(now.mono));
             self.spawn_at = Some(at);
             if at <= now.mono {
                 a.push(Action::SpawnRun);
@@ -775,6 +810,49 @@ mod tests {
             (200, true, false, true, 15)
         );
         assert!(!r.is_up());
+    }
+
+    #[test]
+    fn restart_policy_stops_or_slows() {
+        let mut c = Core::new(at(0), true);
+        c.policy = Some(Policy::parse("deaths=2\nseconds=60\nthen=stop").unwrap());
+        c.spawned(10, at(0));
+        let a = c.run_died(1 << 8, false, at(100));
+        assert!(
+            !a.as_slice()
+                .iter()
+                .any(|x| matches!(x, Action::PolicyFired { .. }))
+        );
+        assert!(c.want_up);
+        c.tick(at(1000));
+        c.spawned(11, at(1000));
+        let a = c.run_died(1 << 8, false, at(1100));
+        assert_eq!(
+            a.as_slice(),
+            &[
+                Action::RecordDeath { wstat: 1 << 8 },
+                Action::PolicyFired {
+                    then: Then::Stop,
+                    wstat: 1 << 8
+                },
+                Action::Publish(b"d"),
+                Action::Publish(b"OD"),
+            ]
+        );
+        assert!(!c.want_up && c.spawn_at.is_none());
+        // Slow: the next start waits for the slow pace, not one second.
+        let mut c = Core::new(at(0), true);
+        c.policy = Some(Policy::parse("deaths=1\nseconds=60\nthen=slow:30s").unwrap());
+        c.spawned(10, at(0));
+        let a = c.run_died(0, false, at(100));
+        assert!(a.as_slice().contains(&Action::PolicyFired {
+            then: Then::Slow(30_000),
+            wstat: 0
+        }));
+        assert!(c.want_up);
+        assert_eq!(c.spawn_at, Some(30_000));
+        assert!(c.tick(at(29_999)).as_slice().is_empty());
+        assert_eq!(c.tick(at(30_000)).as_slice(), &[Action::SpawnRun]);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! (building ./finish's argument strings), which costs far more than the allocation.
 
 use crate::core::{Action, Actions, Core, Now, Phase, Settings};
+use crate::policy::{POLICY_FILE, Policy, Then};
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -20,6 +21,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use tend_proto::death_tally::{self, Death};
 use tend_proto::fifodir::{self, EventDir};
+use tend_proto::health;
 use tend_proto::lock::{self, LockError};
 use tend_proto::servicedir as sd;
 use tend_proto::status::write_atomic_at;
@@ -460,6 +462,7 @@ impl Supervisor {
                 self.events.notify(ev);
             }
             Action::RecordDeath { wstat } => self.record_death(wstat),
+            Action::PolicyFired { then, wstat } => self.record_policy(then, wstat),
             Action::CreateDown => {
                 // Non-blocking: a FIFO named down must not hang the supervisor.
                 if let Err(e) = std::fs::OpenOptions::new()
@@ -511,6 +514,72 @@ impl Supervisor {
         }
     }
 
+    /// Record the crash-restart policy's verdict in supervise/tend-policy and say it.
+    fn record_policy(&mut self, then: Then, wstat: i32) {
+        let (deaths, secs) = self
+            .core
+            .policy()
+            .map_or((0, 0), |p| (p.deaths, p.within_ms / 1000));
+        let death = Death::from_wstat(self.core.stamp(), wstat);
+        let last = if death.signal != 0 {
+            format!("signal {}", death.signal)
+        } else {
+            format!("exit {}", death.exitcode)
+        };
+        let (action, what) = match then {
+            Then::Stop => ("stop".to_string(), "permanent failure".to_string()),
+            Then::Slow(ms) => (format!("slow:{ms}"), format!("restarting every {ms} ms")),
+        };
+        let reason = format!("{deaths} deaths within {secs} s (last: {last}): {what}");
+        let mut out = Vec::with_capacity(128);
+        health::put(&mut out, "action", action.as_bytes());
+        health::put(&mut out, "reason", reason.as_bytes());
+        health::put_num(&mut out, "time", health::unix_now());
+        if let Err(e) = write_atomic_at(self.status.dir(), c"tend-policy.new", c"tend-policy", &out)
+        {
+            self.report
+                .warn(Error::at("write", "supervise/tend-policy", e));
+        }
+        self.report.warn(format_args!("restart-policy: {reason}"));
+    }
+
+    /// `restart-policy`, if present and valid (a FIFO, a device or a huge file is refused
+    /// without blocking: it is opened non-blocking and checked to be a small regular file).
+    fn read_policy(&self) -> Option<Policy> {
+        let fd = match tend_sys::fd::open(
+            POLICY_FILE,
+            OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(Errno::ENOENT) => return None,
+            Err(e) => {
+                self.report.warn(Error::at("open", POLICY_FILE, e));
+                return None;
+            }
+        };
+        let mut buf = [0u8; 1024];
+        let regular = nix::sys::stat::fstat(fd.as_raw_fd())
+            .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFREG && st.st_size < 1024);
+        let n = if regular {
+            nix::unistd::read(fd.as_raw_fd(), &mut buf).ok()
+        } else {
+            None
+        };
+        let parsed = n
+            .and_then(|n| std::str::from_utf8(&buf[..n]).ok())
+            .ok_or("not a small regular text file")
+            .and_then(Policy::parse);
+        match parsed {
+            Ok(p) => Some(p),
+            Err(why) => {
+                self.report
+                    .warn(format_args!("invalid {POLICY_FILE}: {why}: ignoring it"));
+                None
+            }
+        }
+    }
+
     /// Settings are read at every start of ./run, as s6 does, so edits apply on restart.
     fn read_settings(&mut self) -> (Option<i32>, Option<i32>) {
         let mut settings = Settings::default();
@@ -542,6 +611,7 @@ impl Supervisor {
             settings.down_signal = sig as i32;
         }
         self.core.set_settings(settings);
+        self.core.set_policy(self.read_policy());
         (notification, lockfd)
     }
 

@@ -7,5 +7,6 @@
 
 pub mod core;
 pub mod daemon;
+pub mod policy;
 
 pub use daemon::{Reporter, StartError, Supervisor};

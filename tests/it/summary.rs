@@ -1,0 +1,213 @@
+//! tend-summary on a mixed set of services (up, down, wanting up but failing, never
+//! started, supervisor killed, s6-supervised), in all three formats; the Prometheus text
+//! goes through the prometheus_client Python package's own parser.
+//!
+//! The unhealthy and permanently-failed states are tested with the watcher and the
+//! restart policy in check.rs. Not tested: "finishing" (a ./finish caught running).
+
+use crate::check::{Fleet, T};
+use crate::common::*;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Parse Prometheus text with prometheus_client (pip install prometheus_client; CI does)
+/// and check every sample has a service label.
+pub fn prometheus_parses(exposition: &str) {
+    require("python3");
+    let script = r#"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+n = 0
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    assert fam.type == "gauge", fam
+    for s in fam.samples:
+        assert "service" in s.labels, s
+        n += 1
+print(n)
+"#;
+    let mut c = Command::new("python3");
+    c.args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(exposition.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "prometheus_client refused the exposition (pip install prometheus_client):\n{}\n{}",
+        text(&o.stderr),
+        exposition
+    );
+    let n: usize = text(&o.stdout).trim().parse().unwrap();
+    assert!(n > 0, "no samples parsed");
+}
+
+fn line_of<'a>(table: &'a str, name: &str) -> &'a str {
+    table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no line for {name}:\n{table}"))
+}
+
+#[test]
+fn summary_tells_the_truth_for_every_kind_of_service() {
+    require("s6-supervise");
+    let s = Scratch::new("summary-mixed");
+    let fleet = Fleet::start(&s);
+    s.write("sd/up/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    s.write("sd/down/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    s.write("sd/down/down", "", false);
+    // Not executable: the supervisor wants it up and cannot start it.
+    s.write("sd/failing/run", "#!/bin/sh\nexec sleep 1000\n", false);
+    s.write("never/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    s.write("killed/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    s.write("s6svc/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    fleet.rescan();
+    for n in ["up", "down", "failing"] {
+        fleet.wait_supervised(n);
+    }
+    wait_until(T, "up to be up", || {
+        fleet.status("up").filter(|s| s.is_up())
+    });
+    // A tend-supervise killed with SIGKILL (its service goes too).
+    let mut killed = Daemon::start({
+        let mut c = cmd("tend-supervise");
+        c.arg(s.join("killed"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    });
+    let kpid = wait_until(T, "killed/ up", || {
+        tend_proto::StatusRecord::read(&s.join("killed"))
+            .ok()
+            .filter(|r| r.is_up())
+    })
+    .pid;
+    killed.signal(nix::sys::signal::Signal::SIGKILL);
+    killed.wait_exit(T).unwrap();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(kpid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _s6 = Daemon::start({
+        let mut c = cmd("s6-supervise");
+        c.arg(s.join("s6svc"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    });
+    wait_until(T, "s6svc up", || {
+        tend_proto::StatusRecord::read(&s.join("s6svc"))
+            .ok()
+            .filter(|r| r.is_up())
+    });
+    let dirs: Vec<String> = ["sd/up", "sd/down", "sd/failing", "never", "killed", "s6svc"]
+        .iter()
+        .map(|d| s.join(d).to_str().unwrap().to_string())
+        .collect();
+    let summary = |flag: Option<&str>| {
+        let mut c = cmd("tend-summary");
+        c.args(flag).args(&dirs);
+        run(c)
+    };
+    let o = summary(None);
+    assert_code(&o, 1);
+    let t = text(&o.stdout);
+    assert!(t.starts_with("Service "), "{t}");
+    let cols = |name: &str| -> Vec<String> {
+        line_of(&t, name)
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let up = cols("up");
+    assert_eq!(up[1], "up");
+    assert_eq!(up[2], fleet.status("up").unwrap().pid.to_string());
+    assert_eq!(cols("down")[1..3], ["down", "-"]);
+    assert_eq!(cols("failing")[1], "down");
+    assert!(
+        line_of(&t, "never").contains("supervisor not running"),
+        "{t}"
+    );
+    assert!(
+        line_of(&t, "killed").contains("supervisor not running"),
+        "{t}"
+    );
+    assert_eq!(cols("s6svc")[1], "up");
+    // Header and rows aligned: every row's second column starts where "State" does.
+    let at = t.lines().next().unwrap().find("State").unwrap();
+    for l in t.lines().skip(1) {
+        assert_eq!(&l[at - 2..at], "  ", "{t}");
+        assert_ne!(&l[at..at + 1], " ", "{t}");
+    }
+    let o = summary(Some("-j"));
+    assert_code(&o, 1);
+    let j = text(&o.stdout);
+    for (name, state, ok) in [
+        ("up", "up", true),
+        ("down", "down", true),
+        ("failing", "down", false),
+        ("never", "supervisor not running", false),
+        ("killed", "supervisor not running", false),
+        ("s6svc", "up", true),
+    ] {
+        let want = format!("{{\"service\":\"{name}\",\"state\":\"{state}\",\"ok\":{ok},");
+        assert!(j.contains(&want), "{want}\n{j}");
+    }
+    assert!(j.starts_with("[\n{") && j.ends_with("}\n]\n"), "{j}");
+    let o = summary(Some("-p"));
+    assert_code(&o, 1);
+    let p = text(&o.stdout);
+    for l in [
+        "tend_service_up{service=\"up\"} 1\n",
+        "tend_service_up{service=\"failing\"} 0\n",
+        "tend_service_wanted_up{service=\"failing\"} 1\n",
+        "tend_service_supervised{service=\"never\"} 0\n",
+        "tend_service_ok{service=\"down\"} 1\n",
+        "tend_service_state{service=\"killed\",state=\"not_supervised\"} 1\n",
+    ] {
+        assert!(p.contains(l), "{l}{p}");
+    }
+    prometheus_parses(&p);
+    // Only the healthy ones: exit 0. The scan dir itself as the operand.
+    let o = tend("tend-summary", [s.join("sd/up"), s.join("sd/down")]);
+    assert_code(&o, 0);
+    std::fs::remove_dir_all(s.join("sd/failing")).unwrap();
+    let o = tend("tend-summary", [&fleet.dir]);
+    let t = text(&o.stdout);
+    assert_eq!(t.lines().count(), 3, "{t}");
+    assert_code(&o, 0);
+    let o = run({
+        let mut c = cmd("tend-summary");
+        c.env("TEND_SCANDIR", &fleet.dir);
+        c
+    });
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), t);
+}
+
+#[test]
+fn summary_bad_usage_and_missing_dir() {
+    let o = tend("tend-summary", ["-j", "-p", "x"]);
+    assert_code(&o, 100);
+    let o = run({
+        let mut c = cmd("tend-summary");
+        c.env_remove("TEND_SCANDIR");
+        c
+    });
+    assert_code(&o, 100);
+    let o = tend("tend-summary", ["/nonexistent/scan"]);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-summary: fatal: unable to list /nonexistent/scan: No such file or directory\n"
+    );
+}
