@@ -269,8 +269,9 @@ impl Supervisor {
     fn wait_and_dispatch(&mut self) {
         let t = now();
         let timeout = match self.core.next_deadline() {
-            Some(d) if d <= t.mono => PollTimeout::ZERO,
-            Some(d) => PollTimeout::try_from(d - t.mono).unwrap_or(PollTimeout::MAX),
+            Some(d) => tend_sys::deadline::ms_rounded_up(std::time::Duration::from_millis(
+                d.saturating_sub(t.mono),
+            )),
             None => PollTimeout::NONE,
         };
         let (sig_ready, ctl_ready, note_ready) = {
