@@ -329,106 +329,140 @@ fn svc_state_letters_change_status_files_and_events() {
     assert_eq!(ev.text(), format!("su{}dDx", "dDu".repeat(5)));
 }
 
-#[test]
-fn svc_w_waits_for_the_state() {
-    let s = Scratch::new("cl-wait");
-    // readiness and ./finish's end are gated by files the test creates
-    let run =
-        "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
-    let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
-    let dir = ServiceDir::new(s.join("sv"))
-        .run(run)
-        .finish(fin)
-        .notification_fd(3)
-        .down()
-        .path();
-    let gate = |name: &str, open: bool| {
-        let p = dir.join(name);
+/// A service under s6-supervise whose readiness and whose ./finish's end wait for the
+/// files `go-ready` and `go-finish` (both there at first); normally down.
+struct Gated {
+    _s: Scratch,
+    dir: PathBuf,
+    _sup: Supervised,
+}
+
+impl Gated {
+    fn new(name: &str) -> Gated {
+        let s = Scratch::new(name);
+        let run =
+            "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
+        let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
+        let dir = ServiceDir::new(s.join("sv"))
+            .run(run)
+            .finish(fin)
+            .notification_fd(3)
+            .down()
+            .path();
+        let sup = Supervised::start("s6-supervise", &dir);
+        let g = Gated {
+            _s: s,
+            dir,
+            _sup: sup,
+        };
+        g.gate("go-ready", true);
+        g.gate("go-finish", true);
+        g
+    }
+
+    fn gate(&self, name: &str, open: bool) {
+        let p = self.dir.join(name);
         if open {
             std::fs::write(p, "").unwrap();
         } else {
             let _ = std::fs::remove_file(p);
         }
-    };
-    let _sup = Supervised::start("s6-supervise", &dir);
-    gate("go-ready", true);
-    gate("go-finish", true);
+    }
 
-    let o = client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    /// tend-svc with these arguments on the service.
+    fn svc(&self, args: &[&str]) -> Output {
+        client("tend-svc", args, &self.dir)
+    }
+}
+
+#[test]
+fn svc_w_waits_for_up_ready_and_down() {
+    let g = Gated::new("cl-wait");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    let r = status(dir);
     assert!(is_up(&r) && r.ready, "-wU returns once up and ready: {r:?}");
 
-    gate("go-finish", false);
-    let o = client("tend-svc", &["-wd", "-T", "10000", "-d"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    g.gate("go-finish", false);
+    assert_code(&g.svc(&["-wd", "-T", "10000", "-d"]), 0);
+    let r = status(dir);
     assert!(
         !is_up(&r) && r.finishing,
         "-wd returns while ./finish runs: {r:?}"
     );
-    gate("go-finish", true);
-    wait_status(&dir, "finished", |r| r.pid == 0);
+    g.gate("go-finish", true);
+    wait_status(dir, "finished", |r| r.pid == 0);
 
-    gate("go-ready", false);
-    let o = client("tend-svc", &["-wu", "-T", "10000", "-u"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    g.gate("go-ready", false);
+    assert_code(&g.svc(&["-wu", "-T", "10000", "-u"]), 0);
+    let r = status(dir);
     assert!(is_up(&r) && !r.ready, "-wu returns before readiness: {r:?}");
-    gate("go-ready", true);
-    assert_code(&client("tend-svc", &["-wU", "-T", "10000"], &dir), 0);
-    assert!(status(&dir).ready);
+    g.gate("go-ready", true);
+    assert_code(&g.svc(&["-wU", "-T", "10000"]), 0);
+    assert!(status(dir).ready);
+}
 
-    // -wD does not return while ./finish runs
-    gate("go-finish", false);
+#[test]
+fn svc_w_big_d_waits_for_finish() {
+    let g = Gated::new("cl-wait-D");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    g.gate("go-finish", false);
     let mut waiter = cmd("tend-svc");
     waiter
         .args(["-wD", "-T", "10000", "-d"])
-        .arg(&dir)
+        .arg(dir)
         .stderr(Stdio::piped());
     let mut waiter = waiter.spawn().unwrap();
-    wait_status(&dir, "finishing", |r| r.finishing);
+    wait_status(dir, "finishing", |r| r.finishing);
     assert!(
         waiter.try_wait().unwrap().is_none(),
         "-wD returned during ./finish"
     );
-    gate("go-finish", true);
+    g.gate("go-finish", true);
     let o = waiter.wait_with_output().unwrap();
     assert_code(&o, 0);
-    let r = status(&dir);
+    let r = status(dir);
     assert!(r.pid == 0 && !r.finishing && r.ready, "-wD: {r:?}");
+}
 
-    assert_code(&client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir), 0);
-    let old = status(&dir).pid;
-    let o = client("tend-svc", &["-wR", "-T", "10000", "-r"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+#[test]
+fn svc_w_waits_for_a_restart() {
+    let g = Gated::new("cl-wait-r");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    let old = status(dir).pid;
+    assert_code(&g.svc(&["-wR", "-T", "10000", "-r"]), 0);
+    let r = status(dir);
     assert!(
         is_up(&r) && r.ready && r.pid != old,
         "-wR: a new, ready pid: {r:?}"
     );
-    gate("go-ready", false);
+    g.gate("go-ready", false);
     let old = r.pid;
-    let o = client("tend-svc", &["-wr", "-T", "10000", "-r"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    assert_code(&g.svc(&["-wr", "-T", "10000", "-r"]), 0);
+    let r = status(dir);
     assert!(
         is_up(&r) && !r.ready && r.pid != old,
         "-wr: a new pid: {r:?}"
     );
+}
 
-    // no letters: only wait; -T expires
+#[test]
+fn svc_w_without_letters_only_waits_until_the_timeout() {
+    let g = Gated::new("cl-wait-T");
+    g.gate("go-ready", false);
+    assert_code(&g.svc(&["-wu", "-T", "10000", "-u"]), 0);
     let t0 = Instant::now();
-    let o = client("tend-svc", &["-wU", "-T", "300"], &dir);
+    let o = g.svc(&["-wU", "-T", "300"]);
     assert_code(&o, 99);
     assert_eq!(text(&o.stderr), "tend-svc: fatal: timed out\n");
     assert!(t0.elapsed() >= Duration::from_millis(300));
-    gate("go-ready", true);
-    assert_code(&client("tend-svc", &["-wU"], &dir), 0);
-    let o = client("tend-svc", &["-wd", "-T", "200"], &dir);
-    assert_code(&o, 99);
+    g.gate("go-ready", true);
+    assert_code(&g.svc(&["-wU"]), 0);
+    assert_code(&g.svc(&["-wd", "-T", "200"]), 99);
     // nothing left behind in event/
-    let left: Vec<_> = std::fs::read_dir(dir.join("event"))
+    let left: Vec<_> = std::fs::read_dir(g.dir.join("event"))
         .unwrap()
         .flatten()
         .collect();
