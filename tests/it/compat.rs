@@ -10,7 +10,6 @@
 //! Not covered here (see clients.rs and the supervisor's own tests): signals sent to the
 //! supervisor, lock-fd, timeout-kill/timeout-finish, max-death-tally.
 
-use crate::clients::{Clients, Events, S6, TEND, client, neutral_text};
 use crate::common::*;
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -249,7 +248,7 @@ fn matrix_tend_supervise_tend_clients() {
 fn signal_letters_with_every_supervisor_and_client() {
     for supervisor in SUPERVISORS {
         for cl in [S6, TEND] {
-            crate::clients::signal_letters(supervisor, cl.svc);
+            signal_letters(supervisor, cl.svc);
         }
     }
 }
@@ -351,7 +350,7 @@ fn down_signal_is_parsed_as_s6_supervise_parses_it() {
         std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(dir.join("down-signal"), value).unwrap();
         let _sup = Supervised::start(supervisor, &dir);
-        crate::clients::wait_status(&dir, "up", crate::clients::is_up);
+        wait_status(&dir, "up", is_up);
         // The shell sets its traps before its first sleep.
         std::thread::sleep(Duration::from_millis(300));
         assert_code(&tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]), 0);

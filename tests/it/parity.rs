@@ -13,7 +13,6 @@
 //! on a real terminal (^C there reaches the whole foreground group; `timeout -s INT`
 //! signals the group it made, which is the same set of processes).
 
-use crate::clients::{Clients, S6, TEND};
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -479,7 +478,7 @@ fn who_may(cl: Clients, user: &str, group: &str, dir: &Path) {
         "subscribe to events for",
         dir,
     );
-    let r = crate::clients::status(dir);
+    let r = status(dir);
     assert!(is_up(&r) && r.pid == pid && r.want_up, "{r:?}");
     // -g: the group reads the status, and still may not control.
     set(&["-g", group]);

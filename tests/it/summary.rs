@@ -5,48 +5,8 @@
 //! The unhealthy and permanently-failed states are tested with the watcher and the
 //! restart policy in check.rs. Not tested: "finishing" (a ./finish caught running).
 
-use crate::check::{Fleet, T};
 use crate::common::*;
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// Parse Prometheus text with prometheus_client (pip install prometheus_client; CI does)
-/// and check every sample has a service label.
-pub fn prometheus_parses(exposition: &str) {
-    require("python3");
-    let script = r#"
-import sys
-from prometheus_client.parser import text_string_to_metric_families
-n = 0
-for fam in text_string_to_metric_families(sys.stdin.read()):
-    assert fam.type == "gauge", fam
-    for s in fam.samples:
-        assert "service" in s.labels, s
-        n += 1
-print(n)
-"#;
-    let mut c = Command::new("python3");
-    c.args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(exposition.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "prometheus_client refused the exposition (pip install prometheus_client):\n{}\n{}",
-        text(&o.stderr),
-        exposition
-    );
-    let n: usize = text(&o.stdout).trim().parse().unwrap();
-    assert!(n > 0, "no samples parsed");
-}
+use std::process::Stdio;
 
 fn line_of<'a>(table: &'a str, name: &str) -> &'a str {
     table
@@ -72,7 +32,7 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
     for n in ["up", "down", "failing"] {
         fleet.wait_supervised(n);
     }
-    wait_until(T, "up to be up", || {
+    wait_until(FLEET_PATIENCE, "up to be up", || {
         fleet.status("up").filter(|s| s.is_up())
     });
     // A tend-supervise killed with SIGKILL (its service goes too).
@@ -84,14 +44,14 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
             .stderr(Stdio::null());
         c
     });
-    let kpid = wait_until(T, "killed/ up", || {
+    let kpid = wait_until(FLEET_PATIENCE, "killed/ up", || {
         tend_proto::StatusRecord::read(&s.join("killed"))
             .ok()
             .filter(|r| r.is_up())
     })
     .pid;
     killed.signal(nix::sys::signal::Signal::SIGKILL);
-    killed.wait_exit(T).unwrap();
+    killed.wait_exit(FLEET_PATIENCE).unwrap();
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(kpid as i32),
         nix::sys::signal::Signal::SIGKILL,
@@ -104,7 +64,7 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
             .stderr(Stdio::null());
         c
     });
-    wait_until(T, "s6svc up", || {
+    wait_until(FLEET_PATIENCE, "s6svc up", || {
         tend_proto::StatusRecord::read(&s.join("s6svc"))
             .ok()
             .filter(|r| r.is_up())
