@@ -5,6 +5,7 @@ mod clients;
 mod common;
 mod compat;
 mod docs;
+mod guest;
 mod init;
 mod log;
 mod parity;

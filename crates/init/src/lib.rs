@@ -170,7 +170,7 @@ fn run_stages(
         settings,
         say,
         sigfd,
-        env: tend_sys::exec::current_env(),
+        env: guest_env(tend_sys::exec::current_env(), guest),
         pid1,
         // A guest's console is not a terminal init controls.
         tty: !guest && nix::unistd::isatty(0).unwrap_or(false),
@@ -211,6 +211,14 @@ fn run_stages(
         0
     };
     Ok((code, init.action.unwrap_or(Action::Poweroff)))
+}
+
+/// A kernel starts init with HOME and TERM only: give the children a PATH.
+fn guest_env(mut env: Vec<(OsString, OsString)>, guest: bool) -> Vec<(OsString, OsString)> {
+    if guest && !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), "/usr/sbin:/usr/bin:/sbin:/bin".into()));
+    }
+    env
 }
 
 impl Init<'_> {
