@@ -546,7 +546,7 @@ fn slow_vm_acpi_powerdown_and_debug_console() {
 }
 
 #[test]
-fn slow_vm_ctrl_alt_del_reboots_and_a_command_powers_off() {
+fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
     let Some(host) = vm() else { return };
     let s = Scratch::new("guest-cad");
     let img = Image::new(&s, host);
@@ -564,6 +564,20 @@ fn slow_vm_ctrl_alt_del_reboots_and_a_command_powers_off() {
         "{console}"
     );
     assert_stages(&console, "reboot: Restarting system");
+
+    // Halt: the kernel stops but qemu stays (the guard kills it).
+    img.service("ready", "echo tend-test: ready\nexec tend-init -a halt\n");
+    let initrd = img.pack();
+    let q = Qemu::boot(host, host.accel, &initrd, "", &[]).unwrap();
+    q.expect("reboot: System halted", limit(host));
+    let console = q.console();
+    assert!(
+        console.contains("tend-init: info: halt requested by SIGUSR1\n"),
+        "{console}"
+    );
+    assert_stages(&console, "reboot: System halted");
+    drop(q);
+    img.service("ready", "echo tend-test: ready\nexec sleep 100000\n");
 
     // init's arguments: a command, run once; its end powers the guest off.
     img.write(

@@ -218,7 +218,9 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &mut dyn Say)
     {
         mount_missing(mounted, say, "/sys/fs/cgroup", "cgroup2", nsne, None);
     }
-    say.say("info", format_args!("mounted {}", mounted.join(" ")));
+    if !mounted.is_empty() {
+        say.say("info", format_args!("mounted {}", mounted.join(" ")));
+    }
     if let Err(e) = machine::loopback_up() {
         say.say(
             "warning",
