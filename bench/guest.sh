@@ -2,7 +2,7 @@
 # bench/guest.sh — boot time and memory of a qemu guest with tend-init as /init, against
 # a floor (a tiny static C /init), busybox init and s6-svscan as /init after a mount
 # script, same kernel, same services, same initramfs but /init. Method: the docstring of
-# bench/guest.py. The systemd row of issue 14 is not measured here.
+# bench/guest.py. The systemd row (a Debian disk image) is bench/guest-systemd.sh.
 #
 #   cargo build --release && bench/guest.sh        (ROUNDS=7 boots of each by default)
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).

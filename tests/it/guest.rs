@@ -387,9 +387,10 @@ fn limit(host: &Host) -> Duration {
     Duration::from_secs(if host.accel == "kvm" { 60 } else { 180 })
 }
 
-/// Every stage line, in order, ending with the kernel's own last word.
+/// Every stage line, in order, then init's last line (drained before reboot(2)), then
+/// the kernel's own last word.
 #[track_caller]
-fn assert_stages(console: &str, last: &str) {
+fn assert_stages(console: &str, farewell: &str, last: &str) {
     let lines = [
         "tend-init: info: mounted /proc /sys /dev /dev/pts /dev/shm /run",
         "tend-init: info: stage 1: init scripts",
@@ -399,7 +400,8 @@ fn assert_stages(console: &str, last: &str) {
         "tend-init: info: syncing and unmounting",
     ];
     let mut at = 0;
-    for l in lines.iter().chain([&last]) {
+    let farewell = format!("tend-init: info: {farewell}\n");
+    for l in lines.iter().chain([&farewell.as_str(), &last]) {
         match console[at..].find(l) {
             Some(i) => at += i + l.len(),
             None => panic!("{l:?} missing or out of order on the console:\n{console}"),
@@ -460,7 +462,7 @@ fn slow_vm_poweroff_requested_from_inside() {
     let st = q.expect_exit(limit(host));
     let console = q.console();
     assert!(st.success(), "{st:?}\n{console}");
-    assert_stages(&console, "reboot: Power down");
+    assert_stages(&console, "powering off", "reboot: Power down");
     assert!(
         console.contains("tend-init: info: poweroff requested by SIGTERM\n"),
         "{console}"
@@ -542,7 +544,7 @@ fn slow_vm_acpi_powerdown_and_debug_console() {
         console.contains("tend-init: info: poweroff requested by SIGPWR\n"),
         "{console}"
     );
-    assert_stages(&console, "reboot: Power down");
+    assert_stages(&console, "powering off", "reboot: Power down");
 }
 
 #[test]
@@ -563,7 +565,7 @@ fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
         console.contains("tend-init: info: reboot requested by SIGINT\n"),
         "{console}"
     );
-    assert_stages(&console, "reboot: Restarting system");
+    assert_stages(&console, "rebooting", "reboot: Restarting system");
 
     // Halt: the kernel stops but qemu stays (the guard kills it).
     img.service("ready", "echo tend-test: ready\nexec tend-init -a halt\n");
@@ -575,7 +577,7 @@ fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
         console.contains("tend-init: info: halt requested by SIGUSR1\n"),
         "{console}"
     );
-    assert_stages(&console, "reboot: System halted");
+    assert_stages(&console, "halting", "reboot: System halted");
     drop(q);
     img.service("ready", "echo tend-test: ready\nexec sleep 100000\n");
 
@@ -595,5 +597,5 @@ fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
         console.contains("tend-init: info: command exited: exit code 3\n"),
         "{console}"
     );
-    assert_stages(&console, "reboot: Power down");
+    assert_stages(&console, "powering off", "reboot: Power down");
 }
