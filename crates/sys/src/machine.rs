@@ -113,9 +113,9 @@ pub fn loopback_up() -> Result<(), Errno> {
         *d = *s as libc::c_char;
     }
     // SAFETY: SIOCGIFFLAGS reads into the ifreq we own, alive for the call.
-    check(unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS, &mut req) })?;
+    check(unsafe { libc::ioctl(fd, libc::SIOCGIFFLAGS as _, &mut req) })?;
     // SAFETY: the kernel just filled ifru_flags (the union member SIOCGIFFLAGS sets).
     unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
     // SAFETY: SIOCSIFFLAGS reads the ifreq we own, alive for the call.
-    check(unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS, &req) })
+    check(unsafe { libc::ioctl(fd, libc::SIOCSIFFLAGS as _, &req) })
 }
