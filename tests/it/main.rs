@@ -7,6 +7,7 @@ mod common;
 mod compat;
 mod docs;
 mod fuzz;
+mod guest;
 mod init;
 mod log;
 mod multicall;

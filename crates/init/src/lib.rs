@@ -18,13 +18,15 @@
 //! What this crate is not: a supervisor (tend-svscan and tend-supervise are), or a
 //! service manager with dependencies (services start together, as in a scan directory).
 
+pub mod guest;
 pub mod settings;
 mod tree;
 
-pub use settings::{OnFailure, Settings};
+pub use guest::{Action, Failure, start};
+pub use settings::{Mode, OnFailure, Settings};
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -56,6 +58,23 @@ const SIGNALS: [Signal; 11] = [
     Signal::SIGTTOU,
     Signal::SIGTTIN,
     Signal::SIGTSTP,
+];
+
+/// A VM guest's init also takes SIGPWR (poweroff), and acts on the stop signals itself
+/// instead of forwarding them.
+const GUEST_SIGNALS: [Signal; 12] = [
+    Signal::SIGCHLD,
+    Signal::SIGTERM,
+    Signal::SIGINT,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+    Signal::SIGWINCH,
+    Signal::SIGTTOU,
+    Signal::SIGTTIN,
+    Signal::SIGTSTP,
+    Signal::SIGPWR,
 ];
 
 /// The scanner, looked for beside our own executable first, then on PATH.
@@ -127,22 +146,39 @@ struct Init<'a> {
     children: bool,
     /// The code a failed stage asks to exit with.
     failure: Option<i32>,
+    /// A VM guest's init: stop signals are acted on, never forwarded.
+    guest: bool,
+    /// Guest: what to do once stopped, set by the first stop signal.
+    action: Option<Action>,
 }
 
 /// Run init through all its stages; the exit code is the command's (128+N when killed by
 /// signal N), a failed stage's, the configured one, or 0 after a clean stop. An `Err` is a
 /// failure to set up the loop itself (nothing was started).
 pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Result<i32, Error> {
-    let sigfd = tend_sys::signals::signalfd(&SIGNALS).map_err(|e| Error::new("signalfd", e))?;
+    run_stages(settings, command, say, false).map(|(code, _)| code)
+}
+
+/// The stages, shared by both modes; a guest also gets back what to do once stopped
+/// (poweroff when nothing asked for anything else).
+fn run_stages(
+    settings: &Settings,
+    command: &[OsString],
+    say: &mut dyn Say,
+    guest: bool,
+) -> Result<(i32, Action), Error> {
+    let set: &[Signal] = if guest { &GUEST_SIGNALS } else { &SIGNALS };
+    let sigfd = tend_sys::signals::signalfd(set).map_err(|e| Error::new("signalfd", e))?;
     let _ = tend_sys::signals::ignore(Signal::SIGPIPE);
     let pid1 = std::process::id() == 1;
     let mut init = Init {
         settings,
         say,
         sigfd,
-        env: tend_sys::exec::current_env(),
+        env: guest_env(tend_sys::exec::current_env(), guest),
         pid1,
-        tty: nix::unistd::isatty(0).unwrap_or(false),
+        // A guest's console is not a terminal init controls.
+        tty: !guest && nix::unistd::isatty(0).unwrap_or(false),
         command: None,
         command_code: None,
         scanner: None,
@@ -153,6 +189,8 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
         stopping: false,
         children: true,
         failure: None,
+        guest,
+        action: None,
     };
     if !pid1 {
         init.become_subreaper();
@@ -164,6 +202,7 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
     if init.carry_on() {
         init.stage2(command);
     }
+    init.stage(format_args!("stage 3: stopping"));
     init.stage3();
     let code = if let Some(c) = settings.exit_code {
         c
@@ -176,12 +215,27 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
     } else {
         0
     };
-    Ok(code)
+    Ok((code, init.action.unwrap_or(Action::Poweroff)))
+}
+
+/// A kernel starts init with HOME and TERM only: give the children a PATH.
+fn guest_env(mut env: Vec<(OsString, OsString)>, guest: bool) -> Vec<(OsString, OsString)> {
+    if guest && !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), "/usr/sbin:/usr/bin:/sbin:/bin".into()));
+    }
+    env
 }
 
 impl Init<'_> {
     fn info(&mut self, msg: fmt::Arguments<'_>) {
         self.say.say("info", msg);
+    }
+
+    /// A guest's console line for each stage (a container's stderr stays as it was).
+    fn stage(&mut self, msg: fmt::Arguments<'_>) {
+        if self.guest {
+            self.say.say("info", msg);
+        }
     }
 
     fn warn(&mut self, msg: fmt::Arguments<'_>) {
@@ -217,6 +271,7 @@ impl Init<'_> {
     // ---- stage 1 -------------------------------------------------------------------
 
     fn stage1(&mut self) {
+        self.stage(format_args!("stage 1: init scripts"));
         if let Some(dir) = self.settings.env_dir.clone()
             && let Err(e) = tree::save_env(&dir, &self.env)
         {
@@ -314,15 +369,25 @@ impl Init<'_> {
     fn start_services(&mut self, has_command: bool) {
         let src = self.settings.services_dir.clone();
         let dst = self.settings.scan_dir.clone();
-        match tree::list(&src) {
-            Ok(v) if v.is_empty() => return,
-            Ok(_) => {}
-            Err(e) if e.errno == Errno::ENOENT => return,
+        let console = self.settings.console.clone().filter(|_| self.guest);
+        let have = match tree::list(&src) {
+            Ok(v) => !v.is_empty(),
+            Err(e) if e.errno == Errno::ENOENT => false,
             Err(e) => return self.fatal(SYSTEM, format_args!("{e}")),
+        };
+        if !have && console.is_none() {
+            return;
         }
-        if let Err(e) = tree::mirror(&src, &dst) {
+        if have && let Err(e) = tree::mirror(&src, &dst) {
             return self.fatal(SYSTEM, format_args!("{e}"));
         }
+        if let Some(tty) = console
+            && let Err(e) = guest::console_service(&dst, &tty)
+        {
+            // A debug aid: the guest boots without it.
+            self.warn(format_args!("{e}"));
+        }
+        self.stage(format_args!("stage 2: starting services"));
         // Without a command and without a limit nobody waits for the services.
         let wait = has_command || self.settings.services_wait.is_some();
         let services = if wait {
@@ -378,6 +443,9 @@ impl Init<'_> {
         drop(null);
         if wait {
             self.wait_for_services(&services, subs);
+            if self.carry_on() {
+                self.stage(format_args!("services up"));
+            }
         }
     }
 
@@ -472,7 +540,13 @@ impl Init<'_> {
                 return self.fatal(SYSTEM, format_args!("unable to fork: {}", e.desc()));
             }
         }
-        self.wait_while(None, |i| i.command.is_some());
+        // A guest's stop signals stop init, not only the command (stage 3 signals it).
+        self.wait_while(None, |i| i.command.is_some() && i.stop.is_none());
+        if self.guest
+            && let Some(code) = self.command_code
+        {
+            self.stage(format_args!("command exited: exit code {code}"));
+        }
     }
 
     // ---- stage 3 -------------------------------------------------------------------
@@ -498,6 +572,7 @@ impl Init<'_> {
         if let Some(pid) = self.scanner {
             // As tend-svscanctl -t: supervisors bring their services down, loggers drain
             // their pipes and exit last.
+            self.stage(format_args!("stopping services"));
             let sent = tend_proto::control::send_in(
                 &self.settings.scan_dir,
                 tend_proto::servicedir::SVSCAN,
@@ -514,11 +589,13 @@ impl Init<'_> {
         // left means no process left, and nothing to walk /proc for.
         self.reap();
         if self.children {
+            self.stage(format_args!("sending SIGTERM to every process"));
             self.signal_all(Signal::SIGTERM);
             self.signal_all(Signal::SIGCONT);
             let deadline = Instant::now() + self.settings.kill_grace;
             self.wait_while(Some(deadline), |i| i.children);
             if self.children {
+                self.stage(format_args!("sending SIGKILL to every process"));
                 self.signal_all(Signal::SIGKILL);
                 let deadline = Instant::now() + Duration::from_secs(2);
                 self.wait_while(Some(deadline), |i| i.children);
@@ -560,15 +637,7 @@ impl Init<'_> {
 
     /// As `turn`, also waking when one of `events` (service subscriptions) is readable.
     fn turn_with(&mut self, deadline: Option<Instant>, events: &[Subscription]) {
-        let timeout = match deadline {
-            None => PollTimeout::NONE,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                // Round up so we never wake a hair early and spin.
-                let ms = left.as_millis() + u128::from(left.subsec_nanos() % 1_000_000 != 0);
-                PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
-            }
-        };
+        let timeout = tend_sys::deadline::poll_timeout(deadline, Instant::now());
         let polled = if events.is_empty() {
             let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
             poll(&mut fds, timeout)
@@ -610,6 +679,20 @@ impl Init<'_> {
         match sig {
             Signal::SIGCHLD => self.reap(),
             Signal::SIGTTOU | Signal::SIGTTIN | Signal::SIGTSTP => {}
+            _ if self.guest => {
+                let Some(action) = Action::of_signal(sig) else {
+                    return;
+                };
+                if self.stopping || self.action.is_some() {
+                    return;
+                }
+                self.action = Some(action);
+                self.stop = Some(sig);
+                self.stage(format_args!("{} requested by {sig}", action.name()));
+                if let Some(pid) = self.script {
+                    let _ = kill(pid, Signal::SIGTERM);
+                }
+            }
             _ => {
                 if let Some(pid) = self.command {
                     let target = if self.settings.signal_group {

@@ -1,6 +1,7 @@
-//! tend-init's settings: each one an option letter and a `TEND_*` environment variable
-//! (for Dockerfiles), the option winning. One table names them all, so `-h`, the parser
-//! and the man page cannot drift apart.
+//! tend-init's settings: each one an option letter, a `TEND_*` environment variable
+//! (for Dockerfiles) and, in a VM guest, a `tend.*` kernel command-line parameter; the
+//! option beats the parameter, which beats the variable. One table names them all, so
+//! `-h`, the parser and the man page cannot drift apart.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -14,6 +15,14 @@ pub enum OnFailure {
     Stop,
     /// Say so on stderr and carry on.
     Warn,
+}
+
+/// Container or VM guest; `Auto` decides at start (guest::detect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Auto,
+    Container,
+    Guest,
 }
 
 /// Every setting, with its default applied.
@@ -45,6 +54,12 @@ pub struct Settings {
     pub signal_group: bool,
     /// Exit with this code whatever the command did.
     pub exit_code: Option<i32>,
+    /// Container or VM guest.
+    pub mode: Mode,
+    /// Guest: the host name (None: /etc/hostname, if any).
+    pub hostname: Option<OsString>,
+    /// Guest: a tty to run a debug shell on, respawned.
+    pub console: Option<PathBuf>,
 }
 
 /// How one setting is given: option letter, environment variable, value name, default
@@ -58,7 +73,7 @@ pub struct Entry {
 }
 
 /// The table `-h` prints and the parser reads; in usage order.
-pub const TABLE: [Entry; 13] = [
+pub const TABLE: [Entry; 16] = [
     Entry {
         letter: 'i',
         var: "TEND_INIT_DIR",
@@ -150,10 +165,60 @@ pub const TABLE: [Entry; 13] = [
         default: "the command's",
         what: "exit with this code",
     },
+    Entry {
+        letter: 'm',
+        var: "TEND_MODE",
+        value: "auto|container|guest",
+        default: "auto",
+        what: "guest: PID 1 of a kernel (auto: PID 1 without /proc)",
+    },
+    Entry {
+        letter: 'n',
+        var: "TEND_HOSTNAME",
+        value: "name",
+        default: "/etc/hostname",
+        what: "guest: set the host name",
+    },
+    Entry {
+        letter: 'C',
+        var: "TEND_CONSOLE",
+        value: "tty",
+        default: "none",
+        what: "guest: run a debug shell on this tty, respawned",
+    },
 ];
 
 /// getopt's spec for the table, plus `-h`.
-pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:";
+/// `-a action` is not a setting: it asks a running guest init to stop.
+pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:a:";
+
+/// The kernel command-line parameter of a variable: `TEND_KILL_GRACETIME` is
+/// `tend.kill_gracetime`.
+pub fn param_of(var: &str) -> String {
+    format!(
+        "tend.{}",
+        var.trim_start_matches("TEND_").to_ascii_lowercase()
+    )
+}
+
+/// The `tend.*` parameters of a kernel command line as the variables they stand for
+/// (`tend.hostname=vm1` → `TEND_HOSTNAME`, `vm1`); unknown ones are left out.
+pub fn kernel_params(cmdline: &[u8]) -> Vec<(OsString, OsString)> {
+    let mut out = Vec::new();
+    for word in cmdline.split(|b| b.is_ascii_whitespace()) {
+        let Some(eq) = word.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        let (name, value) = (&word[..eq], &word[eq + 1..]);
+        if let Some(e) = TABLE.iter().find(|e| param_of(e.var).as_bytes() == name) {
+            out.push((
+                OsString::from(e.var),
+                OsStr::from_bytes(value).to_os_string(),
+            ));
+        }
+    }
+    out
+}
 
 /// A setting that does not parse: which one, and the text given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,6 +331,24 @@ impl Settings {
             kill_grace: ms('k', 2000)?,
             signal_group,
             exit_code,
+            mode: match get('m') {
+                None => Mode::Auto,
+                Some((name, v)) => match v.as_bytes() {
+                    b"auto" => Mode::Auto,
+                    b"container" => Mode::Container,
+                    b"guest" => Mode::Guest,
+                    _ => return Err(bad(name, &v)),
+                },
+            },
+            hostname: get('n').map(|(_, v)| v),
+            console: get('C').map(|(_, v)| {
+                let p = PathBuf::from(v);
+                if p.is_absolute() {
+                    p
+                } else {
+                    PathBuf::from("/dev").join(p)
+                }
+            }),
         })
     }
 }
@@ -343,6 +426,9 @@ mod tests {
             ("TEND_KILL_GRACETIME", "3"),
             ("TEND_SIGNAL_GROUP", "1"),
             ("TEND_EXIT_CODE", "9"),
+            ("TEND_MODE", "guest"),
+            ("TEND_HOSTNAME", "vm1"),
+            ("TEND_CONSOLE", "ttyS1"),
         ]);
         let s = Settings::resolve(&[], &e, true).unwrap();
         assert_eq!(
@@ -361,6 +447,9 @@ mod tests {
                 kill_grace: Duration::from_millis(3),
                 signal_group: true,
                 exit_code: Some(9),
+                mode: Mode::Guest,
+                hostname: Some("vm1".into()),
+                console: Some("/dev/ttyS1".into()),
             }
         );
         // The table lists exactly these variables, and every letter of SPEC but h.
@@ -379,6 +468,30 @@ mod tests {
         assert_eq!(err.to_string(), "invalid TEND_KILL_GRACETIME: 3s");
         let err = Settings::resolve(&[opt('c', "256")], &[], true).unwrap_err();
         assert_eq!(err.to_string(), "invalid -c: 256");
+    }
+
+    #[test]
+    fn kernel_parameters_stand_for_variables() {
+        let p = kernel_params(
+            b"console=ttyS0 quiet tend.hostname=vm1 tend.console=/dev/ttyS1 tend.nope=1 \
+              tend.kill_gracetime=50 tend.mode\n",
+        );
+        assert_eq!(
+            p,
+            env(&[
+                ("TEND_HOSTNAME", "vm1"),
+                ("TEND_CONSOLE", "/dev/ttyS1"),
+                ("TEND_KILL_GRACETIME", "50"),
+            ])
+        );
+        // The parameter beats the variable (it comes later), the option beats both.
+        let mut e = env(&[("TEND_HOSTNAME", "fromenv")]);
+        e.extend(p);
+        let s = Settings::resolve(&[], &e, false).unwrap();
+        assert_eq!(s.hostname, Some("vm1".into()));
+        assert_eq!(s.kill_grace, Duration::from_millis(50));
+        let s = Settings::resolve(&[opt('n', "opt")], &e, false).unwrap();
+        assert_eq!(s.hostname, Some("opt".into()));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 /// # Safety
 /// `fd` must be fresh from a successful `open`/`openat`/`dup`/`socket` call, owned by
 /// nothing else, and its raw number must not be closed elsewhere afterwards.
-unsafe fn own(fd: RawFd) -> OwnedFd {
+pub(crate) unsafe fn own(fd: RawFd) -> OwnedFd {
     // SAFETY: the caller guarantees fd is open and owned by nobody else.
     unsafe { OwnedFd::from_raw_fd(fd) }
 }

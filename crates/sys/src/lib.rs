@@ -21,6 +21,7 @@ pub mod error;
 pub mod exec;
 pub mod fd;
 pub mod localtime;
+pub mod machine;
 pub mod process;
 pub mod regex;
 pub mod signals;

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""bench/guest.py: boot time and memory of a VM guest with tend-init as /init, against a
+floor (a tiny static C /init), busybox init and s6-svscan as /init after a mount script,
+in the same run. Called by bench/guest.sh, which checks the tools and builds the floor.
+
+One initramfs tree (uncompressed newc): busybox, the tend programs, s6 with its shared
+libraries, the same two services (`ready`, and `logged` with a tend-log logger); the
+variants differ only in /init (and busybox init's /etc/inittab):
+- floor: mounts /proc and /dev, marks, runs the report;
+- tend-init: /init is tend-init (guest mode: its own mounts, lo, hostname);
+- busybox init: /init -> busybox, inittab runs /bench/mounts then the two services;
+- s6-svscan: /init is a shell script: /bench/mounts, copy the services to /run/service,
+  exec s6-svscan.
+/bench/mounts does what tend-init does in guest mode (proc, sys, devtmpfs, devpts, shm,
+/run, cgroup2, lo up, hostname).
+The `ready` service writes `tend-bench-ready` to /dev/kmsg and `BENCH-READY` on the
+console, then /bench/report prints the kernel's timestamps of `Run /init as init process`
+and of the marker (printk times: in-guest, /init -> ready), MemTotal - MemAvailable
+after one second, and PID 1's Pss, then powers off (sysrq o: the same for all).
+Outside: qemu start -> BENCH-READY on the serial console. Rounds are interleaved;
+medians; ratios against the floor and tend-init.
+"""
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
+ROUNDS = int(os.environ.get("ROUNDS", "7"))
+TMP = tempfile.mkdtemp(prefix="bench-guest-")
+ROOT = os.path.join(TMP, "root")
+
+
+def write(rel, text, mode=0o755):
+    p = os.path.join(ROOT, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        f.write(text)
+    os.chmod(p, mode)
+
+
+def copy(src, rel):
+    dst = os.path.join(ROOT, rel)
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    shutil.copy(src, dst)
+
+
+def libs(prog):
+    out = subprocess.run(["ldd", prog], capture_output=True, text=True).stdout
+    return re.findall(r"(/\S+) \(0x", out)
+
+
+def build_tree():
+    for d in ["proc", "sys", "dev", "run", "etc", "tmp"]:
+        os.makedirs(os.path.join(ROOT, d), exist_ok=True)
+    bb = shutil.which("busybox")
+    copy(bb, "bin/busybox")
+    for applet in subprocess.run([bb, "--list"], capture_output=True, text=True).stdout.split():
+        link = os.path.join(ROOT, "bin", applet)
+        if not os.path.lexists(link):
+            os.symlink("busybox", link)
+    for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log"]:
+        subprocess.run(["strip", "-o", os.path.join(ROOT, "bin", p), os.path.join(BIN, p)], check=True)
+    for p in ["s6-svscan", "s6-supervise"]:
+        copy(shutil.which(p), "usr/bin/" + p)
+        for lib in libs(shutil.which(p)):
+            copy(lib, lib.lstrip("/"))
+    copy(FLOOR, "bench/floor")
+    write("etc/hostname", "bench\n", 0o644)
+    write("bench/mounts", """#!/bin/sh
+mount -t proc -o nosuid,nodev,noexec proc /proc
+mount -t sysfs -o nosuid,nodev,noexec sysfs /sys
+mount -t devtmpfs -o nosuid,mode=0755 devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o nosuid,noexec,gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+mount -t tmpfs -o nosuid,nodev,mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o nosuid,nodev,mode=0755 tmpfs /run
+mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup
+ip link set lo up
+hostname -F /etc/hostname
+""")
+    write("bench/report", """#!/bin/sh
+dmesg | grep -E 'Run /init as init process|tend-bench-ready'
+sleep 1
+awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print "BENCH-MEM " t-a}' /proc/meminfo
+echo "BENCH-PSS $(awk '/^Pss:/{print $2}' /proc/1/smaps_rollup)"
+echo o > /proc/sysrq-trigger
+""")
+    write("etc/tend/services/ready/run", """#!/bin/sh
+echo tend-bench-ready > /dev/kmsg
+echo BENCH-READY
+exec /bench/report
+""")
+    write("etc/tend/services/logged/run", "#!/bin/sh\necho logged\nexec sleep 100000\n")
+    write("etc/tend/services/logged/log/run", "#!/bin/sh\nexec tend-log /run/log\n")
+    write("bench/s6-init", """#!/bin/sh
+/bench/mounts
+cp -a /etc/tend/services /run/service
+PATH=/usr/bin:/bin exec s6-svscan /run/service
+""")
+    write("bench/inittab", """::sysinit:/bench/mounts
+::once:/etc/tend/services/ready/run
+::once:/bin/sh -c 'exec /etc/tend/services/logged/run | exec tend-log /run/log'
+""", 0o644)
+
+
+def pack(variant):
+    init = os.path.join(ROOT, "init")
+    inittab = os.path.join(ROOT, "etc/inittab")
+    for p in [init, inittab]:
+        if os.path.lexists(p):
+            os.remove(p)
+    if variant == "floor":
+        shutil.copy(os.path.join(ROOT, "bench/floor"), init)
+    elif variant == "tend-init":
+        shutil.copy(os.path.join(ROOT, "bin/tend-init"), init)
+    elif variant == "busybox init":
+        os.symlink("bin/busybox", init)
+        shutil.copy(os.path.join(ROOT, "bench/inittab"), inittab)
+    elif variant == "s6-svscan":
+        shutil.copy(os.path.join(ROOT, "bench/s6-init"), init)
+    out = os.path.join(TMP, variant.replace(" ", "-") + ".cpio")
+    subprocess.run(f"cd {ROOT} && find . | cpio -o -H newc --quiet > {out}", shell=True, check=True)
+    return out
+
+
+def boot(initrd):
+    cmd = ["qemu-system-x86_64", "-accel", ACCEL, "-m", "256", "-nographic", "-no-reboot",
+           "-kernel", KERNEL, "-initrd", initrd,
+           "-append", "console=ttyS0 quiet panic=-1 printk.time=1 tend.hostname=bench"]
+    t0 = time.monotonic()
+    q = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    outside = None
+    text = b""
+    deadline = t0 + 300
+    while True:
+        line = q.stdout.readline()
+        if not line:
+            break
+        text += line
+        if outside is None and b"BENCH-READY" in line:
+            outside = time.monotonic() - t0
+        if time.monotonic() > deadline:
+            q.kill()
+            break
+    q.wait()
+    s = text.decode(errors="replace")
+    run = re.search(r"\[\s*([\d.]+)\] Run /init as init process", s)
+    ready = re.search(r"\[\s*([\d.]+)\] tend-bench-ready", s)
+    mem = re.search(r"BENCH-MEM (\d+)", s)
+    pss = re.search(r"BENCH-PSS (\d+)", s)
+    if not (run and ready and mem and pss and outside):
+        sys.exit(f"bench/guest: a boot failed ({initrd}):\n{s}")
+    return {
+        "inside": (float(ready.group(1)) - float(run.group(1))) * 1000,
+        "outside": outside * 1000,
+        "mem": int(mem.group(1)),
+        "pss": int(pss.group(1)),
+    }
+
+
+VARIANTS = ["floor", "tend-init", "busybox init", "s6-svscan"]
+build_tree()
+images = {v: pack(v) for v in VARIANTS}
+results = {v: [] for v in VARIANTS}
+for r in range(ROUNDS):
+    for v in VARIANTS:
+        results[v].append(boot(images[v]))
+shutil.rmtree(TMP)
+
+med = {v: {k: statistics.median(x[k] for x in results[v]) for k in results[v][0]} for v in VARIANTS}
+print(f"accel {ACCEL}, {ROUNDS} interleaved boots each, medians")
+print(f"| /init | /init -> ready (in guest) | qemu start -> ready | MemTotal-MemAvailable | PID 1 Pss |")
+print("|---|---:|---:|---:|---:|")
+for v in VARIANTS:
+    m = med[v]
+    print(f"| {v} | {m['inside']:.1f} ms | {m['outside']:.0f} ms | {m['mem']} kB | {m['pss']} kB |")
+f, t = med["floor"], med["tend-init"]
+print(f"tend-init above the floor (in guest): {t['inside'] - f['inside']:.1f} ms")
+for v in ["busybox init", "s6-svscan"]:
+    o = med[v]
+    print(f"tend-init / {v}: in guest {t['inside'] / o['inside']:.2f}, "
+          f"outside {t['outside'] / o['outside']:.3f}, memory {t['mem'] / o['mem']:.2f}, "
+          f"PID 1 Pss {t['pss'] / o['pss']:.2f}")
+print("spread (min-max, in guest ms): " + ", ".join(
+    f"{v} {min(x['inside'] for x in results[v]):.1f}-{max(x['inside'] for x in results[v]):.1f}"
+    for v in VARIANTS))

@@ -1,0 +1,41 @@
+#!/bin/sh
+# bench/guest.sh — boot time and memory of a qemu guest with tend-init as /init, against
+# a floor (a tiny static C /init), busybox init and s6-svscan as /init after a mount
+# script, same kernel, same services, same initramfs but /init. Method: the docstring of
+# bench/guest.py. The systemd row (a Debian disk image) is bench/guest-systemd.sh.
+#
+#   cargo build --release && bench/guest.sh        (ROUNDS=7 boots of each by default)
+# Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
+# KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
+# else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${TEND_BIN:-$here/target/release}
+for p in tend-init tend-svscan tend-supervise tend-log; do
+    [ -x "$bin/$p" ] || { echo "missing $bin/$p: build with cargo build --release" >&2; exit 100; }
+done
+for p in qemu-system-x86_64 busybox cpio s6-svscan gcc strip; do
+    command -v $p >/dev/null || { echo "missing $p" >&2; exit 100; }
+done
+kernel=$(ls /boot/vmlinuz-* | sort | tail -n 1)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gcc -static -O2 -o "$tmp/floor" "$here/bench/guest-floor.c"
+accel=${ACCEL:-}
+if [ -z "$accel" ]; then
+    accel=tcg
+    # The probe: the floor booted with KVM must power off within 20 s.
+    mkdir -p "$tmp/probe/proc" "$tmp/probe/dev" "$tmp/probe/bench"
+    cp "$tmp/floor" "$tmp/probe/init"
+    printf '#!/bin/busybox sh\necho o > /proc/sysrq-trigger\n' > "$tmp/probe/bench/report"
+    mkdir -p "$tmp/probe/bin" && cp "$(command -v busybox)" "$tmp/probe/bin/busybox"
+    chmod +x "$tmp/probe/bench/report"
+    (cd "$tmp/probe" && find . | cpio -o -H newc --quiet) > "$tmp/probe.cpio"
+    if [ -r /dev/kvm ] && timeout 20 qemu-system-x86_64 -accel kvm -m 256 -nographic -no-reboot \
+        -kernel "$kernel" -initrd "$tmp/probe.cpio" -append "console=ttyS0 quiet panic=-1" \
+        2>&1 | grep -q BENCH-READY; then
+        accel=kvm
+    fi
+fi
+echo "# bench/guest.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $kernel, load: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor"

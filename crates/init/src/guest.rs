@@ -1,0 +1,350 @@
+//! tend-init as the init of a VM guest: the kernel runs it as PID 1 with nothing
+//! mounted. Before the container stages it mounts what is missing (/proc, /sys, /dev,
+//! /dev/pts, /dev/shm, /run, cgroup2), brings up `lo`, names the host and reads its
+//! settings also from the kernel command line (`tend.*`). The stages are the container
+//! ones (`run_stages`), with stop signals acted on instead of forwarded: SIGTERM and
+//! SIGPWR power off, SIGINT (ctrl-alt-del) reboots, SIGUSR1 halts. After stage 3 it
+//! syncs, unmounts (or remounts read-only) what it mounted, drains the console and
+//! calls reboot(2). It never exits: a PID 1 that exits panics the kernel.
+//!
+//! Outside PID 1 (`-m guest` in a test) the machine is left alone: no mounts, no host
+//! name, no reboot(2); init exits as in a container.
+
+use crate::settings::{Mode, Settings, kernel_params};
+use crate::{Say, run_stages};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use tend_sys::Error;
+use tend_sys::machine::{self, RebootCmd};
+
+/// What a stopped guest does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Poweroff,
+    Reboot,
+    Halt,
+}
+
+impl Action {
+    /// SIGTERM and SIGPWR power off, SIGINT (ctrl-alt-del) reboots, SIGUSR1 halts.
+    pub fn of_signal(sig: Signal) -> Option<Action> {
+        match sig {
+            Signal::SIGTERM | Signal::SIGPWR => Some(Action::Poweroff),
+            Signal::SIGINT => Some(Action::Reboot),
+            Signal::SIGUSR1 => Some(Action::Halt),
+            _ => None,
+        }
+    }
+
+    /// The signal `tend-init -a` sends for it.
+    pub fn signal(self) -> Signal {
+        match self {
+            Action::Poweroff => Signal::SIGTERM,
+            Action::Reboot => Signal::SIGINT,
+            Action::Halt => Signal::SIGUSR1,
+        }
+    }
+
+    pub fn parse(s: &OsStr) -> Option<Action> {
+        match s.as_bytes() {
+            b"poweroff" => Some(Action::Poweroff),
+            b"reboot" => Some(Action::Reboot),
+            b"halt" => Some(Action::Halt),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Poweroff => "poweroff",
+            Action::Reboot => "reboot",
+            Action::Halt => "halt",
+        }
+    }
+
+    fn reboot_cmd(self) -> RebootCmd {
+        match self {
+            Action::Poweroff => RebootCmd::PowerOff,
+            Action::Reboot => RebootCmd::Restart,
+            Action::Halt => RebootCmd::Halt,
+        }
+    }
+}
+
+/// `tend-init -a action`: signal the running init (PID 1) and return at once.
+pub fn request(action: Action) -> Result<(), Error> {
+    kill(Pid::from_raw(1), action.signal()).map_err(|e| Error::new("signal PID 1", e))
+}
+
+/// Why tend-init could not start.
+#[derive(Debug)]
+pub enum Failure {
+    /// A setting does not parse (exit 100).
+    Usage(crate::settings::BadSetting),
+    /// The loop could not be set up (exit 111).
+    System(Error),
+}
+
+/// Signs of a container runtime: its PID 1 must never read the host's kernel command
+/// line as its own.
+fn in_container(env: &[(OsString, OsString)]) -> bool {
+    Path::new("/.dockerenv").exists()
+        || Path::new("/run/.containerenv").exists()
+        || env.iter().any(|(k, _)| k == "container")
+}
+
+/// Pick the mode and run: the settings from the options, the kernel command line (a
+/// guest's, never a container's) and the environment. A kernel's PID 1 starts without
+/// /proc: that is how `-m auto` knows it is a guest.
+pub fn start(
+    opts: &[(char, Option<OsString>)],
+    command: &[OsString],
+    env: &[(OsString, OsString)],
+    say: &mut dyn Say,
+) -> Result<i32, Failure> {
+    let pid1 = std::process::id() == 1;
+    let kernel = pid1 && !Path::new("/proc/self").exists();
+    let mut mounted = Vec::new();
+    if kernel {
+        mount_missing(
+            &mut mounted,
+            say,
+            "/proc",
+            "proc",
+            NOSUID_NODEV_NOEXEC,
+            None,
+        );
+    }
+    let maybe_guest = pid1 && !in_container(env);
+    let mut all = env.to_vec();
+    if maybe_guest && let Ok(line) = std::fs::read("/proc/cmdline") {
+        all.extend(kernel_params(&line));
+    }
+    let settings = match Settings::resolve(opts, &all, !command.is_empty()) {
+        Ok(s) => s,
+        // A kernel's init must not exit over a typo on the boot line: say so and boot.
+        Err(e) if maybe_guest => {
+            say.say("warning", format_args!("{e}: using the defaults"));
+            Settings::resolve(&[], &[], !command.is_empty()).map_err(Failure::Usage)?
+        }
+        Err(e) => return Err(Failure::Usage(e)),
+    };
+    let guest = match settings.mode {
+        Mode::Guest => true,
+        Mode::Container => false,
+        Mode::Auto => kernel,
+    };
+    if !guest {
+        return crate::run(&settings, command, say).map_err(Failure::System);
+    }
+    if !pid1 {
+        say.say(
+            "warning",
+            format_args!("guest mode but not PID 1: no mounts, no host name, no reboot(2)"),
+        );
+        return run_stages(&settings, command, say, true)
+            .map(|(code, _)| code)
+            .map_err(Failure::System);
+    }
+    boot(&settings, &mut mounted, say);
+    let action = match run_stages(&settings, command, say, true) {
+        Ok((_, action)) => action,
+        Err(e) => {
+            say.say("fatal", format_args!("{e}"));
+            Action::Poweroff
+        }
+    };
+    shutdown(&mounted, action, say)
+}
+
+const NOSUID_NODEV_NOEXEC: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+
+/// Mount `fstype` on `target` unless something is mounted there already.
+fn mount_missing(
+    mounted: &mut Vec<&'static str>,
+    say: &mut dyn Say,
+    target: &'static str,
+    fstype: &str,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) {
+    if is_mountpoint(target) {
+        return;
+    }
+    let _ = std::fs::create_dir_all(target);
+    match machine::mount(fstype, target, fstype, flags, data) {
+        Ok(()) => mounted.push(target),
+        Err(e) => say.say(
+            "warning",
+            format_args!("unable to mount {fstype} on {target}: {}", e.desc()),
+        ),
+    }
+}
+
+fn is_mountpoint(target: &str) -> bool {
+    std::fs::read("/proc/self/mounts").is_ok_and(|m| {
+        m.split(|&b| b == b'\n')
+            .any(|l| l.split(|&b| b == b' ').nth(1) == Some(target.as_bytes()))
+    })
+}
+
+/// Everything a kernel leaves to init before the stages: mounts, the console as stdio,
+/// `lo`, the host name, ctrl-alt-del as SIGINT.
+fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &mut dyn Say) {
+    let nsne = NOSUID_NODEV_NOEXEC;
+    mount_missing(mounted, say, "/proc", "proc", nsne, None);
+    mount_missing(mounted, say, "/sys", "sysfs", nsne, None);
+    mount_missing(
+        mounted,
+        say,
+        "/dev",
+        "devtmpfs",
+        libc::MS_NOSUID,
+        Some("mode=0755"),
+    );
+    let pts = "gid=5,mode=620,ptmxmode=666";
+    let pts_flags = libc::MS_NOSUID | libc::MS_NOEXEC;
+    mount_missing(mounted, say, "/dev/pts", "devpts", pts_flags, Some(pts));
+    let nsnd = libc::MS_NOSUID | libc::MS_NODEV;
+    mount_missing(mounted, say, "/dev/shm", "tmpfs", nsnd, Some("mode=1777"));
+    mount_missing(mounted, say, "/run", "tmpfs", nsnd, Some("mode=0755"));
+    if std::fs::read("/proc/filesystems")
+        .is_ok_and(|f| f.split(|&b| b == b'\n').any(|l| l.ends_with(b"\tcgroup2")))
+    {
+        mount_missing(mounted, say, "/sys/fs/cgroup", "cgroup2", nsne, None);
+    }
+    if !mounted.is_empty() {
+        say.say("info", format_args!("mounted {}", mounted.join(" ")));
+    }
+    if let Err(e) = machine::loopback_up() {
+        say.say(
+            "warning",
+            format_args!("unable to bring lo up: {}", e.desc()),
+        );
+    }
+    if let Some(name) = host_name(settings) {
+        match machine::set_hostname(name.as_bytes()) {
+            Ok(()) => say.say("info", format_args!("hostname {}", show(&name))),
+            Err(e) => say.say(
+                "warning",
+                format_args!("unable to set the hostname {}: {}", show(&name), e.desc()),
+            ),
+        }
+    }
+    if let Err(e) = machine::disable_cad() {
+        say.say(
+            "warning",
+            format_args!("unable to turn ctrl-alt-del into SIGINT: {}", e.desc()),
+        );
+    }
+}
+
+fn show(s: &OsStr) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(s.as_bytes())
+}
+
+/// The option or parameter, else the first line of /etc/hostname.
+fn host_name(settings: &Settings) -> Option<OsString> {
+    if let Some(n) = &settings.hostname {
+        return Some(n.clone());
+    }
+    let f = std::fs::read("/etc/hostname").ok()?;
+    let line = f.split(|&b| b == b'\n').next()?.trim_ascii();
+    (!line.is_empty()).then(|| OsStr::from_bytes(line).to_os_string())
+}
+
+/// The static service behind `tend.console=TTY`: a shell on the tty, respawned by its
+/// supervisor. The supervisor makes it a session leader, so opening the tty makes it
+/// the shell's controlling terminal (job control, ctrl-c).
+pub(crate) fn console_service(scan_dir: &Path, tty: &Path) -> Result<(), Error> {
+    let dir = scan_dir.join("tend-console");
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, &e))?;
+    let run = dir.join("run");
+    let mut script =
+        b"#!/bin/sh\n# tend-init's debug console (tend.console=)\nexec /bin/sh -i <>".to_vec();
+    script.extend_from_slice(tty.as_os_str().as_bytes());
+    script.extend_from_slice(b" >&0 2>&0\n");
+    std::fs::write(&run, script).map_err(|e| Error::io("write", &run, &e))?;
+    std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io("chmod", &run, &e))
+}
+
+/// After stage 3: sync, unmount (or remount read-only) what init mounted and the root,
+/// drain the console so the last line is not lost, reboot(2). Never returns.
+fn shutdown(mounted: &[&'static str], action: Action, say: &mut dyn Say) -> ! {
+    say.say("info", format_args!("syncing and unmounting"));
+    machine::sync();
+    for target in mounted.iter().rev() {
+        if machine::umount(target).is_err()
+            && let Err(e) = machine::remount_ro(target)
+        {
+            say.say(
+                "warning",
+                format_args!("unable to unmount {target}: {}", e.desc()),
+            );
+        }
+    }
+    // The root of an initramfs cannot be made read-only, and need not be.
+    let _ = machine::remount_ro("/");
+    machine::sync();
+    say.say("info", format_args!("{}", Farewell(action)));
+    for fd in [1, 2] {
+        if let Ok(fd) = tend_sys::fd::inherited(fd) {
+            let _ = nix::sys::termios::tcdrain(fd);
+        }
+    }
+    let e = machine::reboot(action.reboot_cmd());
+    say.say(
+        "fatal",
+        format_args!("unable to {}: {}", action.name(), e.desc()),
+    );
+    // Nothing else to do, and exiting would panic the kernel.
+    loop {
+        nix::unistd::pause();
+    }
+}
+
+struct Farewell(Action);
+
+impl fmt::Display for Farewell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.0 {
+            Action::Poweroff => "powering off",
+            Action::Reboot => "rebooting",
+            Action::Halt => "halting",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_and_actions_match() {
+        for a in [Action::Poweroff, Action::Reboot, Action::Halt] {
+            assert_eq!(Action::of_signal(a.signal()), Some(a));
+            assert_eq!(Action::parse(OsStr::new(a.name())), Some(a));
+        }
+        assert_eq!(Action::of_signal(Signal::SIGPWR), Some(Action::Poweroff));
+        assert_eq!(Action::of_signal(Signal::SIGHUP), None);
+        assert_eq!(Action::parse(OsStr::new("off")), None);
+    }
+
+    #[test]
+    fn the_console_service_opens_its_tty() {
+        let dir = std::env::temp_dir().join(format!("tend-guest-{}", std::process::id()));
+        console_service(&dir, Path::new("/dev/ttyS1")).unwrap();
+        let run = std::fs::read_to_string(dir.join("tend-console/run")).unwrap();
+        assert!(
+            run.ends_with("exec /bin/sh -i <>/dev/ttyS1 >&0 2>&0\n"),
+            "{run}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

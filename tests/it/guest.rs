@@ -1,0 +1,601 @@
+//! tend-init as a VM guest's init. The `slow_vm_*` tests boot a real kernel in qemu with
+//! an initramfs built here (tend-init as /init, busybox for the scripts), read the serial
+//! console and drive the machine from the qemu monitor. KVM when a bounded probe boot
+//! works, software emulation otherwise; skipped, with the reason, only when qemu, a
+//! kernel or busybox is missing (CI installs them). Run them alone with
+//! `cargo test --test it -- guest::slow_vm`.
+
+use crate::common::*;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Outside PID 1, guest mode runs the stages with the guest's signal meanings but
+/// leaves the machine alone: SIGTERM stops everything instead of being forwarded.
+#[test]
+fn guest_mode_outside_pid1_acts_on_sigterm_and_leaves_the_machine_alone() {
+    let s = Scratch::new("guest-nopid1");
+    let before = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let mut c = cmd("tend-init");
+    c.args(["-m", "guest", "-n", "tend-should-not-be-set", "-e", ""])
+        .arg("-s")
+        .arg(s.join("none"))
+        .arg("-i")
+        .arg(s.join("none"))
+        .arg("-f")
+        .arg(s.join("none"))
+        .args([
+            "-k",
+            "3000",
+            "sh",
+            "-c",
+            "trap '' TERM; echo started; sleep 60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut d = Daemon::start(c);
+    let mut out = d.child.stdout.take().unwrap();
+    let mut buf = [0u8; 8];
+    let n = out.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"started\n");
+    d.signal(nix::sys::signal::Signal::SIGTERM);
+    // The command ignores SIGTERM: forwarding would not stop it; the guest's stage 3
+    // does, with SIGKILL after the kill grace time.
+    let st = d
+        .wait_exit(Duration::from_secs(30))
+        .expect("tend-init exits");
+    let mut err = String::new();
+    d.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(st.code(), Some(137), "{err}");
+    assert!(
+        err.starts_with(
+            "tend-init: warning: guest mode but not PID 1: no mounts, no host name, no reboot(2)\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("tend-init: info: poweroff requested by SIGTERM\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("tend-init: info: sending SIGKILL to every process\n"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap(),
+        before
+    );
+}
+
+#[test]
+fn the_action_option_takes_only_the_three_actions() {
+    let o = tend("tend-init", ["-a", "off"]);
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).starts_with("tend-init: usage: tend-init "));
+}
+
+// ---- the machine -----------------------------------------------------------------------
+
+/// What a VM test needs from the host.
+struct Host {
+    kernel: PathBuf,
+    /// The ACPI power button driver and the input event interface of that kernel
+    /// (modules on Debian), when both are there.
+    modules: Option<[PathBuf; 2]>,
+    busybox: PathBuf,
+    accel: &'static str,
+}
+
+/// The host's means to boot a guest, or why there are none.
+fn host() -> Result<&'static Host, String> {
+    static HOST: OnceLock<Result<Host, String>> = OnceLock::new();
+    HOST.get_or_init(find_host).as_ref().map_err(Clone::clone)
+}
+
+fn find_host() -> Result<Host, String> {
+    for p in ["qemu-system-x86_64", "cpio"] {
+        if !have(p) {
+            return Err(format!("{p} is not installed"));
+        }
+    }
+    let mut kernels: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .map_err(|e| format!("/boot: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().starts_with("/boot/vmlinuz-"))
+        .collect();
+    kernels.sort();
+    let kernel = kernels
+        .pop()
+        .ok_or("no kernel in /boot (apt-get install linux-image-amd64)")?;
+    let version = kernel.to_string_lossy()["/boot/vmlinuz-".len()..].to_string();
+    let dir = Path::new("/lib/modules")
+        .join(&version)
+        .join("kernel/drivers");
+    let modules = [dir.join("acpi/button.ko"), dir.join("input/evdev.ko")];
+    let busybox = ["/bin/busybox", "/usr/bin/busybox"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or("busybox is not installed (apt-get install busybox-static)")?;
+    let mut host = Host {
+        kernel,
+        modules: modules.iter().all(|m| m.is_file()).then_some(modules),
+        busybox,
+        accel: "tcg",
+    };
+    host.accel = probe_accel(&host)?;
+    Ok(host)
+}
+
+/// KVM if a bounded boot with it reaches the services (a nested software KVM can hang
+/// the kernel early), else tcg; TEND_VM_ACCEL forces one.
+fn probe_accel(host: &Host) -> Result<&'static str, String> {
+    match std::env::var("TEND_VM_ACCEL").as_deref() {
+        Ok("kvm") => return Ok("kvm"),
+        Ok("tcg") => return Ok("tcg"),
+        _ => {}
+    }
+    let kvm_usable = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok();
+    let s = Scratch::new("guest-probe");
+    let img = Image::new(&s, host);
+    img.service("probe", "echo tend-probe-up\nexec tend-init -a poweroff\n");
+    let initrd = img.pack();
+    for accel in ["kvm", "tcg"] {
+        if accel == "kvm" && !kvm_usable {
+            continue;
+        }
+        let limit = if accel == "kvm" { 20 } else { 120 };
+        let mut q = Qemu::boot(host, accel, &initrd, "", &[])?;
+        if q.wait_for("reboot: Power down", Duration::from_secs(limit)) {
+            q.wait_exit(Duration::from_secs(10));
+            return Ok(accel);
+        }
+        eprintln!(
+            "guest: {accel} boot did not finish in {limit} s:\n{}",
+            q.console()
+        );
+    }
+    Err("qemu starts but the probe guest never boots, with kvm or tcg".into())
+}
+
+/// An initramfs being built: tend-init as /init, the tend programs and busybox in /bin.
+struct Image {
+    root: PathBuf,
+}
+
+impl Image {
+    fn new(s: &Scratch, host: &Host) -> Image {
+        let root = s.join("root");
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log"] {
+            copy_program(&bindir().join(p), &bin.join(p));
+        }
+        copy_program(&bindir().join("tend-init"), &root.join("init"));
+        std::fs::copy(&host.busybox, bin.join("busybox")).unwrap();
+        let list = run({
+            let mut c = Command::new(&host.busybox);
+            c.arg("--list");
+            c
+        });
+        for applet in text(&list.stdout).lines() {
+            let link = bin.join(applet);
+            if !link.exists() {
+                std::os::unix::fs::symlink("busybox", link).unwrap();
+            }
+        }
+        for m in host.modules.iter().flatten() {
+            std::fs::copy(m, root.join(m.file_name().unwrap())).unwrap();
+        }
+        Image { root }
+    }
+
+    fn write(&self, rel: &str, contents: &str, exec: bool) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, contents).unwrap();
+        if exec {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+
+    /// A service under /etc/tend/services: `body` after a `#!/bin/sh` line.
+    fn service(&self, name: &str, body: &str) {
+        self.write(
+            &format!("etc/tend/services/{name}/run"),
+            &format!("#!/bin/sh\n{body}"),
+            true,
+        );
+    }
+
+    /// The newc archive the kernel unpacks (uncompressed: nothing to decompress).
+    fn pack(&self) -> PathBuf {
+        let out = self.root.with_file_name("initrd.cpio");
+        let o = run({
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg("find . | cpio -o -H newc --quiet > \"$1\"")
+                .arg("sh")
+                .arg(&out)
+                .current_dir(&self.root);
+            c
+        });
+        assert_code(&o, 0);
+        out
+    }
+}
+
+/// The programs are static; without their debug information the initramfs is a fifth
+/// of the size, and the emulated kernel unpacks it that much faster.
+fn copy_program(from: &Path, to: &Path) {
+    let stripped = Command::new("strip")
+        .arg("-o")
+        .arg(to)
+        .arg(from)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !stripped {
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+/// A running qemu: its console collected by a thread, killed on drop.
+struct Qemu {
+    daemon: Daemon,
+    console: Arc<Mutex<String>>,
+    monitor: PathBuf,
+    started: Instant,
+}
+
+impl Qemu {
+    fn boot(
+        host: &Host,
+        accel: &str,
+        initrd: &Path,
+        append: &str,
+        extra: &[&str],
+    ) -> Result<Qemu, String> {
+        let monitor = initrd.with_file_name("monitor.sock");
+        let mut c = Command::new("qemu-system-x86_64");
+        c.args(["-accel", accel, "-m", "256", "-nographic", "-no-reboot"])
+            .args(["-serial", "stdio"])
+            .arg("-monitor")
+            .arg(format!("unix:{},server=on,wait=off", monitor.display()))
+            .arg("-kernel")
+            .arg(&host.kernel)
+            .arg("-initrd")
+            .arg(initrd)
+            .arg("-append")
+            .arg(format!("console=ttyS0 quiet panic=-1 {append}"))
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let what = format!("{c:?}");
+        c.process_group(0);
+        let mut child = c
+            .spawn()
+            .map_err(|e| format!("cannot start qemu-system-x86_64: {e}"))?;
+        let console = Arc::new(Mutex::new(String::new()));
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let console = console.clone();
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let t = String::from_utf8_lossy(&buf[..n]).replace('\r', "");
+                    console.lock().unwrap().push_str(&t);
+                }
+            });
+        }
+        Ok(Qemu {
+            daemon: Daemon { child, what },
+            console,
+            monitor,
+            started: Instant::now(),
+        })
+    }
+
+    fn console(&self) -> String {
+        self.console.lock().unwrap().clone()
+    }
+
+    fn wait_for(&self, text: &str, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if self.console.lock().unwrap().contains(text) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    #[track_caller]
+    fn expect(&self, text: &str, timeout: Duration) {
+        assert!(
+            self.wait_for(text, timeout),
+            "no {text:?} on the console after {:?}:\n{}",
+            self.started.elapsed(),
+            self.console()
+        );
+    }
+
+    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let st = self.daemon.wait_exit(timeout);
+        // Let the reader threads take the last bytes.
+        std::thread::sleep(Duration::from_millis(100));
+        st
+    }
+
+    /// The exit status, or a failure showing the console.
+    #[track_caller]
+    fn expect_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+        match self.wait_exit(timeout) {
+            Some(st) => st,
+            None => panic!(
+                "qemu still running after {:?}:\n{}",
+                self.started.elapsed(),
+                self.console()
+            ),
+        }
+    }
+
+    /// One command on the human monitor.
+    fn monitor(&self, command: &str) {
+        let mut m = UnixStream::connect(&self.monitor).expect("qemu monitor");
+        m.write_all(format!("{command}\n").as_bytes()).unwrap();
+        // Keep the connection until qemu has read the line.
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The host, or a skip with the reason on stderr.
+fn vm() -> Option<&'static Host> {
+    match host() {
+        Ok(h) => Some(h),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// Generous: an emulated kernel boots in seconds, ten times slower under load.
+fn limit(host: &Host) -> Duration {
+    Duration::from_secs(if host.accel == "kvm" { 60 } else { 180 })
+}
+
+/// Every stage line, in order, then init's last line (drained before reboot(2)), then
+/// the kernel's own last word.
+#[track_caller]
+fn assert_stages(console: &str, farewell: &str, last: &str) {
+    let lines = [
+        "tend-init: info: mounted /proc /sys /dev /dev/pts /dev/shm /run",
+        "tend-init: info: stage 1: init scripts",
+        "tend-init: info: stage 2: starting services",
+        "tend-init: info: stage 3: stopping",
+        "tend-init: info: stopping services",
+        "tend-init: info: syncing and unmounting",
+    ];
+    let mut at = 0;
+    let farewell = format!("tend-init: info: {farewell}\n");
+    for l in lines.iter().chain([&farewell.as_str(), &last]) {
+        match console[at..].find(l) {
+            Some(i) => at += i + l.len(),
+            None => panic!("{l:?} missing or out of order on the console:\n{console}"),
+        }
+    }
+    assert!(
+        !console.contains("Kernel panic") && !console.contains("fatal"),
+        "{console}"
+    );
+}
+
+/// The services of the common image: a logged one, one ignoring SIGTERM, a finish.d
+/// script showing the log.
+fn common_services(img: &Image) {
+    img.service(
+        "logged",
+        "trap 'echo logged-last-line; exit 0' TERM\necho logged-first-line\nsleep 100000 &\nwait\n",
+    );
+    img.write(
+        "etc/tend/services/logged/log/run",
+        "#!/bin/sh\nexec tend-log /run/log\n",
+        true,
+    );
+    // Runs once the logger has drained its pipe and exited: what reached the disk.
+    img.write(
+        "etc/tend/services/logged/log/finish",
+        "#!/bin/sh\necho \"tend-test: log at stop: $(tr '\\n' '|' < /run/log/current)\" > /dev/console\n",
+        true,
+    );
+    img.service(
+        "stubborn",
+        "trap '' TERM\necho stubborn-up\nwhile :; do sleep 1; done\n",
+    );
+    img.write(
+        "etc/tend/finish.d/10-log",
+        "#!/bin/sh\necho \"tend-test: log in finish.d: $(tail -n 1 /run/log/current)\"\n",
+        true,
+    );
+}
+
+#[test]
+fn slow_vm_poweroff_requested_from_inside() {
+    let Some(host) = vm() else { return };
+    let s = Scratch::new("guest-poweroff");
+    let img = Image::new(&s, host);
+    common_services(&img);
+    img.service(
+        "ready",
+        "until [ -s /run/log/current ]; do sleep 0.1; done\n\
+         echo \"tend-test: ready host=$(hostname) lo=$(cat /sys/class/net/lo/operstate)\"\n\
+         exec tend-init -a poweroff\n",
+    );
+    let initrd = img.pack();
+    let params = "tend.hostname=vm-one tend.services_gracetime=1000 tend.kill_gracetime=1000";
+    let mut q = Qemu::boot(host, host.accel, &initrd, params, &[]).unwrap();
+    q.expect("tend-test: ready host=vm-one lo=unknown", limit(host));
+    let asked = Instant::now();
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert_stages(&console, "powering off", "reboot: Power down");
+    assert!(
+        console.contains("tend-init: info: poweroff requested by SIGTERM\n"),
+        "{console}"
+    );
+    assert!(
+        console.contains("tend-test: log in finish.d: logged-first-line\n"),
+        "{console}"
+    );
+    // The service's last line, written on SIGTERM, was on disk before the poweroff.
+    assert!(
+        console.contains("tend-test: log at stop: logged-first-line|logged-last-line|\n"),
+        "{console}"
+    );
+    // The stubborn service ignored SIGTERM and was killed after the 1 s kill grace.
+    assert!(
+        console.contains("tend-init: info: sending SIGKILL to every process\n"),
+        "{console}"
+    );
+    assert!(asked.elapsed() < limit(host), "{console}");
+}
+
+#[test]
+fn slow_vm_acpi_powerdown_and_debug_console() {
+    let Some(host) = vm() else { return };
+    if host.modules.is_none() {
+        eprintln!(
+            "skipped: no button.ko and evdev.ko for {}",
+            host.kernel.display()
+        );
+        return;
+    }
+    let s = Scratch::new("guest-acpi");
+    let img = Image::new(&s, host);
+    common_services(&img);
+    // As acpid does on a real guest: the power button becomes SIGPWR to init.
+    img.write(
+        "etc/acpi/PWRF/00000080",
+        "#!/bin/sh\necho tend-test: power button > /dev/console\nkill -PWR 1\n",
+        true,
+    );
+    img.service(
+        "acpid",
+        "insmod /button.ko\ninsmod /evdev.ko\nuntil [ -e /dev/input/event0 ]; do sleep 0.1; done\n\
+         echo tend-test: acpid up\nexec acpid -f -c /etc/acpi -l /run/acpid.log\n",
+    );
+    let initrd = img.pack();
+    let sock = s.join("ttyS1.sock");
+    let chardev = format!("socket,id=con,path={},server=on,wait=off", sock.display());
+    let mut q = Qemu::boot(
+        host,
+        host.accel,
+        &initrd,
+        "tend.console=ttyS1 tend.services_gracetime=1000 tend.kill_gracetime=1000",
+        &["-chardev", &chardev, "-serial", "chardev:con"],
+    )
+    .unwrap();
+    q.expect("tend-test: acpid up", limit(host));
+    // The debug console: a shell on the second serial port.
+    let mut con = UnixStream::connect(&sock).expect("connect to ttyS1");
+    con.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let deadline = Instant::now() + limit(host);
+    let mut seen = String::new();
+    let mut buf = [0u8; 1024];
+    while !seen.contains("console-42") {
+        assert!(Instant::now() < deadline, "no shell on ttyS1: {seen:?}");
+        // Repeated until the shell is there to read it.
+        con.write_all(b"echo console-$((6*7))\n").unwrap();
+        if let Ok(n) = con.read(&mut buf) {
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    }
+    q.monitor("system_powerdown");
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert!(console.contains("tend-test: power button\n"), "{console}");
+    assert!(
+        console.contains("tend-init: info: poweroff requested by SIGPWR\n"),
+        "{console}"
+    );
+    assert_stages(&console, "powering off", "reboot: Power down");
+}
+
+#[test]
+fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
+    let Some(host) = vm() else { return };
+    let s = Scratch::new("guest-cad");
+    let img = Image::new(&s, host);
+    img.service("ready", "echo tend-test: ready\nexec sleep 100000\n");
+    let initrd = img.pack();
+    let mut q = Qemu::boot(host, host.accel, &initrd, "", &[]).unwrap();
+    q.expect("tend-test: ready", limit(host));
+    q.monitor("sendkey ctrl-alt-delete");
+    // -no-reboot: qemu exits when the guest restarts.
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert!(
+        console.contains("tend-init: info: reboot requested by SIGINT\n"),
+        "{console}"
+    );
+    assert_stages(&console, "rebooting", "reboot: Restarting system");
+
+    // Halt: the kernel stops but qemu stays (the guard kills it).
+    img.service("ready", "echo tend-test: ready\nexec tend-init -a halt\n");
+    let initrd = img.pack();
+    let q = Qemu::boot(host, host.accel, &initrd, "", &[]).unwrap();
+    q.expect("reboot: System halted", limit(host));
+    let console = q.console();
+    assert!(
+        console.contains("tend-init: info: halt requested by SIGUSR1\n"),
+        "{console}"
+    );
+    assert_stages(&console, "halting", "reboot: System halted");
+    drop(q);
+    img.service("ready", "echo tend-test: ready\nexec sleep 100000\n");
+
+    // init's arguments: a command, run once; its end powers the guest off.
+    img.write(
+        "bin/job",
+        "#!/bin/sh\necho tend-test: job ran\nexit 3\n",
+        true,
+    );
+    let initrd = img.pack();
+    let mut q = Qemu::boot(host, host.accel, &initrd, "-- /bin/job", &[]).unwrap();
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert!(console.contains("tend-test: job ran\n"), "{console}");
+    assert!(
+        console.contains("tend-init: info: command exited: exit code 3\n"),
+        "{console}"
+    );
+    assert_stages(&console, "powering off", "reboot: Power down");
+}
