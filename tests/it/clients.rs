@@ -463,19 +463,14 @@ fn svstat_json_and_spawn_error() {
         why: Vec::new(),
     };
     std::fs::write(dir.join("supervise/spawn-error"), record.encode()).unwrap();
-    let human = wait_until(PATIENCE, "a stable second", || {
-        let a = text(&client("s6-svstat", &[], &dir).stdout);
-        let t = text(&client("tend-svstat", &[], &dir).stdout);
-        let b = text(&client("s6-svstat", &[], &dir).stdout);
-        (a == b).then(|| {
-            assert_eq!(
-                t,
-                format!("{}, spawn failed: ./run: Permission denied\n", a.trim_end()),
-                "s6 said {a:?}"
-            );
-            t
-        })
-    });
+    let (s6, human) = svstat_in_a_stable_second(&dir);
+    assert_eq!(
+        human,
+        format!(
+            "{}, spawn failed: ./run: Permission denied\n",
+            s6.trim_end()
+        ),
+    );
     assert!(human.starts_with("down (exitcode 0) "), "{human}");
     let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
     assert!(

@@ -852,3 +852,14 @@ pub fn proc_state(pid: u64) -> char {
         .and_then(|s| s.trim().chars().next())
         .unwrap_or('?')
 }
+
+/// s6-svstat's and tend-svstat's lines for `dir`, taken between two s6-svstat runs that
+/// agree (the seconds did not tick in between).
+pub fn svstat_in_a_stable_second(dir: &Path) -> (String, String) {
+    wait_until(PATIENCE, "a stable second", || {
+        let a = text(&client("s6-svstat", &[], dir).stdout);
+        let t = text(&client("tend-svstat", &[], dir).stdout);
+        let b = text(&client("s6-svstat", &[], dir).stdout);
+        (a == b).then_some((a, t))
+    })
+}

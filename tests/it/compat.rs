@@ -284,21 +284,14 @@ fn spawn_error_written_by_tend_supervise_is_shown() {
         (record.errno, &record.program[..], &record.why[..]),
         (13, &b"./run"[..], &b"not executable (mode 0644)"[..])
     );
-    let human = wait_until(PATIENCE, "a stable second", || {
-        let a = text(&client("s6-svstat", &[], &dir).stdout);
-        let t = text(&client("tend-svstat", &[], &dir).stdout);
-        let b = text(&client("s6-svstat", &[], &dir).stdout);
-        (a == b).then(|| {
-            assert_eq!(
-                t,
-                format!(
-                    "{}, spawn failed: ./run: not executable (mode 0644)\n",
-                    a.trim_end()
-                )
-            );
-            t
-        })
-    });
+    let (s6, human) = svstat_in_a_stable_second(&dir);
+    assert_eq!(
+        human,
+        format!(
+            "{}, spawn failed: ./run: not executable (mode 0644)\n",
+            s6.trim_end()
+        )
+    );
     assert!(
         human.starts_with("down (exitcode 126) ") && human.contains(", normally up, want up"),
         "{human}"
