@@ -39,10 +39,7 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> mo
         )
     });
     let src = String::from_utf8(src).unwrap_or_else(|_| {
-        PROG.fatal(
-            code::USAGE,
-            format_args!("{}: not UTF-8 text", shown(file)),
-        )
+        PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });
     let job = model::parse(&src, &name, warn);
     warn_all(warn);
@@ -99,11 +96,21 @@ pub fn main() {
                     ));
                 }
             }
-            let r = apply::apply(Path::new(dir), &job.name, &services, patience(&p), &mut warn);
+            let r = apply::apply(
+                Path::new(dir),
+                &job.name,
+                &services,
+                patience(&p),
+                &mut warn,
+            );
             warn_all(&mut warn);
             match r {
                 Ok(o) => {
-                    for (what, names) in [("added", &o.added), ("replaced", &o.replaced), ("removed", &o.removed)] {
+                    for (what, names) in [
+                        ("added", &o.added),
+                        ("replaced", &o.replaced),
+                        ("removed", &o.removed),
+                    ] {
                         for n in names {
                             println!("tend-jobs: {what} {n}");
                         }
@@ -122,7 +129,10 @@ pub fn main() {
         }
         (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') => {
             let Some(job) = job.to_str().filter(|j| model::check_name("job", j).is_ok()) else {
-                PROG.fatal(code::USAGE, format_args!("invalid job name: {}", shown(job)))
+                PROG.fatal(
+                    code::USAGE,
+                    format_args!("invalid job name: {}", shown(job)),
+                )
             };
             let r = apply::remove(Path::new(dir), job, patience(&p), &mut warn);
             warn_all(&mut warn);

@@ -8,6 +8,7 @@ mod compat;
 mod docs;
 mod fuzz;
 mod init;
+mod jobs;
 mod log;
 mod multicall;
 mod packaging;

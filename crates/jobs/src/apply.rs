@@ -47,13 +47,18 @@ fn same(dir: &Path, svc: &Service) -> bool {
         if !meta.is_file() || meta.permissions().mode() & 0o7777 != f.mode {
             return false;
         }
-        if meta.len() != f.bytes.len() as u64 || fs::read(&p).ok().as_deref() != Some(&f.bytes[..]) {
+        if meta.len() != f.bytes.len() as u64 || fs::read(&p).ok().as_deref() != Some(&f.bytes[..])
+        {
             return false;
         }
     }
     // Nothing of ours left over from an older description (a notification-fd, an env var).
     for sub in ["", "env", "log"] {
-        let d = if sub.is_empty() { dir.to_path_buf() } else { dir.join(sub) };
+        let d = if sub.is_empty() {
+            dir.to_path_buf()
+        } else {
+            dir.join(sub)
+        };
         let Ok(rd) = fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
             let n = e.file_name();
@@ -61,7 +66,11 @@ fn same(dir: &Path, svc: &Service) -> bool {
             if runtime(n) || (sub.is_empty() && (n == "env" || n == "log")) {
                 continue;
             }
-            let rel = if sub.is_empty() { n.to_string() } else { format!("{sub}/{n}") };
+            let rel = if sub.is_empty() {
+                n.to_string()
+            } else {
+                format!("{sub}/{n}")
+            };
             if !svc.files.iter().any(|f| f.path == rel) {
                 return false;
             }
@@ -161,7 +170,10 @@ pub fn rescan(scandir: &Path, warn: &mut Vec<String>) {
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),
-        Err(e) => warn.push(format!("unable to tell the scanner on {} to rescan: {e:?}", scandir.display())),
+        Err(e) => warn.push(format!(
+            "unable to tell the scanner on {} to rescan: {e:?}",
+            scandir.display()
+        )),
     }
 }
 
@@ -206,13 +218,20 @@ pub fn apply(
                 // Put the old one back: never no service at all.
                 let _ = fs::rename(&old, &target);
                 let _ = fs::remove_dir_all(&tmp);
-                return Err(sys(format_args!("unable to rename into {}", target.display()), e));
+                return Err(sys(
+                    format_args!("unable to rename into {}", target.display()),
+                    e,
+                ));
             }
             retired.push(old);
             out.replaced.push(svc.name.clone());
         } else {
-            fs::rename(&tmp, &target)
-                .map_err(|e| sys(format_args!("unable to rename into {}", target.display()), e))?;
+            fs::rename(&tmp, &target).map_err(|e| {
+                sys(
+                    format_args!("unable to rename into {}", target.display()),
+                    e,
+                )
+            })?;
             out.added.push(svc.name.clone());
         }
     }
@@ -236,7 +255,12 @@ pub fn apply(
 }
 
 /// Bring down and remove every service of `job`. Ok(false): the job has none here.
-pub fn remove(scandir: &Path, job: &str, patience: Duration, warn: &mut Vec<String>) -> Result<Vec<String>, SysError> {
+pub fn remove(
+    scandir: &Path,
+    job: &str,
+    patience: Duration,
+    warn: &mut Vec<String>,
+) -> Result<Vec<String>, SysError> {
     let names = installed(scandir, job)?;
     let mut retired = Vec::new();
     for name in &names {

@@ -16,7 +16,10 @@ pub fn host(job: &str) -> render::Host {
         .map(String::from)
         .collect();
     render::Host {
-        vcap: nix::unistd::User::from_name("vcap").ok().flatten().is_some(),
+        vcap: nix::unistd::User::from_name("vcap")
+            .ok()
+            .flatten()
+            .is_some(),
         vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
         vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
         controllers,

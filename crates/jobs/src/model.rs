@@ -94,7 +94,12 @@ pub fn check_name(what: &str, n: &str) -> Result<(), Invalid> {
 
 /// A duration: a number of seconds, or a number with ms, s, m or h.
 pub fn duration_ms(v: &Yaml, what: &str) -> Result<u64, Invalid> {
-    let bad = || Invalid(format!("invalid {what}: {}: a duration is N, Nms, Ns, Nm or Nh", shown(v)));
+    let bad = || {
+        Invalid(format!(
+            "invalid {what}: {}: a duration is N, Nms, Ns, Nm or Nh",
+            shown(v)
+        ))
+    };
     match v {
         Yaml::Integer(i) if *i >= 0 => (*i as u64).checked_mul(1000).ok_or_else(bad),
         Yaml::String(s) => {
@@ -183,7 +188,10 @@ fn text(v: &Yaml, what: &str) -> Result<String, Invalid> {
         Yaml::String(s) | Yaml::Real(s) => Ok(s.clone()),
         Yaml::Integer(i) => Ok(i.to_string()),
         Yaml::Boolean(b) => Ok(b.to_string()),
-        _ => Err(Invalid(format!("invalid {what}: {}: not a string", shown(v)))),
+        _ => Err(Invalid(format!(
+            "invalid {what}: {}: not a string",
+            shown(v)
+        ))),
     }
 }
 
@@ -205,7 +213,10 @@ impl<'a> Map<'a> {
         warn: &mut Vec<String>,
     ) -> Result<Map<'a>, Invalid> {
         let Yaml::Hash(h) = v else {
-            return Err(Invalid(format!("invalid {what}: {}: not a mapping", shown(v))));
+            return Err(Invalid(format!(
+                "invalid {what}: {}: not a mapping",
+                shown(v)
+            )));
         };
         let mut entries = Vec::new();
         for (k, val) in h {
@@ -246,7 +257,9 @@ pub fn parse(src: &str, job: &str, warn: &mut Vec<String>) -> Result<Job, Invali
     };
     let top = Map::new(doc, "the file", &["processes"], warn)?;
     let Some(Yaml::Array(list)) = top.get("processes") else {
-        return Err(Invalid("no processes: the file needs a processes list".into()));
+        return Err(Invalid(
+            "no processes: the file needs a processes list".into(),
+        ));
     };
     if list.is_empty() {
         return Err(Invalid("no processes: the processes list is empty".into()));
@@ -324,7 +337,13 @@ fn process(v: &Yaml, warn: &mut Vec<String>) -> Result<Process, Invalid> {
             .iter()
             .map(|x| text(x, &what("args")))
             .collect::<Result<_, _>>()?,
-        Some(x) => return Err(Invalid(format!("invalid {}: {}: a list", what("args"), shown(x)))),
+        Some(x) => {
+            return Err(Invalid(format!(
+                "invalid {}: {}: a list",
+                what("args"),
+                shown(x)
+            )));
+        }
     };
     let mut env = Vec::new();
     if let Some(e) = m.get("env") {
@@ -334,26 +353,43 @@ fn process(v: &Yaml, warn: &mut Vec<String>) -> Result<Process, Invalid> {
         for (k, val) in h {
             let k = text(k, &what("env"))?;
             if k.is_empty() || k.contains(['=', '/']) || k.starts_with('.') {
-                return Err(Invalid(format!("invalid {}: variable name {k:?}", what("env"))));
+                return Err(Invalid(format!(
+                    "invalid {}: variable name {k:?}",
+                    what("env")
+                )));
             }
             let val = match val {
                 Yaml::Null => String::new(),
                 v => text(v, &what("env"))?,
             };
             if val.contains('\0') {
-                return Err(Invalid(format!("invalid {}: {k} holds a NUL byte", what("env"))));
+                return Err(Invalid(format!(
+                    "invalid {}: {k} holds a NUL byte",
+                    what("env")
+                )));
             }
             env.push((k, val));
         }
     }
-    let workdir = m.get("workdir").map(|x| text(x, &what("workdir"))).transpose()?;
+    let workdir = m
+        .get("workdir")
+        .map(|x| text(x, &what("workdir")))
+        .transpose()?;
     let mut pre_start = None;
     let mut pre_start_timeout_ms = 60_000;
     if let Some(h) = m.get("hooks") {
         let mut w = Vec::new();
-        let hm = Map::new(h, &what("hooks"), &["pre_start", "pre_start_timeout"], &mut w)?;
+        let hm = Map::new(
+            h,
+            &what("hooks"),
+            &["pre_start", "pre_start_timeout"],
+            &mut w,
+        )?;
         warn.append(&mut w);
-        pre_start = hm.get("pre_start").map(|x| text(x, &what("pre_start"))).transpose()?;
+        pre_start = hm
+            .get("pre_start")
+            .map(|x| text(x, &what("pre_start")))
+            .transpose()?;
         if let Some(t) = hm.get("pre_start_timeout") {
             pre_start_timeout_ms = duration_ms(t, &what("pre_start_timeout"))?;
         }
@@ -361,11 +397,25 @@ fn process(v: &Yaml, warn: &mut Vec<String>) -> Result<Process, Invalid> {
     let (mut memory, mut open_files, mut processes) = (None, None, None);
     if let Some(l) = m.get("limits") {
         let mut w = Vec::new();
-        let lm = Map::new(l, &what("limits"), &["memory", "open_files", "processes"], &mut w)?;
+        let lm = Map::new(
+            l,
+            &what("limits"),
+            &["memory", "open_files", "processes"],
+            &mut w,
+        )?;
         warn.append(&mut w);
-        memory = lm.get("memory").map(|x| size(x, &what("memory limit"))).transpose()?;
-        open_files = lm.get("open_files").map(|x| count(x, &what("open_files limit"))).transpose()?;
-        processes = lm.get("processes").map(|x| count(x, &what("processes limit"))).transpose()?;
+        memory = lm
+            .get("memory")
+            .map(|x| size(x, &what("memory limit")))
+            .transpose()?;
+        open_files = lm
+            .get("open_files")
+            .map(|x| count(x, &what("open_files limit")))
+            .transpose()?;
+        processes = lm
+            .get("processes")
+            .map(|x| count(x, &what("processes limit")))
+            .transpose()?;
     }
     let shutdown_signal = match m.get("shutdown_signal") {
         None => "TERM".to_string(),
@@ -384,7 +434,12 @@ fn process(v: &Yaml, warn: &mut Vec<String>) -> Result<Process, Invalid> {
     let mut privileged = false;
     if let Some(u) = m.get("unsafe") {
         let mut w = Vec::new();
-        let um = Map::new(u, &what("unsafe"), &["privileged", "unrestricted_volumes"], &mut w)?;
+        let um = Map::new(
+            u,
+            &what("unsafe"),
+            &["privileged", "unrestricted_volumes"],
+            &mut w,
+        )?;
         warn.append(&mut w);
         if let Some(p) = um.get("privileged") {
             privileged = boolean(p, &what("unsafe.privileged"))?;
@@ -395,10 +450,15 @@ fn process(v: &Yaml, warn: &mut Vec<String>) -> Result<Process, Invalid> {
             ));
         }
     }
-    let unhonoured: Vec<&str> = ["capabilities", "additional_volumes", "ephemeral_disk", "persistent_disk"]
-        .into_iter()
-        .filter(|k| m.get(k).is_some())
-        .collect();
+    let unhonoured: Vec<&str> = [
+        "capabilities",
+        "additional_volumes",
+        "ephemeral_disk",
+        "persistent_disk",
+    ]
+    .into_iter()
+    .filter(|k| m.get(k).is_some())
+    .collect();
     if !unhonoured.is_empty() {
         warn.push(format!(
             "process {name}: {}: not isolating, so no namespace, mount or capability set is made: the process sees the host's filesystem and runs with its user's rights",
@@ -450,7 +510,15 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
     let tm = Map::new(
         t,
         &format!("tend of process {name}"),
-        &["user", "cpus", "ready", "health", "restart", "log", "stop_grace"],
+        &[
+            "user",
+            "cpus",
+            "ready",
+            "health",
+            "restart",
+            "log",
+            "stop_grace",
+        ],
         &mut w,
     )?;
     warn.append(&mut w);
@@ -478,9 +546,17 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
     }
     if let Some(r) = tm.get("ready") {
         let mut w = Vec::new();
-        let rm = Map::new(r, &what("ready"), &["http", "tcp", "exec", "notify", "timeout"], &mut w)?;
+        let rm = Map::new(
+            r,
+            &what("ready"),
+            &["http", "tcp", "exec", "notify", "timeout"],
+            &mut w,
+        )?;
         warn.append(&mut w);
-        let notify = rm.get("notify").map(|x| boolean(x, &what("ready.notify"))).transpose()?;
+        let notify = rm
+            .get("notify")
+            .map(|x| boolean(x, &what("ready.notify")))
+            .transpose()?;
         let pr = probe(&rm, &what("ready"))?;
         let timeout_ms = rm
             .get("timeout")
@@ -489,7 +565,10 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
             .unwrap_or(30_000);
         p.ready = match (pr, notify) {
             (Some(_), Some(true)) => {
-                return Err(Invalid(format!("invalid {}: a probe or notify, not both", what("ready"))));
+                return Err(Invalid(format!(
+                    "invalid {}: a probe or notify, not both",
+                    what("ready")
+                )));
             }
             (Some(probe), _) => Some(Ready::Probe { probe, timeout_ms }),
             (None, Some(true)) => Some(Ready::Notify),
@@ -506,35 +585,77 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
         let hm = Map::new(
             h,
             &what("health"),
-            &["http", "tcp", "exec", "interval", "failures", "max_restarts", "window"],
+            &[
+                "http",
+                "tcp",
+                "exec",
+                "interval",
+                "failures",
+                "max_restarts",
+                "window",
+            ],
             &mut w,
         )?;
         warn.append(&mut w);
         let Some(probe) = probe(&hm, &what("health"))? else {
-            return Err(Invalid(format!("invalid {}: needs http, tcp or exec", what("health"))));
+            return Err(Invalid(format!(
+                "invalid {}: needs http, tcp or exec",
+                what("health")
+            )));
         };
-        let interval_ms = hm.get("interval").map(|x| duration_ms(x, &what("health.interval"))).transpose()?.unwrap_or(10_000);
+        let interval_ms = hm
+            .get("interval")
+            .map(|x| duration_ms(x, &what("health.interval")))
+            .transpose()?
+            .unwrap_or(10_000);
         if interval_ms == 0 {
             return Err(Invalid(format!("invalid {}: 0", what("health.interval"))));
         }
         p.health = Some(Health {
             probe,
             interval_ms,
-            failures: hm.get("failures").map(|x| small(x, &what("health.failures"))).transpose()?.unwrap_or(3),
-            max_restarts: hm.get("max_restarts").map(|x| small(x, &what("health.max_restarts"))).transpose()?.unwrap_or(10),
-            window_ms: hm.get("window").map(|x| duration_ms(x, &what("health.window"))).transpose()?.unwrap_or(3_600_000),
+            failures: hm
+                .get("failures")
+                .map(|x| small(x, &what("health.failures")))
+                .transpose()?
+                .unwrap_or(3),
+            max_restarts: hm
+                .get("max_restarts")
+                .map(|x| small(x, &what("health.max_restarts")))
+                .transpose()?
+                .unwrap_or(10),
+            window_ms: hm
+                .get("window")
+                .map(|x| duration_ms(x, &what("health.window")))
+                .transpose()?
+                .unwrap_or(3_600_000),
         });
     }
     if let Some(r) = tm.get("restart") {
         let mut w = Vec::new();
         let rm = Map::new(r, &what("restart"), &["deaths", "within", "then"], &mut w)?;
         warn.append(&mut w);
-        let deaths = rm.get("deaths").map(|x| small(x, &what("restart.deaths"))).transpose()?.unwrap_or(5);
+        let deaths = rm
+            .get("deaths")
+            .map(|x| small(x, &what("restart.deaths")))
+            .transpose()?
+            .unwrap_or(5);
         if !(1..=64).contains(&deaths) {
-            return Err(Invalid(format!("invalid {}: {deaths}: 1 to 64", what("restart.deaths"))));
+            return Err(Invalid(format!(
+                "invalid {}: {deaths}: 1 to 64",
+                what("restart.deaths")
+            )));
         }
-        let within_ms = rm.get("within").map(|x| duration_ms(x, &what("restart.within"))).transpose()?.unwrap_or(60_000);
-        let then = rm.get("then").map(|x| text(x, &what("restart.then"))).transpose()?.unwrap_or_else(|| "stop".into());
+        let within_ms = rm
+            .get("within")
+            .map(|x| duration_ms(x, &what("restart.within")))
+            .transpose()?
+            .unwrap_or(60_000);
+        let then = rm
+            .get("then")
+            .map(|x| text(x, &what("restart.then")))
+            .transpose()?
+            .unwrap_or_else(|| "stop".into());
         let slow_ms = match then.as_str() {
             "stop" => None,
             "slow" => Some(30_000),
@@ -548,16 +669,28 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
                 }
             },
         };
-        p.restart = Some(Restart { deaths, within_ms, slow_ms });
+        p.restart = Some(Restart {
+            deaths,
+            within_ms,
+            slow_ms,
+        });
     }
     if let Some(l) = tm.get("log") {
         let mut w = Vec::new();
-        let lm = Map::new(l, &what("log"), &["dir", "size", "count", "timestamps", "json"], &mut w)?;
+        let lm = Map::new(
+            l,
+            &what("log"),
+            &["dir", "size", "count", "timestamps", "json"],
+            &mut w,
+        )?;
         warn.append(&mut w);
         if let Some(d) = lm.get("dir") {
             let d = text(d, &what("log.dir"))?;
             if !d.starts_with('/') {
-                return Err(Invalid(format!("invalid {}: {d}: an absolute path", what("log.dir"))));
+                return Err(Invalid(format!(
+                    "invalid {}: {d}: an absolute path",
+                    what("log.dir")
+                )));
             }
             p.log.dir = Some(d);
         }

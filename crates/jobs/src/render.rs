@@ -113,7 +113,13 @@ pub fn services(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Service> 
     out
 }
 
-fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &mut Vec<String>) -> Vec<File> {
+fn process_files(
+    job: &Job,
+    p: &Process,
+    host: &Host,
+    name: &str,
+    warn: &mut Vec<String>,
+) -> Vec<File> {
     let mut files = Vec::new();
     let mut run = format!(
         "#!/bin/sh\n# Written by tend-jobs for job {} process {}: edits are overwritten.\nexec 2>&1\nsv=$PWD\n",
@@ -213,7 +219,13 @@ fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &mut Vec
         .iter()
         .map(|st| {
             st.iter()
-                .map(|w| if w == "$sv/env" { "\"$sv/env\"".into() } else { quote(w) })
+                .map(|w| {
+                    if w == "$sv/env" {
+                        "\"$sv/env\"".into()
+                    } else {
+                        quote(w)
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(" ")
         })
@@ -230,8 +242,16 @@ fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &mut Vec
         ),
         0o755,
     ));
-    files.push(file("down-signal", format!("SIG{}\n", p.shutdown_signal), 0o644));
-    files.push(file("timeout-kill", format!("{}\n", p.stop_grace_ms), 0o644));
+    files.push(file(
+        "down-signal",
+        format!("SIG{}\n", p.shutdown_signal),
+        0o644,
+    ));
+    files.push(file(
+        "timeout-kill",
+        format!("{}\n", p.stop_grace_ms),
+        0o644,
+    ));
     if let Some(r) = &p.restart {
         let then = match r.slow_ms {
             None => "stop".to_string(),
@@ -252,12 +272,9 @@ fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &mut Vec
     let logdir = match &p.log.dir {
         Some(d) => d.clone(),
         None if host.vcap_log => format!("/var/vcap/sys/log/{}/{}", job.name, p.name),
-        None => "main".into(),
+        None => "./main".into(),
     };
-    let mut script = vec![
-        format!("n{}", p.log.count),
-        format!("s{}", p.log.size),
-    ];
+    let mut script = vec![format!("n{}", p.log.count), format!("s{}", p.log.size)];
     match p.log.timestamps.as_str() {
         "tai64n" => script.push("t".into()),
         "rfc3339" => script.push("z".into()),
@@ -277,7 +294,11 @@ fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &mut Vec
         format!(
             "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
             quote(name).trim_matches('\''),
-            script.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+            script
+                .iter()
+                .map(|w| quote(w))
+                .collect::<Vec<_>>()
+                .join(" ")
         ),
         0o755,
     ));

@@ -155,7 +155,9 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
         None => u.push_str("Restart=always\nRestartSec=1s\n"),
     }
     if let Some(d) = &p.log.dir {
-        u.push_str(&format!("StandardOutput=append:{d}/current\nStandardError=inherit\n"));
+        u.push_str(&format!(
+            "StandardOutput=append:{d}/current\nStandardError=inherit\n"
+        ));
     } else if host.vcap_log {
         u.push_str(&format!(
             "StandardOutput=append:/var/vcap/sys/log/{}/{}.log\nStandardError=inherit\n",
@@ -189,7 +191,10 @@ pub fn write(dir: &Path, units: &[Unit]) -> Result<Vec<String>, SysError> {
             .and_then(|()| fs::rename(&tmp, &target));
         if let Err(e) = r {
             let _ = fs::remove_file(&tmp);
-            return Err(SysError(format!("unable to write {}: {e}", target.display())));
+            return Err(SysError(format!(
+                "unable to write {}: {e}",
+                target.display()
+            )));
         }
         written.push(u.name.clone());
     }
