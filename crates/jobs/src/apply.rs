@@ -86,13 +86,13 @@ fn write_tree(dir: &Path, svc: &Service) -> Result<(), SysError> {
         .map_err(|e| sys(format_args!("unable to create {}", dir.display()), e))?;
     for f in &svc.files {
         let p = dir.join(&f.path);
-        if let Some(parent) = p.parent() {
-            if !parent.exists() {
-                fs::DirBuilder::new()
-                    .mode(0o755)
-                    .create(parent)
-                    .map_err(|e| sys(format_args!("unable to create {}", parent.display()), e))?;
-            }
+        if let Some(parent) = p.parent()
+            && !parent.exists()
+        {
+            fs::DirBuilder::new()
+                .mode(0o755)
+                .create(parent)
+                .map_err(|e| sys(format_args!("unable to create {}", parent.display()), e))?;
         }
         let mut out = fs::OpenOptions::new()
             .write(true)

@@ -30,8 +30,10 @@ pub fn host(job: &str) -> render::Host {
 /// bpm.yml), else the file's name without its extension.
 pub fn job_name_of(file: &Path) -> Option<String> {
     let parent = file.parent().unwrap_or(Path::new(""));
-    if parent.file_name().is_some_and(|n| n == "config") {
-        if let Some(j) = parent.parent().and_then(|p| p.file_name()) {
+    if parent.file_name().is_some_and(|n| n == "config")
+        && let Some(j) = parent.parent().and_then(|p| p.file_name())
+    {
+        {
             return j.to_str().map(String::from);
         }
     }
@@ -46,10 +48,10 @@ fn cgroup2_mount() -> std::path::PathBuf {
         let Some((left, right)) = line.split_once(" - ") else {
             continue;
         };
-        if right.split(' ').next() == Some("cgroup2") {
-            if let Some(mp) = left.split(' ').nth(4) {
-                return std::path::PathBuf::from(mp.replace("\\040", " "));
-            }
+        if right.split(' ').next() == Some("cgroup2")
+            && let Some(mp) = left.split(' ').nth(4)
+        {
+            return std::path::PathBuf::from(mp.replace("\\040", " "));
         }
     }
     std::path::PathBuf::from("/sys/fs/cgroup")

@@ -43,7 +43,7 @@ fn word(s: &str) -> String {
 }
 
 fn secs(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
@@ -67,8 +67,10 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
         "# Written by tend-jobs for job {} process {}: edits are overwritten.\n[Unit]\nDescription=job {} process {}\n",
         job.name, p.name, job.name, p.name
     );
-    if let Some(r) = &p.restart {
-        if r.slow_ms.is_none() {
+    if let Some(r) = &p.restart
+        && r.slow_ms.is_none()
+    {
+        {
             u.push_str(&format!(
                 "StartLimitIntervalSec={}\nStartLimitBurst={}\n",
                 secs(r.within_ms),
