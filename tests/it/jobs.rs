@@ -533,3 +533,30 @@ fn systemd_units_verify() {
     c.arg("verify").arg("bad.service").current_dir(&units);
     assert_ne!(run(c).status.code(), Some(0));
 }
+
+/// The shipped examples are valid.
+#[test]
+fn examples_check() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jobs");
+    let mut n = 0;
+    for job in entries(&dir) {
+        let f = dir.join(&job).join("config/bpm.yml");
+        if !f.exists() {
+            continue;
+        }
+        let o = jobs(&["check", s(&f)]);
+        assert_code(&o, 0);
+        assert!(
+            text(&o.stdout).contains(&format!("job {job}: ")),
+            "{}",
+            text(&o.stdout)
+        );
+        assert!(
+            !text(&o.stderr).contains("unknown key"),
+            "{}",
+            text(&o.stderr)
+        );
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}

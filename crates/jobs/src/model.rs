@@ -719,3 +719,83 @@ fn tend_keys(p: &mut Process, t: &Yaml, warn: &mut Vec<String>) -> Result<(), In
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(s: &str) -> Yaml {
+        Yaml::String(s.into())
+    }
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(size(&st("512M"), "x"), Ok(512 << 20));
+        assert_eq!(size(&st("1G"), "x"), Ok(1 << 30));
+        assert_eq!(size(&st("64KiB"), "x"), Ok(64 << 10));
+        assert_eq!(size(&Yaml::Integer(4096), "x"), Ok(4096));
+        assert!(size(&st("12Q"), "x").is_err());
+        assert!(size(&st("0"), "x").is_err());
+        assert!(size(&st("M"), "x").is_err());
+        assert_eq!(duration_ms(&st("30s"), "x"), Ok(30_000));
+        assert_eq!(duration_ms(&st("250ms"), "x"), Ok(250));
+        assert_eq!(duration_ms(&st("1h"), "x"), Ok(3_600_000));
+        assert_eq!(duration_ms(&Yaml::Integer(20), "x"), Ok(20_000));
+        assert!(duration_ms(&st("3 days"), "x").is_err());
+        assert!(duration_ms(&Yaml::Integer(-1), "x").is_err());
+    }
+
+    #[test]
+    fn names() {
+        assert!(check_name("job", "web").is_ok());
+        for bad in ["", "a/b", ".hidden", "a\nb"] {
+            assert!(check_name("job", bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let mut w = Vec::new();
+        let j = parse(
+            "processes:\n  - name: a\n    executable: /bin/true\n",
+            "j",
+            &mut w,
+        )
+        .unwrap();
+        let p = &j.processes[0];
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(p.shutdown_signal, "TERM");
+        assert_eq!(p.stop_grace_ms, 20_000);
+        assert_eq!(p.pre_start_timeout_ms, 60_000);
+        assert_eq!((p.log.size, p.log.count), (1 << 20, 10));
+        assert_eq!(p.log.timestamps, "tai64n");
+        assert!(p.ready.is_none() && p.health.is_none() && p.restart.is_none());
+        let j = parse(
+            "processes:\n  - name: a\n    executable: x\n    tend: {health: {tcp: \"h:1\"}, restart: {}}\n",
+            "j",
+            &mut w,
+        )
+        .unwrap();
+        let p = &j.processes[0];
+        let h = p.health.as_ref().unwrap();
+        assert_eq!(
+            (h.interval_ms, h.failures, h.max_restarts, h.window_ms),
+            (10_000, 3, 10, 3_600_000)
+        );
+        assert_eq!(
+            p.restart,
+            Some(Restart {
+                deaths: 5,
+                within_ms: 60_000,
+                slow_ms: None
+            })
+        );
+        // Twice the same process.
+        let e = parse(
+            "processes:\n  - {name: a, executable: x}\n  - {name: a, executable: y}\n",
+            "j",
+            &mut w,
+        );
+        assert_eq!(e, Err(Invalid("process a is described twice".into())));
+    }
+}
