@@ -560,3 +560,49 @@ fn examples_check() {
     }
     assert_eq!(n, 4);
 }
+
+/// A missing executable: a warning at apply, then the start fails (in the log) and the
+/// supervisor keeps trying; a name that clashes with a health watcher is refused.
+#[test]
+fn missing_executable_warns_and_fails_at_start() {
+    let sc = Scratch::new("jobs-missing");
+    let f = Fleet::start(&sc);
+    let file = sc.write(
+        "ghost.yml",
+        "processes:\n  - name: p\n    executable: /nonexistent/ghost\n    unsafe: {privileged: true}\n",
+        false,
+    );
+    let o = jobs(&["apply", s(&file), s(&f.dir)]);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stderr).contains(
+            "tend-jobs: warning: process p: /nonexistent/ghost does not exist (yet): the service will fail to start until it does\n"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+    let current = f.svc("ghost-p/log/main/current");
+    wait_until(T, "the failed start in the log", || {
+        let t = std::fs::read_to_string(&current).unwrap_or_default();
+        (t.contains("/nonexistent/ghost") && t.contains("tend-jobs: ghost-p: exited: code 127"))
+            .then_some(())
+    });
+    assert!(!up_pid(&f, "ghost-p").is_some_and(|p| p > 0
+        && Path::new(&format!("/proc/{p}/exe")).exists()
+        && std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e.ends_with("ghost"))));
+    let clash = sc.write(
+        "clash.yml",
+        "processes:\n  - name: web\n    executable: /bin/true\n    tend: {health: {tcp: \"127.0.0.1:1\"}}\n  - name: web-health\n    executable: /bin/true\n",
+        false,
+    );
+    let o = jobs(&["check", s(&clash)]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-jobs: fatal: {}: process web-health clashes with the health watcher of process web\n",
+            s(&clash)
+        )
+    );
+    let _ = Duration::ZERO;
+}

@@ -272,6 +272,16 @@ pub fn parse(src: &str, job: &str, warn: &mut Vec<String>) -> Result<Job, Invali
         }
         processes.push(p);
     }
+    // The liveness watcher's service is PROCESS-health: no process may take that name.
+    for p in &processes {
+        let watcher = format!("{}-health", p.name);
+        if p.health.is_some() && processes.iter().any(|q| q.name == watcher) {
+            return Err(Invalid(format!(
+                "process {watcher} clashes with the health watcher of process {}",
+                p.name
+            )));
+        }
+    }
     Ok(Job {
         name: job.to_string(),
         processes,
