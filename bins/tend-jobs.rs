@@ -78,7 +78,7 @@ pub fn main() {
             let job = read_job(&p, file, &mut warn);
             let units = systemd::units(&job, &tend_jobs::host(&job.name), &mut warn);
             warn_all(&mut warn);
-            match systemd::write(Path::new(dir), &units) {
+            match systemd::write(Path::new(dir), &job.name, &units) {
                 Ok(changed) => report(&job.name, &changed, units.len()),
                 Err(e) => PROG.fatal(code::SYSTEM, e.0),
             }
@@ -156,7 +156,7 @@ pub fn main() {
 
 fn report(job: &str, changed: &[String], total: usize) -> ! {
     for n in changed {
-        println!("tend-jobs: wrote {n}");
+        println!("tend-jobs: {n}");
     }
     if changed.is_empty() {
         println!("tend-jobs: job {job}: no change ({total} units as described)");

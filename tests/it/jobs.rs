@@ -467,12 +467,10 @@ fn systemd_units_verify() {
     let sc = Scratch::new("jobs-systemd");
     let units = sc.join("units");
     std::fs::create_dir(&units).unwrap();
-    let f = sc.write(
-        "shop.yml",
-        &TWO.replace("127.0.0.1:1", "127.0.0.1:8080")
-            .replace("user: nobody", "user: daemon"),
-        false,
-    );
+    let body = TWO
+        .replace("127.0.0.1:1", "127.0.0.1:8080")
+        .replace("user: nobody", "user: daemon");
+    let f = sc.write("shop.yml", &body, false);
     let o = jobs(&["apply", "--systemd", s(&f), s(&units)]);
     assert_code(&o, 0);
     assert_eq!(
@@ -521,6 +519,18 @@ fn systemd_units_verify() {
     );
     let m2 = std::fs::metadata(units.join("shop-web.service")).unwrap();
     assert_eq!((m.ino(), m.mtime_nsec()), (m2.ino(), m2.mtime_nsec()));
+    // A process gone: its unit goes; a unit tend-jobs did not write stays.
+    std::fs::write(
+        units.join("shop-manual.service"),
+        "[Service]\nExecStart=/bin/true\n",
+    )
+    .unwrap();
+    let one = sc.write("one.yml", body.split("  - name: db").next().unwrap(), false);
+    let o = jobs(&["apply", "-s", "-n", "shop", s(&one), s(&units)]);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "tend-jobs: removed shop-db.service\n");
+    assert_eq!(entries(&units), ["shop-manual.service", "shop-web.service"]);
+    std::fs::remove_file(units.join("shop-manual.service")).unwrap();
     // A unit that does not run: systemd-analyze fails, so the check above can fail.
     std::fs::write(
         units.join("bad.service"),

@@ -170,9 +170,31 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
     u
 }
 
+/// Units in `dir` written by tend-jobs for `job` that `units` no longer holds (their first
+/// line names the job).
+fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
+    let head = format!("# Written by tend-jobs for job {job} process ");
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .filter(|n| n.starts_with(&format!("{job}-")) && n.ends_with(".service"))
+        .filter(|n| !units.iter().any(|u| &u.name == n))
+        .filter(|n| {
+            fs::read_to_string(dir.join(n))
+                .is_ok_and(|t| t.lines().next().is_some_and(|l| l.starts_with(&head)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// Write the units into `dir`: each changed one to a temporary file beside it, then
-/// renamed over; unchanged ones are not touched. Returns the names written.
-pub fn write(dir: &Path, units: &[Unit]) -> Result<Vec<String>, SysError> {
+/// renamed over; unchanged ones are not touched; the job's units no longer described are
+/// removed. Returns what was done, one line per unit.
+pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysError> {
     let mut written = Vec::new();
     for u in units {
         let target = dir.join(&u.name);
@@ -198,7 +220,12 @@ pub fn write(dir: &Path, units: &[Unit]) -> Result<Vec<String>, SysError> {
                 target.display()
             )));
         }
-        written.push(u.name.clone());
+        written.push(format!("wrote {}", u.name));
+    }
+    for n in stale(dir, job, units) {
+        fs::remove_file(dir.join(&n))
+            .map_err(|e| SysError(format!("unable to remove {}: {e}", dir.join(&n).display())))?;
+        written.push(format!("removed {n}"));
     }
     Ok(written)
 }
