@@ -23,8 +23,6 @@ mod envdir;
 mod envuidgid;
 #[path = "tend-init.rs"]
 mod init;
-#[path = "tend-jobs.rs"]
-mod jobs;
 #[path = "tend-log.rs"]
 mod log;
 #[path = "tend-notify.rs"]
@@ -74,7 +72,6 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
     ("tend-init", init::main),
-    ("tend-jobs", jobs::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
     ("tend-setlock", setlock::main),

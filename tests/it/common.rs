@@ -11,6 +11,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// Programs built as executables of their own, outside the multi-call `tend` (Cargo.toml
+/// says why for each).
+pub const STANDALONE: &[&str] = &["tend-jobs"];
+
 /// The built multi-call executable.
 pub fn multicall() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_tend"))
@@ -35,6 +39,15 @@ pub fn bindir() -> PathBuf {
             let _ = std::fs::remove_file(&tmp);
             std::fs::hard_link(multicall(), &tmp)
                 .or_else(|_| std::os::unix::fs::symlink(multicall(), &tmp))
+                .unwrap();
+            std::fs::rename(&tmp, dir.join(name)).unwrap();
+        }
+        for name in STANDALONE {
+            let built = Path::new(env!("CARGO_BIN_EXE_tend-jobs")).with_file_name(name);
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::fs::hard_link(&built, &tmp)
+                .or_else(|_| std::os::unix::fs::symlink(&built, &tmp))
                 .unwrap();
             std::fs::rename(&tmp, dir.join(name)).unwrap();
         }
