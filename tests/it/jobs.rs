@@ -10,6 +10,7 @@ use crate::check::{Fleet, SERVER, T, free_port};
 use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::process::Command;
 
 fn jobs(args: &[&str]) -> std::process::Output {
     tend("tend-jobs", args)
@@ -609,4 +610,69 @@ fn missing_executable_warns_and_fails_at_start() {
             s(&clash)
         )
     );
+}
+
+/// bpm's defaults on a BOSH-shaped host: the `vcap` account, the job's directory under
+/// /var/vcap/jobs as the working directory, and /var/vcap/sys/log/JOB/PROCESS as the
+/// logdir. Made in a private mount namespace (a tmpfs over /var, a passwd with vcap bound
+/// over /etc/passwd), so this machine's /var and accounts are never touched.
+#[test]
+fn bosh_defaults_on_a_vcap_host() {
+    require("unshare");
+    let sc = Scratch::new("jobs-vcap");
+    let sd = sc.join("sd");
+    std::fs::create_dir(&sd).unwrap();
+    let f = sc.write(
+        "web.yml",
+        "processes:\n  - name: server\n    executable: /bin/sleep\n    args: [\"1000\"]\n",
+        false,
+    );
+    let passwd = sc.write(
+        "passwd",
+        "root:x:0:0:root:/root:/bin/sh\nvcap:x:1000:1000:vcap:/home/vcap:/bin/sh\n",
+        false,
+    );
+    let script = format!(
+        "mount -t tmpfs none /var && mkdir -p /var/vcap/sys/log /var/vcap/jobs/web && \
+         mount --bind {} /etc/passwd && exec \"$0\" apply -n web {} {}",
+        passwd.display(),
+        f.display(),
+        sd.display()
+    );
+    let o = run({
+        let mut c = Command::new("unshare");
+        c.args(["--mount", "--propagation", "private", "sh", "-c", &script])
+            .arg(bin("tend-jobs"));
+        c
+    });
+    assert_code(&o, 0);
+    assert!(
+        !text(&o.stderr).contains("runs as root"),
+        "{}",
+        text(&o.stderr)
+    );
+    let run_script = std::fs::read_to_string(sd.join("web-server/run")).unwrap();
+    assert!(
+        run_script.contains("cd /var/vcap/jobs/web || exit 111\n"),
+        "{run_script}"
+    );
+    assert!(
+        run_script.contains("tend-setuidgid vcap \\\n"),
+        "{run_script}"
+    );
+    let log_run = std::fs::read_to_string(sd.join("web-server/log/run")).unwrap();
+    assert!(
+        log_run.contains("/var/vcap/sys/log/web/server"),
+        "{log_run}"
+    );
+    // Without those, on this machine: root (with a warning) and the service's own logdir.
+    let o = jobs(&["apply", "-n", "plain", s(&f), s(&sd)]);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stderr).contains("no tend.user and no vcap account: it runs as root"),
+        "{}",
+        text(&o.stderr)
+    );
+    let log_run = std::fs::read_to_string(sd.join("plain-server/log/run")).unwrap();
+    assert!(log_run.contains(" ./main\n"), "{log_run}");
 }

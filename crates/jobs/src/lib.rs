@@ -16,10 +16,10 @@ pub fn host(job: &str) -> render::Host {
         .map(String::from)
         .collect();
     render::Host {
-        vcap: nix::unistd::User::from_name("vcap")
-            .ok()
-            .flatten()
-            .is_some(),
+        // From /etc/passwd as tend-setuidgid reads it (a static executable must not call
+        // NSS), so apply and the run script agree on whether the account exists.
+        vcap: tend_env::userdb::read(Path::new("/etc/passwd"))
+            .is_ok_and(|p| tend_env::userdb::find_user(&p, b"vcap").is_some()),
         vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
         vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
         controllers,
