@@ -1,6 +1,8 @@
 #!/bin/sh
 # packaging/install.sh — install tend the way it ships: one static executable
-# PREFIX/bin/tend with one hard link per program name, and the manual pages.
+# PREFIX/bin/tend with one hard link per program name, the standalone executables
+# (tend-jobs: never part of a running tree, so kept out of the shared text), and the
+# manual pages.
 #
 # Usage: packaging/install.sh [ -s ] [ -z ] DESTDIR [ PREFIX ]
 #   DESTDIR  staging root ("" or / for the live system); PREFIX defaults to /usr/local
@@ -29,6 +31,7 @@ mandir=$destdir$prefix/share/man/man8
 
 [ -x "$build/tend" ] || { echo "install.sh: fatal: no $build/tend: run cargo build --release" >&2; exit 111; }
 names=$("$build/tend" -l)
+standalone="tend-jobs"
 mkdir -p "$bindir" "$mandir"
 install -m 755 "$build/tend" "$bindir/tend"
 echo "$bindir/tend"
@@ -41,7 +44,12 @@ for n in $names; do
     fi
     echo "$bindir/$n"
 done
-for n in tend $names; do
+for n in $standalone; do
+    [ -x "$build/$n" ] || { echo "install.sh: fatal: no $build/$n: run cargo build --release" >&2; exit 111; }
+    install -m 755 "$build/$n" "$bindir/$n"
+    echo "$bindir/$n"
+done
+for n in tend $names $standalone; do
     page=$root/man/man8/$n.8
     [ -f "$page" ] || { echo "install.sh: fatal: no manual page $page" >&2; exit 111; }
     if [ $gz = 1 ]; then

@@ -14,42 +14,6 @@ use std::time::{Duration, Instant};
 
 pub const T: Duration = Duration::from_secs(20);
 
-/// An HTTP server in Python: `server.py PORT [DELAY]` sleeps DELAY seconds, binds, writes
-/// `bound`, then answers every GET with the status in `./code` (200 if absent), body
-/// `ok` for 200.
-pub const SERVER: &str = r#"
-import http.server, sys, time
-port = int(sys.argv[1])
-time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        try:
-            code = int(open("code").read())
-        except Exception:
-            code = 200
-        body = b"ok\n" if code == 200 else b"failing\n"
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(body)))
-        if 300 <= code < 400:
-            self.send_header("Location", "/elsewhere")
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", port), H)
-open("bound", "w").close()
-s.serve_forever()
-"#;
-
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn stderr_is(o: &Output, line: &str) {
     assert_eq!(
         text(&o.stderr),

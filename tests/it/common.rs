@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 use tend_proto::StatusRecord;
 use tend_proto::fifodir::{Subscription, make_fifodir};
 
+/// Programs built as executables of their own, outside the multi-call `tend` (Cargo.toml
+/// says why for each).
+pub const STANDALONE: &[&str] = &["tend-jobs"];
+
 /// The built multi-call executable.
 pub fn multicall() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_tend"))
@@ -38,6 +42,15 @@ pub fn bindir() -> PathBuf {
             let _ = std::fs::remove_file(&tmp);
             std::fs::hard_link(multicall(), &tmp)
                 .or_else(|_| std::os::unix::fs::symlink(multicall(), &tmp))
+                .unwrap();
+            std::fs::rename(&tmp, dir.join(name)).unwrap();
+        }
+        for name in STANDALONE {
+            let built = Path::new(env!("CARGO_BIN_EXE_tend-jobs")).with_file_name(name);
+            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::fs::hard_link(&built, &tmp)
+                .or_else(|_| std::os::unix::fs::symlink(&built, &tmp))
                 .unwrap();
             std::fs::rename(&tmp, dir.join(name)).unwrap();
         }
@@ -862,4 +875,40 @@ pub fn svstat_in_a_stable_second(dir: &Path) -> (String, String) {
         let b = text(&client("s6-svstat", &[], dir).stdout);
         (a == b).then_some((a, t))
     })
+}
+
+/// An HTTP server in Python: `server.py PORT [DELAY]` sleeps DELAY seconds, binds, writes
+/// `bound`, then answers every GET with the status in `./code` (200 if absent), body
+/// `ok` for 200.
+pub const SERVER: &str = r#"
+import http.server, sys, time
+port = int(sys.argv[1])
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        try:
+            code = int(open("code").read())
+        except Exception:
+            code = 200
+        body = b"ok\n" if code == 200 else b"failing\n"
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        if 300 <= code < 400:
+            self.send_header("Location", "/elsewhere")
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", port), H)
+open("bound", "w").close()
+s.serve_forever()
+"#;
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -468,6 +468,22 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
     )));
     assert!(!err.contains("hidden"));
     assert_eq!(std::fs::read_to_string(s.join("env/MARKER")).unwrap(), "m1");
+    // Command only (no init.d script, no service): the environment is saved once the
+    // command runs, and it is there when init exits.
+    let mut c = cmd("tend-init");
+    c.env("MARKER", "m2")
+        .arg("-i")
+        .arg(s.join("none.d"))
+        .arg("-e")
+        .arg(s.join("env2"))
+        .arg("-s")
+        .arg(s.join("none"))
+        .args(["sh", "-c", "exit 6"]);
+    assert_code(&run(c), 6);
+    assert_eq!(
+        std::fs::read_to_string(s.join("env2/MARKER")).unwrap(),
+        "m2"
+    );
     let o = tend(
         "tend-init",
         ["-e", "", "-s", "/nonexistent", "/nonexistent/prog"],

@@ -9,6 +9,7 @@ mod docs;
 mod fuzz;
 mod guest;
 mod init;
+mod jobs;
 mod log;
 mod multicall;
 mod packaging;

@@ -5,9 +5,13 @@
 //! Needs root, dpkg, lintian, man-db and xz (CI installs them). They package the test
 //! build of `tend` (TEND_BUILD), stripped, not a release build.
 //!
-//! Not tested here: installing into the live system's /usr (dpkg --root stands in for it),
-//! examples/container/Dockerfile.tarball (no container runtime in CI), the separate
-//! executables of `--features separate` (`packaging/install.sh -s`).
+//! Installing into the live system's /usr (`dpkg -i`, `dpkg -r`) runs only where
+//! TEND_TEST_LIVE_DPKG=1 says the machine is a throwaway (CI sets it); elsewhere that test
+//! says why it skipped. examples/container/Dockerfile.tarball is built and run in the
+//! Docker engine (skipped, with the reason, when `docker info` fails).
+//!
+//! Not tested here: the separate executables of `--features separate`
+//! (`packaging/install.sh -s`).
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
@@ -51,12 +55,17 @@ fn built() -> &'static Built {
         let build = out.join("build");
         std::fs::create_dir_all(&build).unwrap();
         std::fs::copy(multicall(), build.join("tend")).unwrap();
-        let o = run({
-            let mut c = Command::new("strip");
-            c.arg(build.join("tend"));
-            c
-        });
-        assert_code(&o, 0);
+        for name in STANDALONE {
+            std::fs::copy(bin(name), build.join(name)).unwrap();
+        }
+        for name in std::iter::once(&"tend").chain(STANDALONE) {
+            let o = run({
+                let mut c = Command::new("strip");
+                c.arg(build.join(name));
+                c
+            });
+            assert_code(&o, 0);
+        }
         let mut c = Command::new(root_dir().join("packaging/build.sh"));
         c.arg(&out).env("TEND_BUILD", &build);
         let o = run(c);
@@ -86,11 +95,13 @@ fn require_root() {
     );
 }
 
-/// The program names of the build, from `tend -l`.
+/// The program names of the build: `tend -l`, and the standalone executables.
 fn programs() -> Vec<String> {
     let o = tend("tend", ["-l"]);
     assert_code(&o, 0);
-    text(&o.stdout).lines().map(str::to_string).collect()
+    let mut all: Vec<String> = text(&o.stdout).lines().map(str::to_string).collect();
+    all.extend(STANDALONE.iter().map(|s| s.to_string()));
+    all
 }
 
 fn contents(deb: &Path) -> String {
@@ -138,12 +149,12 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
             "no {doc} in\n{list}"
         );
     }
-    // Every program is a hard link to the one executable.
+    // Every program but the standalone ones is a hard link to the one executable.
     let links = list
         .lines()
         .filter(|l| l.ends_with("link to ./usr/bin/tend"))
         .count();
-    assert_eq!(links, programs().len(), "{list}");
+    assert_eq!(links, programs().len() - STANDALONE.len(), "{list}");
     assert_eq!(field(&b.deb, "Package"), "tend");
     assert_eq!(field(&b.deb, "Version"), version());
     assert_eq!(field(&b.deb, "Architecture"), "amd64");
@@ -385,4 +396,106 @@ fn the_tarball_runs_in_an_empty_root() {
         Some(0),
         "the chrooted scanner's exit"
     );
+}
+
+/// The package in the live system, as a distribution installs it: `dpkg -i`, every program
+/// from /usr/bin, `man tend-svc`, then `dpkg -r` leaves nothing. Only on a throwaway
+/// machine (TEND_TEST_LIVE_DPKG=1, set by .ci/run).
+#[test]
+fn the_package_installs_into_the_live_system_and_removes_cleanly() {
+    if std::env::var_os("TEND_TEST_LIVE_DPKG").is_none_or(|v| v != "1") {
+        eprintln!("SKIPPED: set TEND_TEST_LIVE_DPKG=1 on a throwaway machine (CI does)");
+        return;
+    }
+    require("man");
+    let b = built();
+    assert!(
+        !Path::new("/usr/bin/tend").exists(),
+        "/usr/bin/tend exists already: not touching this system"
+    );
+    let o = run({
+        let mut c = Command::new("dpkg");
+        c.arg("-i").arg(&b.deb);
+        c
+    });
+    assert_code(&o, 0);
+    for p in programs() {
+        let o = run({
+            let mut c = Command::new(format!("/usr/bin/{p}"));
+            c.arg("-\u{1}");
+            c
+        });
+        assert_code(&o, 100);
+        assert!(text(&o.stderr).starts_with(&format!("{p}: usage: {p}")));
+    }
+    let o = run({
+        let mut c = Command::new("man");
+        c.args(["-w", "tend-svc"]);
+        c
+    });
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout).trim(), "/usr/share/man/man8/tend-svc.8.gz");
+    let o = run({
+        let mut c = Command::new("dpkg");
+        c.args(["-r", "tend"]);
+        c
+    });
+    assert_code(&o, 0);
+    let left = run({
+        let mut c = Command::new("find");
+        c.args(["/usr", "-name", "*tend-*"]);
+        c
+    });
+    assert_eq!(text(&left.stdout), "", "left behind after dpkg -r");
+    assert!(!Path::new("/usr/bin/tend").exists());
+}
+
+/// examples/container/Dockerfile.tarball: the release tarball ADDed over / of a FROM scratch
+/// image runs the example's services under tend-init.
+#[test]
+fn the_tarball_builds_a_container_image() {
+    let info = Command::new("docker").arg("info").output();
+    if !info.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIPPED: no Docker engine here (docker info failed)");
+        return;
+    }
+    let b = built();
+    let s = Scratch::new("tarball-docker");
+    let ctx = s.join("ctx");
+    let none = s.join("none");
+    std::fs::create_dir_all(&none).unwrap();
+    let o = run({
+        let mut c = Command::new(root_dir().join("examples/container/build.sh"));
+        c.arg("-o").arg(ctx.join("rootfs")).arg(&none);
+        c
+    });
+    assert_code(&o, 0);
+    std::fs::copy(&b.tarball, ctx.join(b.tarball.file_name().unwrap())).unwrap();
+    std::fs::copy(
+        root_dir().join("examples/container/Dockerfile.tarball"),
+        ctx.join("Dockerfile"),
+    )
+    .unwrap();
+    const TAG: &str = "tend-tarball-test";
+    let o = run({
+        let mut c = Command::new("docker");
+        c.args(["build", "-q", "-t", TAG, "--build-arg"])
+            .arg(format!("TEND_VERSION={}", version()))
+            .arg(&ctx)
+            .env("DOCKER_BUILDKIT", "0");
+        c
+    });
+    assert_code(&o, 0);
+    // The services come up under the tarball's tend-init; the command's code is the exit code.
+    let o = run({
+        let mut c = Command::new("docker");
+        c.args(["run", "--rm", TAG, "sh", "-c"]).arg(
+            "tend-svwait -u -t 10000 /run/tend/service/numbers && \
+             test \"$(readlink -f /usr/bin/tend-svc)\" = /usr/bin/tend-svc && \
+             test /usr/bin/tend-svc -ef /usr/bin/tend && exit 42",
+        );
+        c
+    });
+    assert_code(&o, 42);
+    let _ = Command::new("docker").args(["rmi", "-f", TAG]).output();
 }

@@ -3,9 +3,10 @@
 //! goes through the prometheus_client Python package's own parser.
 //!
 //! The unhealthy and permanently-failed states are tested with the watcher and the
-//! restart policy in check.rs. Not tested: "finishing" (a ./finish caught running).
+//! restart policy in check.rs; "finishing" (a ./finish caught running) has its own test.
 
 use crate::common::*;
+use std::ffi::OsStr;
 use std::process::Stdio;
 
 fn line_of<'a>(table: &'a str, name: &str) -> &'a str {
@@ -152,6 +153,52 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
     });
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), t);
+}
+
+/// A service whose ./finish is running is "finishing" in every format, and not ok while
+/// its supervisor still wants it up.
+#[test]
+fn summary_shows_a_service_caught_finishing() {
+    let s = Scratch::new("summary-finishing");
+    let fleet = Fleet::start(&s);
+    s.write("sd/fin/run", "#!/bin/sh\nexec sleep 1000\n", true);
+    s.write("sd/fin/finish", "#!/bin/sh\nexec sleep 30\n", true);
+    s.write("sd/fin/timeout-finish", "60000\n", false);
+    fleet.rescan();
+    fleet.wait_supervised("fin");
+    wait_until(FLEET_PATIENCE, "fin up", || {
+        fleet.status("fin").filter(|r| r.is_up())
+    });
+    // -k: the service dies, ./finish runs (30 s), the supervisor still wants it up.
+    assert_code(
+        &tend("tend-svc", [OsStr::new("-k"), fleet.svc("fin").as_os_str()]),
+        0,
+    );
+    wait_until(FLEET_PATIENCE, "fin finishing", || {
+        fleet.status("fin").filter(|r| r.finishing)
+    });
+    let dir = fleet.svc("fin");
+    let o = tend("tend-summary", [&dir]);
+    assert_code(&o, 1);
+    let t = text(&o.stdout);
+    assert_eq!(
+        line_of(&t, "fin").split_whitespace().nth(1),
+        Some("finishing"),
+        "{t}"
+    );
+    let o = tend("tend-summary", [OsStr::new("-j"), dir.as_os_str()]);
+    assert!(
+        text(&o.stdout).contains("{\"service\":\"fin\",\"state\":\"finishing\",\"ok\":false,"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = tend("tend-summary", [OsStr::new("-p"), dir.as_os_str()]);
+    let p = text(&o.stdout);
+    assert!(
+        p.contains("tend_service_state{service=\"fin\",state=\"finishing\"} 1\n"),
+        "{p}"
+    );
+    prometheus_parses(&p);
 }
 
 #[test]

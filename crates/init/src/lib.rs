@@ -150,6 +150,9 @@ struct Init<'a> {
     guest: bool,
     /// Guest: what to do once stopped, set by the first stop signal.
     action: Option<Action>,
+    /// The environment is still to be saved: nothing reads it before the command starts
+    /// (no init.d script, no service), so the command is not kept waiting for it.
+    env_deferred: bool,
 }
 
 /// Run init through all its stages; the exit code is the command's (128+N when killed by
@@ -191,11 +194,12 @@ fn run_stages(
         failure: None,
         guest,
         action: None,
+        env_deferred: false,
     };
     if !pid1 {
         init.become_subreaper();
     }
-    init.stage1();
+    init.stage1(!command.is_empty());
     if init.carry_on() {
         init.start_services(!command.is_empty());
     }
@@ -270,16 +274,36 @@ impl Init<'_> {
 
     // ---- stage 1 -------------------------------------------------------------------
 
-    fn stage1(&mut self) {
-        self.stage(format_args!("stage 1: init scripts"));
+    /// Save the environment as an envdir (when asked to); false if that failed and the
+    /// container stops.
+    fn save_env(&mut self) -> bool {
+        self.env_deferred = false;
         if let Some(dir) = self.settings.env_dir.clone()
             && let Err(e) = tree::save_env(&dir, &self.env)
         {
             self.fatal(SYSTEM, format_args!("{e}"));
+            return false;
+        }
+        true
+    }
+
+    /// Whether there is any service to start (the services directory has entries, or a
+    /// guest's console service is asked for).
+    fn has_services(&self) -> bool {
+        let console = self.guest && self.settings.console.is_some();
+        console || tree::list(&self.settings.services_dir).is_ok_and(|v| !v.is_empty())
+    }
+
+    fn stage1(&mut self, has_command: bool) {
+        self.stage(format_args!("stage 1: init scripts"));
+        let dir = self.settings.init_dir.clone();
+        let scripts = self.scripts(&dir);
+        if scripts.is_empty() && has_command && !self.has_services() {
+            self.env_deferred = true;
+        } else if !self.save_env() {
             return;
         }
-        let dir = self.settings.init_dir.clone();
-        for script in self.scripts(&dir) {
+        for script in scripts {
             if !self.carry_on() {
                 return;
             }
@@ -531,7 +555,12 @@ impl Init<'_> {
             .map_err(SpawnError::Exec)
             .and_then(|p| spawn(&p, &opts));
         match spawned {
-            Ok(pid) => self.command = Some(pid),
+            Ok(pid) => {
+                self.command = Some(pid);
+                if self.env_deferred && !self.save_env() {
+                    return;
+                }
+            }
             Err(SpawnError::Exec(e)) => {
                 let (msg, code) = exec_failure(prog, self.path(), e);
                 return self.fatal(code, format_args!("{msg}"));

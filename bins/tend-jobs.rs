@@ -1,0 +1,165 @@
+//! tend-jobs — translate a bpm.yml job description into tend service directories (or
+//! systemd units), check it, or remove a job's services. See man/man8/tend-jobs.8.
+#![forbid(unsafe_code)]
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+use tend_cli::{Program, code, expand_long, parse_duration_ms, shown};
+use tend_jobs::{apply, model, render, systemd};
+
+const USAGE: &str = "tend-jobs check [ -n job ] file | tend-jobs apply [ -s ] [ -n job ] [ -t patience ] file dir | tend-jobs remove [ -t patience ] job scandir";
+const PROG: Program = Program::new("tend-jobs", USAGE);
+const SPEC: &str = "sn:t:";
+const LONG: &[(&str, char)] = &[("systemd", 's'), ("name", 'n')];
+
+fn warn_all(w: &mut Vec<String>) {
+    for m in w.drain(..) {
+        PROG.warn(m);
+    }
+}
+
+/// Read and check the file: the job, or exit 100 (bad input) / 111 (unreadable).
+fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> model::Job {
+    let path = Path::new(file);
+    let name = match p.value('n') {
+        Some(n) => n.to_str().map(String::from),
+        None => tend_jobs::job_name_of(path),
+    }
+    .unwrap_or_else(|| {
+        PROG.fatal(
+            code::USAGE,
+            format_args!("no job name for {}: give one with -n", shown(file)),
+        )
+    });
+    let src = std::fs::read(path).unwrap_or_else(|e| {
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to read {}: {e}", shown(file)),
+        )
+    });
+    let src = String::from_utf8(src).unwrap_or_else(|_| {
+        PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
+    });
+    let job = model::parse(&src, &name, warn);
+    warn_all(warn);
+    job.unwrap_or_else(|e| PROG.fatal(code::USAGE, format_args!("{}: {}", shown(file), e.0)))
+}
+
+fn patience(p: &tend_cli::Parsed) -> Duration {
+    p.value('t').map_or(Duration::from_secs(30), |v| {
+        Duration::from_millis(parse_duration_ms(v).unwrap_or_else(|| PROG.usage_exit()))
+    })
+}
+
+pub fn main() {
+    let mut args = tend_cli::args();
+    let Some(sub) = args.next() else {
+        PROG.usage_exit()
+    };
+    let p = PROG.parse(expand_long(args, SPEC, LONG), SPEC);
+    let mut warn = Vec::new();
+    match (sub.to_str(), p.operands.as_slice()) {
+        (Some("check"), [file]) if !p.has('s') && !p.has('t') => {
+            let job = read_job(&p, file, &mut warn);
+            let host = tend_jobs::host(&job.name);
+            let services = render::services(&job, &host, &mut warn);
+            warn_all(&mut warn);
+            println!(
+                "tend-jobs: {}: job {}: {} processes, {} services: valid",
+                shown(file),
+                job.name,
+                job.processes.len(),
+                services.len()
+            );
+            std::process::exit(code::OK)
+        }
+        (Some("apply"), [file, dir]) if p.has('s') => {
+            let job = read_job(&p, file, &mut warn);
+            let units = systemd::units(&job, &tend_jobs::host(&job.name), &mut warn);
+            warn_all(&mut warn);
+            match systemd::write(Path::new(dir), &job.name, &units) {
+                Ok(changed) => report(&job.name, &changed, units.len()),
+                Err(e) => PROG.fatal(code::SYSTEM, e.0),
+            }
+        }
+        (Some("apply"), [file, dir]) => {
+            let job = read_job(&p, file, &mut warn);
+            let host = tend_jobs::host(&job.name);
+            let services = render::services(&job, &host, &mut warn);
+            warn_all(&mut warn);
+            for pr in &job.processes {
+                if pr.executable.starts_with('/') && !Path::new(&pr.executable).exists() {
+                    PROG.warn(format_args!(
+                        "process {}: {} does not exist (yet): the service will fail to start until it does",
+                        pr.name, pr.executable
+                    ));
+                }
+            }
+            let r = apply::apply(
+                Path::new(dir),
+                &job.name,
+                &services,
+                patience(&p),
+                &mut warn,
+            );
+            warn_all(&mut warn);
+            match r {
+                Ok(o) => {
+                    for (what, names) in [
+                        ("added", &o.added),
+                        ("replaced", &o.replaced),
+                        ("removed", &o.removed),
+                    ] {
+                        for n in names {
+                            println!("tend-jobs: {what} {n}");
+                        }
+                    }
+                    if !o.changed() {
+                        println!(
+                            "tend-jobs: job {}: no change ({} services as described)",
+                            job.name,
+                            o.unchanged.len()
+                        );
+                    }
+                    std::process::exit(code::OK)
+                }
+                Err(e) => PROG.fatal(code::SYSTEM, e.0),
+            }
+        }
+        (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') => {
+            let Some(job) = job.to_str().filter(|j| model::check_name("job", j).is_ok()) else {
+                PROG.fatal(
+                    code::USAGE,
+                    format_args!("invalid job name: {}", shown(job)),
+                )
+            };
+            let r = apply::remove(Path::new(dir), job, patience(&p), &mut warn);
+            warn_all(&mut warn);
+            match r {
+                Ok(names) if names.is_empty() => PROG.fatal(
+                    code::NO,
+                    format_args!("no service of job {job} in {}", shown(dir)),
+                ),
+                Ok(names) => {
+                    for n in names {
+                        println!("tend-jobs: removed {n}");
+                    }
+                    std::process::exit(code::OK)
+                }
+                Err(e) => PROG.fatal(code::SYSTEM, e.0),
+            }
+        }
+        _ => PROG.usage_exit(),
+    }
+}
+
+fn report(job: &str, changed: &[String], total: usize) -> ! {
+    for n in changed {
+        println!("tend-jobs: {n}");
+    }
+    if changed.is_empty() {
+        println!("tend-jobs: job {job}: no change ({total} units as described)");
+    }
+    std::process::exit(code::OK)
+}

@@ -1,0 +1,58 @@
+//! tend-jobs: a bpm.yml job description translated into tend service directories.
+//! See man/man8/tend-jobs.8.
+
+pub mod apply;
+pub mod model;
+pub mod render;
+pub mod systemd;
+
+use std::path::Path;
+
+/// What the host offers, looked up once.
+pub fn host(job: &str) -> render::Host {
+    let controllers = std::fs::read_to_string(cgroup2_mount().join("cgroup.controllers"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    render::Host {
+        // From /etc/passwd as tend-setuidgid reads it (a static executable must not call
+        // NSS), so apply and the run script agree on whether the account exists.
+        vcap: tend_env::userdb::read(Path::new("/etc/passwd"))
+            .is_ok_and(|p| tend_env::userdb::find_user(&p, b"vcap").is_some()),
+        vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
+        vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
+        controllers,
+    }
+}
+
+/// The job's name when -n is not given: `JOB` of `.../JOB/config/FILE` (where BOSH puts
+/// bpm.yml), else the file's name without its extension.
+pub fn job_name_of(file: &Path) -> Option<String> {
+    let parent = file.parent().unwrap_or(Path::new(""));
+    if parent.file_name().is_some_and(|n| n == "config")
+        && let Some(j) = parent.parent().and_then(|p| p.file_name())
+    {
+        {
+            return j.to_str().map(String::from);
+        }
+    }
+    file.file_stem()?.to_str().map(String::from)
+}
+
+/// Where the cgroup v2 hierarchy is mounted (/proc/self/mountinfo), as tend-cgroup finds it.
+fn cgroup2_mount() -> std::path::PathBuf {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    for line in info.lines() {
+        // ... mountpoint (5th field) ... " - " fstype source options
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        if right.split(' ').next() == Some("cgroup2")
+            && let Some(mp) = left.split(' ').nth(4)
+        {
+            return std::path::PathBuf::from(mp.replace("\\040", " "));
+        }
+    }
+    std::path::PathBuf::from("/sys/fs/cgroup")
+}

@@ -1,0 +1,307 @@
+//! A job written as tend service directories: the files of each, as bytes, so that
+//! applying can compare them with what is on disk before writing anything.
+
+use crate::model::{Job, Probe, Process, Ready};
+
+/// What the host offers, looked up once by the caller (tests pass their own).
+#[derive(Debug, Clone, Default)]
+pub struct Host {
+    /// bpm's default account `vcap` exists.
+    pub vcap: bool,
+    /// /var/vcap/sys/log exists.
+    pub vcap_log: bool,
+    /// /var/vcap/jobs/JOB exists.
+    pub vcap_job_dir: bool,
+    /// The cgroup v2 controllers of the mount's root (cgroup.controllers).
+    pub controllers: Vec<String>,
+}
+
+/// One file of a service directory: its path inside it, its bytes, its mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    pub path: String,
+    pub bytes: Vec<u8>,
+    pub mode: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    pub name: String,
+    pub files: Vec<File>,
+}
+
+/// The marker file naming the job a service directory belongs to (tend-jobs remove).
+pub const MARKER: &str = "tend-job";
+
+/// Quote for /bin/sh: single quotes, each `'` as `'\''`.
+pub fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn seconds(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+fn probe_args(p: &Probe) -> Vec<String> {
+    match p {
+        Probe::Http(u) => vec!["-u".into(), u.clone()],
+        Probe::Tcp(t) => vec!["-p".into(), t.clone()],
+        Probe::Exec(c) => vec!["-c".into(), c.clone()],
+    }
+}
+
+fn file(path: &str, bytes: impl Into<Vec<u8>>, mode: u32) -> File {
+    File {
+        path: path.into(),
+        bytes: bytes.into(),
+        mode,
+    }
+}
+
+/// Every service of a job: `JOB-PROCESS` for each process, and `JOB-PROCESS-health` for
+/// the liveness watcher of a process with `health`. Warnings go to `warn`.
+pub fn services(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Service> {
+    let mut out = Vec::new();
+    for p in &job.processes {
+        let name = format!("{}-{}", job.name, p.name);
+        out.push(Service {
+            name: name.clone(),
+            files: process_files(job, p, host, &name, warn),
+        });
+        if let Some(h) = &p.health {
+            let mut words = vec![
+                "tend-check".to_string(),
+                "-L".into(),
+                "-S".into(),
+                format!("../{name}"),
+            ];
+            words.extend(probe_args(&h.probe));
+            words.extend([
+                "-i".into(),
+                seconds(h.interval_ms),
+                "-f".into(),
+                h.failures.to_string(),
+                "-m".into(),
+                h.max_restarts.to_string(),
+                "-W".into(),
+                seconds(h.window_ms),
+            ]);
+            let run = format!(
+                "#!/bin/sh\n# Written by tend-jobs for job {}: edits are overwritten.\nexec 2>&1\nexec {}\n",
+                job.name,
+                words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+            );
+            out.push(Service {
+                name: format!("{name}-health"),
+                files: vec![
+                    file("run", run, 0o755),
+                    file(MARKER, format!("{}\n", job.name), 0o644),
+                ],
+            });
+        }
+    }
+    out
+}
+
+fn process_files(
+    job: &Job,
+    p: &Process,
+    host: &Host,
+    name: &str,
+    warn: &mut Vec<String>,
+) -> Vec<File> {
+    let mut files = Vec::new();
+    let mut run = format!(
+        "#!/bin/sh\n# Written by tend-jobs for job {} process {}: edits are overwritten.\nexec 2>&1\nsv=$PWD\n",
+        job.name, p.name
+    );
+    let workdir = match &p.workdir {
+        Some(w) => Some(w.clone()),
+        None if host.vcap_job_dir => Some(format!("/var/vcap/jobs/{}", job.name)),
+        None => None,
+    };
+    if let Some(w) = &workdir {
+        run.push_str(&format!("cd {} || exit 111\n", quote(w)));
+    }
+    if let Some(hook) = &p.pre_start {
+        // Its own timeout, then KILL 5 s later; its output goes to the same log.
+        run.push_str(&format!(
+            "timeout -k 5 {} {} || {{ echo \"tend-jobs: {}: pre_start failed ($?)\"; exit 1; }}\n",
+            seconds(p.pre_start_timeout_ms),
+            quote(hook),
+            quote(name).trim_matches('\''),
+        ));
+    }
+    // One stage per program of the chain, each on its own line of the script.
+    let mut stages: Vec<Vec<String>> = Vec::new();
+    if !p.env.is_empty() {
+        stages.push(vec!["tend-envdir".into(), "-f".into(), "$sv/env".into()]);
+        for (k, v) in &p.env {
+            files.push(file(&format!("env/{k}"), format!("{v}\n"), 0o644));
+        }
+    }
+    let mut cg = Vec::new();
+    for (ctl, file, v) in [
+        ("memory", "memory.max", p.memory),
+        ("pids", "pids.max", p.processes),
+    ] {
+        let Some(v) = v else { continue };
+        if host.controllers.iter().any(|c| c == ctl) {
+            cg.push(format!("{file}={v}"));
+        } else {
+            warn.push(format!(
+                "process {}: the host offers no cgroup {ctl} controller: {file} is not set, the process runs without it",
+                p.name
+            ));
+        }
+    }
+    if !cg.is_empty() {
+        let mut st = vec!["tend-cgroup".to_string()];
+        for c in cg {
+            st.extend(["-c".into(), c]);
+        }
+        st.push(format!("tend/{name}"));
+        stages.push(st);
+    }
+    if let Some(n) = p.open_files {
+        stages.push(vec!["tend-softlimit".into(), "-o".into(), n.to_string()]);
+    }
+    if let Some(c) = &p.cpus {
+        stages.push(vec!["tend-cpuset".into(), c.clone()]);
+    }
+    let user = if p.privileged {
+        None
+    } else if let Some(u) = &p.user {
+        Some(u.clone())
+    } else if host.vcap {
+        Some("vcap".into())
+    } else {
+        warn.push(format!(
+            "process {}: no tend.user and no vcap account: it runs as root",
+            p.name
+        ));
+        None
+    };
+    if let Some(u) = user {
+        stages.push(vec!["tend-setuidgid".into(), u]);
+    }
+    match &p.ready {
+        None => {}
+        Some(Ready::Notify) => {
+            stages.push(vec!["tend-notify".into(), "-d".into(), "3".into()]);
+            files.push(file("notification-fd", "3\n", 0o644));
+        }
+        Some(Ready::Probe { probe, timeout_ms }) => {
+            let mut st = vec!["tend-check".to_string(), "-3".into(), "3".into()];
+            if *timeout_ms > 0 {
+                st.extend(["-T".into(), seconds(*timeout_ms)]);
+            }
+            st.extend(probe_args(probe));
+            st.push("--".into());
+            stages.push(st);
+            files.push(file("notification-fd", "3\n", 0o644));
+        }
+    }
+    let mut last = vec![p.executable.clone()];
+    last.extend(p.args.iter().cloned());
+    stages.push(last);
+    let chain: Vec<String> = stages
+        .iter()
+        .map(|st| {
+            st.iter()
+                .map(|w| {
+                    if w == "$sv/env" {
+                        "\"$sv/env\"".into()
+                    } else {
+                        quote(w)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    run.push_str("exec ");
+    run.push_str(&chain.join(" \\\n  "));
+    run.push('\n');
+    files.push(file("run", run, 0o755));
+    files.push(file(
+        "finish",
+        format!(
+            "#!/bin/sh\n# Written by tend-jobs: one line per death, into the log.\necho \"tend-jobs: {}: exited: code $1 signal $2\"\n",
+            quote(name).trim_matches('\'')
+        ),
+        0o755,
+    ));
+    files.push(file(
+        "down-signal",
+        format!("SIG{}\n", p.shutdown_signal),
+        0o644,
+    ));
+    files.push(file(
+        "timeout-kill",
+        format!("{}\n", p.stop_grace_ms),
+        0o644,
+    ));
+    if let Some(r) = &p.restart {
+        let then = match r.slow_ms {
+            None => "stop".to_string(),
+            Some(ms) => format!("slow:{}", seconds(ms)),
+        };
+        files.push(file(
+            "restart-policy",
+            format!(
+                "# Written by tend-jobs from tend.restart.\ndeaths={}\nseconds={}\nthen={then}\n",
+                r.deaths,
+                seconds(r.within_ms)
+            ),
+            0o644,
+        ));
+    }
+    files.push(file(MARKER, format!("{}\n", job.name), 0o644));
+    // The logger.
+    let logdir = match &p.log.dir {
+        Some(d) => d.clone(),
+        None if host.vcap_log => format!("/var/vcap/sys/log/{}/{}", job.name, p.name),
+        None => "./main".into(),
+    };
+    let mut script = vec![format!("n{}", p.log.count), format!("s{}", p.log.size)];
+    match p.log.timestamps.as_str() {
+        "tai64n" => script.push("t".into()),
+        "rfc3339" => script.push("z".into()),
+        _ => {}
+    }
+    if p.log.json {
+        script.push("j".into());
+    }
+    script.push(logdir.clone());
+    let mkdir = if logdir.starts_with('/') {
+        format!("mkdir -p {} || exit 111\n", quote(&logdir))
+    } else {
+        String::new()
+    };
+    files.push(file(
+        "log/run",
+        format!(
+            "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
+            quote(name).trim_matches('\''),
+            script
+                .iter()
+                .map(|w| quote(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        0o755,
+    ));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}

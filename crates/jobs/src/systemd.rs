@@ -1,0 +1,231 @@
+//! The same job as systemd .service units (`tend-jobs apply --systemd`).
+
+use crate::model::{Job, Probe, Process, Ready};
+use crate::render::{Host, quote};
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// A unit: its file name and text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub name: String,
+    pub text: String,
+}
+
+/// A failed system call: what failed, and why.
+#[derive(Debug)]
+pub struct SysError(pub String);
+
+/// systemd's quoting for one word of a command line: double quotes, with `\`, `"`,
+/// `$` and `%` escaped (`$$`, `%%`) so nothing is expanded.
+fn word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@+".contains(&b));
+    if plain {
+        return s.to_string();
+    }
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '$' => o.push_str("$$"),
+            '%' => o.push_str("%%"),
+            '\n' => o.push_str("\\n"),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn secs(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+/// One unit per process, `JOB-PROCESS.service`. `health` has no systemd counterpart:
+/// warned about and left out.
+pub fn units(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Unit> {
+    job.processes
+        .iter()
+        .map(|p| Unit {
+            name: format!("{}-{}.service", job.name, p.name),
+            text: unit(job, p, host, warn),
+        })
+        .collect()
+}
+
+fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
+    let mut u = format!(
+        "# Written by tend-jobs for job {} process {}: edits are overwritten.\n[Unit]\nDescription=job {} process {}\n",
+        job.name, p.name, job.name, p.name
+    );
+    if let Some(r) = &p.restart
+        && r.slow_ms.is_none()
+    {
+        {
+            u.push_str(&format!(
+                "StartLimitIntervalSec={}\nStartLimitBurst={}\n",
+                secs(r.within_ms),
+                r.deaths
+            ));
+        }
+    }
+    u.push_str("\n[Service]\n");
+    u.push_str(match p.ready {
+        Some(Ready::Notify) => "Type=notify\n",
+        _ => "Type=simple\n",
+    });
+    let mut start = vec![word(&p.executable)];
+    start.extend(p.args.iter().map(|a| word(a)));
+    u.push_str(&format!("ExecStart={}\n", start.join(" ")));
+    if let Some(hook) = &p.pre_start {
+        u.push_str(&format!(
+            "ExecStartPre=/usr/bin/timeout -k 5 {} {}\n",
+            secs(p.pre_start_timeout_ms),
+            word(hook)
+        ));
+    }
+    if let Some(Ready::Probe { probe, timeout_ms }) = &p.ready {
+        let check = match probe {
+            Probe::Http(url) => format!("tend-check -u {}", quote(url)),
+            Probe::Tcp(t) => format!("tend-check -p {}", quote(t)),
+            Probe::Exec(c) => format!("tend-check -c {}", quote(c)),
+        };
+        // Active only once the probe passes, as tend-check does under tend.
+        u.push_str(&format!(
+            "ExecStartPost=/bin/sh -c {}\n",
+            word(&format!("until {check} >/dev/null 2>&1; do sleep 1; done"))
+        ));
+        if *timeout_ms > 0 {
+            u.push_str(&format!("TimeoutStartSec={}\n", secs(*timeout_ms)));
+        }
+    }
+    if p.health.is_some() {
+        warn.push(format!(
+            "process {}: tend.health has no systemd counterpart: not in the unit",
+            p.name
+        ));
+    }
+    let workdir = match &p.workdir {
+        Some(w) => Some(w.clone()),
+        None if host.vcap_job_dir => Some(format!("/var/vcap/jobs/{}", job.name)),
+        None => None,
+    };
+    if let Some(w) = workdir {
+        u.push_str(&format!("WorkingDirectory={w}\n"));
+    }
+    let user = if p.privileged {
+        None
+    } else {
+        p.user
+            .clone()
+            .or_else(|| host.vcap.then(|| "vcap".to_string()))
+    };
+    if let Some(user) = user {
+        u.push_str(&format!("User={user}\n"));
+    }
+    for (k, v) in &p.env {
+        u.push_str(&format!("Environment={}\n", word(&format!("{k}={v}"))));
+    }
+    if let Some(m) = p.memory {
+        u.push_str(&format!("MemoryMax={m}\n"));
+    }
+    if let Some(n) = p.processes {
+        u.push_str(&format!("TasksMax={n}\n"));
+    }
+    if let Some(n) = p.open_files {
+        u.push_str(&format!("LimitNOFILE={n}\n"));
+    }
+    if let Some(c) = &p.cpus {
+        u.push_str(&format!("CPUAffinity={c}\n"));
+    }
+    u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_signal));
+    u.push_str(&format!("TimeoutStopSec={}\n", secs(p.stop_grace_ms)));
+    match &p.restart {
+        Some(r) => match r.slow_ms {
+            None => u.push_str("Restart=always\nRestartSec=1s\n"),
+            Some(ms) => u.push_str(&format!("Restart=always\nRestartSec={}\n", secs(ms))),
+        },
+        None => u.push_str("Restart=always\nRestartSec=1s\n"),
+    }
+    if let Some(d) = &p.log.dir {
+        u.push_str(&format!(
+            "StandardOutput=append:{d}/current\nStandardError=inherit\n"
+        ));
+    } else if host.vcap_log {
+        u.push_str(&format!(
+            "StandardOutput=append:/var/vcap/sys/log/{}/{}.log\nStandardError=inherit\n",
+            job.name, p.name
+        ));
+    }
+    u.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+    u
+}
+
+/// Units in `dir` written by tend-jobs for `job` that `units` no longer holds (their first
+/// line names the job).
+fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
+    let head = format!("# Written by tend-jobs for job {job} process ");
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .filter(|n| n.starts_with(&format!("{job}-")) && n.ends_with(".service"))
+        .filter(|n| !units.iter().any(|u| &u.name == n))
+        .filter(|n| {
+            fs::read_to_string(dir.join(n))
+                .is_ok_and(|t| t.lines().next().is_some_and(|l| l.starts_with(&head)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Write the units into `dir`: each changed one to a temporary file beside it, then
+/// renamed over; unchanged ones are not touched; the job's units no longer described are
+/// removed. Returns what was done, one line per unit.
+pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysError> {
+    let mut written = Vec::new();
+    for u in units {
+        let target = dir.join(&u.name);
+        if fs::read(&target).ok().as_deref() == Some(u.text.as_bytes()) {
+            continue;
+        }
+        let tmp = dir.join(format!(".{}.{}", u.name, std::process::id()));
+        let r = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .open(&tmp)
+            .and_then(|mut f| {
+                f.write_all(u.text.as_bytes())?;
+                f.sync_all()
+            })
+            .and_then(|()| fs::rename(&tmp, &target));
+        if let Err(e) = r {
+            let _ = fs::remove_file(&tmp);
+            return Err(SysError(format!(
+                "unable to write {}: {e}",
+                target.display()
+            )));
+        }
+        written.push(format!("wrote {}", u.name));
+    }
+    for n in stale(dir, job, units) {
+        fs::remove_file(dir.join(&n))
+            .map_err(|e| SysError(format!("unable to remove {}: {e}", dir.join(&n).display())))?;
+        written.push(format!("removed {n}"));
+    }
+    Ok(written)
+}
