@@ -250,7 +250,13 @@ impl Logdir {
         for ent in rd.flatten() {
             let name = ent.file_name();
             if policy::is_archive(name.as_bytes()) {
-                let size = ent.metadata().map(|m| m.len()).unwrap_or(0);
+                // Names are TAI64N labels, so their order is their age: a stat per
+                // archive is needed only for a total size limit (S).
+                let size = if self.spec.total > 0 {
+                    ent.metadata().map(|m| m.len()).unwrap_or(0)
+                } else {
+                    0
+                };
                 archives.push((name.as_bytes().to_vec(), size));
             }
         }
