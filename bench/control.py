@@ -21,7 +21,8 @@ RESTARTS = 10
 def stamps(d):
     try:
         with open(os.path.join(d, "stamps")) as f:
-            return [l.split() for l in f.read().splitlines()]
+            # Complete lines only: a read can overlap the service's write of a line.
+            return [l.split() for l in f.read().split("\n")[:-1]]
     except FileNotFoundError:
         return []
 

@@ -42,7 +42,7 @@ pub fn main() {
             | CgroupError::Unavailable { .. }
             | CgroupError::Refused { .. }
             | CgroupError::Write { .. }
-            | CgroupError::System(_)),
+            | CgroupError::Sys(_)),
         ) => PROG.fatal(code::SYSTEM, e),
     }
     let e = tend_env::exec(argv, &sys::exec::current_env());

@@ -41,7 +41,7 @@ pub fn main() {
         Err(e @ (LookupError::UnknownUser(_) | LookupError::UnknownGroup(_))) => {
             PROG.fatal(code::NO, e)
         }
-        Err(e @ LookupError::System(_)) => PROG.fatal(code::SYSTEM, e),
+        Err(e @ LookupError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
     };
     let mut env = sys::exec::current_env();
     vars.export(&mut env);

@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use tend_cli::{Program, code, parse_uint};
-use tend_log::{Options, RunError};
+use tend_log::Options;
 
 const PROG: Program = Program::new(
     "tend-log",
@@ -48,7 +48,6 @@ pub fn main() {
     let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
     match tend_log::run(&opts, &script, &mut warn) {
         Ok(()) => std::process::exit(code::OK),
-        Err(e @ (RunError::Script(_) | RunError::Notify(_))) => PROG.fatal(code::USAGE, e),
-        Err(e @ RunError::System(_)) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -26,7 +26,7 @@ pub fn main() {
         }
         Err(e @ TargetError::BadIds(_)) => PROG.fatal(code::USAGE, e),
         Err(e @ TargetError::Unknown(_)) => PROG.fatal(code::NO, e),
-        Err(e @ TargetError::System(_)) => PROG.fatal(code::SYSTEM, e),
+        Err(e @ TargetError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
     };
     if let Some(c) = creds
         && let Err(e) = uidgid::apply(&c)

@@ -1,8 +1,8 @@
 //! tend-supervise — keep one service running and obey its control FIFO. See man/man8/tend-supervise.8.
 #![forbid(unsafe_code)]
 
-use tend_cli::{Program, code};
-use tend_supervise::{Reporter, StartError, Supervisor};
+use tend_cli::Program;
+use tend_supervise::{Reporter, Supervisor};
 
 const PROG: Program = Program::new("tend-supervise", "tend-supervise servicedir");
 
@@ -13,9 +13,6 @@ pub fn main() {
     };
     match Supervisor::new(dir, Reporter::new(dir)) {
         Ok(sup) => std::process::exit(sup.run()),
-        Err(e @ (StartError::AlreadyRunning | StartError::Misconfigured(_))) => {
-            PROG.fatal(code::USAGE, e)
-        }
-        Err(e @ StartError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

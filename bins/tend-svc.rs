@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tend_cli::{Program, code, parse_uint, shown};
-use tend_client::{ControlError, SvcError, SvcOutcome, Target, WaitError};
+use tend_client::{SvcOutcome, Target};
 
 const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir";
 // -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
@@ -88,32 +88,6 @@ pub fn main() {
             format_args!("{name} failed permanently or its supervisor died"),
         ),
         Ok(SvcOutcome::TimedOut) => PROG.fatal(code::TIMEOUT, "timed out"),
-        Err(SvcError::Control(ControlError::NotListening)) => PROG.fatal(
-            code::USAGE,
-            format_args!("unable to control {name}: supervisor not listening"),
-        ),
-        Err(SvcError::Control(ControlError::Broken(e))) => PROG.fatal(
-            code::USAGE,
-            format_args!(
-                "something is wrong with the {name}/supervise directory: {}",
-                e.desc()
-            ),
-        ),
-        Err(SvcError::Control(ControlError::Sys(e))) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to control {name}: {}", e.desc()),
-        ),
-        Err(SvcError::Wait(WaitError::Subscribe(e))) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to subscribe to events for {name}: {}", e.desc()),
-        ),
-        Err(SvcError::Wait(WaitError::Status(e))) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to read status for {name}: {}", e.desc()),
-        ),
-        Err(SvcError::Wait(WaitError::Poll(e))) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to wait for events: {}", e.desc()),
-        ),
+        Err(e) => PROG.fatal(e.code(), e.describe(&name)),
     }
 }

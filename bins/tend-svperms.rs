@@ -48,18 +48,17 @@ pub fn main() {
         PROG.usage_exit()
     }
     let print = print || (access.is_none() && watchers.is_none());
-    let mut warn = |w: String| PROG.warn(w);
     let (mut out, mut all_read) = (Vec::new(), true);
     for dir in &p.operands {
         let dir = Path::new(dir);
         if let Some(a) = access {
-            perms::set_access(dir, a, &mut warn).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
+            perms::set_access(dir, a, &PROG).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
         }
         if let Some(w) = watchers {
-            perms::set_watchers(dir, w, &mut warn).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
+            perms::set_watchers(dir, w, &PROG).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
         }
         if print {
-            all_read &= perms::show(dir, &mut out, &mut warn);
+            all_read &= perms::show(dir, &mut out, &PROG);
         }
     }
     if let Err(e) = std::io::stdout().write_all(&out) {

@@ -1,11 +1,10 @@
 //! tend-svscan — run one tend-supervise per service directory of a scan directory. See man/man8/tend-svscan.8.
 #![forbid(unsafe_code)]
 
-use std::fmt;
 use std::time::Duration;
 use tend_cli::{Program, code, parse_uint};
 use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
-use tend_scan::{Ending, Options, StartError, exec_script};
+use tend_scan::{Ending, Options, exec_script};
 use tend_sys::diagnose::describe;
 
 const USAGE: &str =
@@ -19,7 +18,7 @@ fn options() -> Options {
             .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
     };
     Options {
-        notif: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+        notify: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         console: num('X').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         max: num('c').map_or(DEFAULT_MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
         rescan: num('t').filter(|&t| t > 0).map(Duration::from_millis),
@@ -39,10 +38,8 @@ fn crash() -> ! {
 
 pub fn main() {
     let opts = options();
-    let mut warn = |m: fmt::Arguments<'_>| PROG.warn(m);
-    match tend_scan::run(&opts, &mut warn) {
-        Err(StartError::Usage(m)) => PROG.fatal(code::USAGE, m),
-        Err(StartError::Sys(e)) => PROG.fatal(code::SYSTEM, e),
+    match tend_scan::run(&opts, &PROG) {
+        Err(e) => PROG.fatal(e.code(), e),
         Ok(Ending::Finish) => match exec_script(FINISH) {
             nix::errno::Errno::ENOENT
                 if std::path::Path::new(FINISH).symlink_metadata().is_err() =>

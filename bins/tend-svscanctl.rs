@@ -3,7 +3,8 @@
 
 use std::path::Path;
 use tend_cli::{Program, code, shown};
-use tend_scan::ctl::{CtlError, send};
+use tend_proto::servicedir::SVSCAN;
+use tend_scan::ctl::send;
 
 const USAGE: &str = "tend-svscanctl [ -zabhitqnN ] scandir";
 const PROG: Program = Program::new("tend-svscanctl", USAGE);
@@ -16,21 +17,6 @@ pub fn main() {
     let letters: Vec<u8> = p.opts.iter().map(|(c, _)| *c as u8).collect();
     match send(Path::new(dir), &letters) {
         Ok(()) => std::process::exit(code::OK),
-        Err(CtlError::NotListening) => PROG.fatal(
-            code::USAGE,
-            format_args!("unable to control {}: scanner not listening", shown(dir)),
-        ),
-        Err(CtlError::Broken(e)) => PROG.fatal(
-            code::USAGE,
-            format_args!(
-                "something is wrong with the {}/.s6-svscan directory: {}",
-                shown(dir),
-                e.desc()
-            ),
-        ),
-        Err(CtlError::Sys(e)) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to control {}: {}", shown(dir), e.desc()),
-        ),
+        Err(e) => PROG.fatal(e.code(), e.describe(&shown(dir), SVSCAN)),
     }
 }

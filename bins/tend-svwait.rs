@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tend_cli::{Program, code, parse_uint, shown};
-use tend_client::{Outcome, SvwaitError, Target, WaitError};
+use tend_client::{Outcome, SvwaitError, Target};
 
 const USAGE: &str =
     "tend-svwait [ -U | -u | -d | -D | -r | -R ] [ -a | -o ] [ -t timeout ] servicedir...";
@@ -63,21 +63,7 @@ pub fn main() {
         ),
         Ok(Outcome::TimedOut) => PROG.fatal(code::TIMEOUT, "timed out"),
         Err(SvwaitError { index, error }) => {
-            let name = shown(&o.servicedirs[index]);
-            match error {
-                WaitError::Subscribe(e) => PROG.fatal(
-                    code::SYSTEM,
-                    format_args!("unable to subscribe to events for {name}: {}", e.desc()),
-                ),
-                WaitError::Status(e) => PROG.fatal(
-                    code::SYSTEM,
-                    format_args!("unable to read status for {name}: {}", e.desc()),
-                ),
-                WaitError::Poll(e) => PROG.fatal(
-                    code::SYSTEM,
-                    format_args!("unable to wait for events: {}", e.desc()),
-                ),
-            }
+            PROG.fatal(error.code(), error.describe(&shown(&o.servicedirs[index])))
         }
     }
 }

@@ -48,7 +48,7 @@ fn both(name: &str, args: &[&str], envs: &[(&str, &str)]) -> (Output, Output) {
 /// Compare tend-X and s6-X on the same arguments: identical output and exit code
 /// (program names aside). Usage lines differ in the program name only.
 #[track_caller]
-fn same_as_s6(name: &str, args: &[&str], envs: &[(&str, &str)]) {
+fn chain_same_as_s6(name: &str, args: &[&str], envs: &[(&str, &str)]) {
     let (t, s) = both(name, args, envs);
     let (t, s) = (
         neutral(&t, &format!("tend-{name}"), &format!("s6-{name}")),
@@ -133,7 +133,7 @@ fn setuidgid_environment_as_s6() {
     require("s6-setuidgid");
     let envs = [("UID", "11"), ("GID", "12"), ("GIDLIST", "13,14")];
     for account in ["nobody", "1234:5678", "", "root"] {
-        same_as_s6(
+        chain_same_as_s6(
             "setuidgid",
             &[
                 account,
@@ -218,7 +218,7 @@ fn envuidgid_as_s6() {
     for c in cases {
         let mut args: Vec<&str> = c.to_vec();
         args.extend(["sh", "-c", show]);
-        same_as_s6(
+        chain_same_as_s6(
             "envuidgid",
             &args,
             &[("UID", "9"), ("GID", "9"), ("GIDLIST", "9")],
@@ -262,7 +262,7 @@ fn applyuidgid_as_s6() {
         for e in envs {
             let mut args: Vec<&str> = c.to_vec();
             args.extend(["sh", "-c", show]);
-            same_as_s6("applyuidgid", &args, e);
+            chain_same_as_s6("applyuidgid", &args, e);
         }
     }
     usage_of(&tend("tend-applyuidgid", ["-u", "1"]), "tend-applyuidgid");
@@ -1411,11 +1411,7 @@ fn notify_readiness_under_s6_supervise() {
         true,
     );
     s.write("svc/notification-fd", "3\n", false);
-    let sup = Supervised::start(&svc);
-    // s6-svwait fails (111) if it runs before s6-supervise wrote supervise/status.
-    wait_until(Duration::from_secs(20), "supervise/status", || {
-        svc.join("supervise/status").exists().then_some(())
-    });
+    let sup = Supervised::start("s6-supervise", &svc);
     let svwait = |flag: &str| {
         let mut c = cmd("s6-svwait");
         c.args([flag, "-t", "20000"]).arg(&svc);
@@ -1436,49 +1432,6 @@ fn notify_readiness_under_s6_supervise() {
     });
     assert!(text(&st.stdout).contains("ready"), "{}", text(&st.stdout));
     sup.stop();
-}
-
-/// s6-supervise on a service directory. Dropping it (also when a test panics) brings the
-/// service down with `s6-svc -dx` and waits for the supervisor to exit, so the daemon (in
-/// a session of its own, out of reach of the supervisor's process group) is gone too.
-struct Supervised {
-    svc: PathBuf,
-    sup: Option<Daemon>,
-}
-
-impl Supervised {
-    fn start(svc: &Path) -> Supervised {
-        let sup = Daemon::start({
-            let mut c = cmd("s6-supervise");
-            c.arg(svc).stdin(Stdio::null()).stdout(Stdio::null());
-            c
-        });
-        Supervised {
-            svc: svc.to_path_buf(),
-            sup: Some(sup),
-        }
-    }
-
-    /// Stop now and check the supervisor really left.
-    fn stop(mut self) {
-        assert!(self.down(), "s6-supervise did not exit after s6-svc -dx");
-    }
-
-    fn down(&mut self) -> bool {
-        let Some(mut sup) = self.sup.take() else {
-            return true;
-        };
-        let mut c = cmd("s6-svc");
-        c.arg("-dx").arg(&self.svc);
-        let _ = c.stdin(Stdio::null()).output();
-        sup.wait_exit(Duration::from_secs(20)).is_some()
-    }
-}
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        self.down();
-    }
 }
 
 /// Run `tend-notify -d 3 ...` with fd 3 the write end of a pipe we read to EOF: EOF
@@ -1672,7 +1625,7 @@ fn example_chain_service_runs_under_s6_supervise() {
         script.replace("tend-example/chain", &format!("{rel}/chain")),
     )
     .unwrap();
-    let sup = Supervised::start(&svc);
+    let sup = Supervised::start("s6-supervise", &svc);
     let o = run({
         let mut c = cmd("s6-svwait");
         c.args(["-U", "-t", "20000"]).arg(&svc);

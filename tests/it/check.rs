@@ -8,174 +8,11 @@
 use crate::common::*;
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub const T: Duration = Duration::from_secs(20);
-
-/// An HTTP server in Python: `server.py PORT [DELAY]` sleeps DELAY seconds, binds, writes
-/// `bound`, then answers every GET with the status in `./code` (200 if absent), body
-/// `ok` for 200.
-pub const SERVER: &str = r#"
-import http.server, sys, time
-port = int(sys.argv[1])
-time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        try:
-            code = int(open("code").read())
-        except Exception:
-            code = 200
-        body = b"ok\n" if code == 200 else b"failing\n"
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(body)))
-        if 300 <= code < 400:
-            self.send_header("Location", "/elsewhere")
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", port), H)
-open("bound", "w").close()
-s.serve_forever()
-"#;
-
-/// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A tend-svscan on `root/sd`; on drop it is stopped and every process whose cwd is
-/// under `root` (services, listeners, probers) is killed.
-pub struct Fleet {
-    pub daemon: Option<Daemon>,
-    pub root: PathBuf,
-    pub dir: PathBuf,
-}
-
-impl Fleet {
-    pub fn start(s: &Scratch) -> Fleet {
-        let dir = s.join("sd");
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut c = cmd("tend-svscan");
-        c.arg(&dir)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(s.join("scanner.out")).unwrap())
-            .stderr(std::fs::File::create(s.join("scanner.err")).unwrap());
-        let f = Fleet {
-            daemon: Some(Daemon::start(c)),
-            root: s.path.clone(),
-            dir,
-        };
-        wait_until(T, "the scanner", || {
-            tend_proto::lock::is_held(&f.dir.join(".s6-svscan/lock"))
-                .ok()
-                .filter(|&b| b && f.dir.join(".s6-svscan/control").exists())
-        });
-        f
-    }
-
-    pub fn svc(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    /// Wait until the service's supervisor runs.
-    pub fn wait_supervised(&self, name: &str) {
-        let lock = self.svc(name).join("supervise/lock");
-        let status = self.svc(name).join("supervise/status");
-        wait_until(T, &format!("a supervisor on {name}"), || {
-            tend_proto::lock::is_held(&lock)
-                .ok()
-                .filter(|&b| b && status.exists())
-        });
-    }
-
-    pub fn status(&self, name: &str) -> Option<tend_proto::StatusRecord> {
-        tend_proto::StatusRecord::read(&self.svc(name)).ok()
-    }
-
-    /// `tend-svscanctl -a`, retried until the scanner listens (it opens its FIFO after
-    /// taking the lock).
-    pub fn rescan(&self) {
-        wait_until(T, "the scanner to take a rescan", || {
-            tend("tend-svscanctl", ["-a", self.dir.to_str().unwrap()])
-                .status
-                .success()
-                .then_some(())
-        });
-    }
-
-    pub fn scanner_stderr(&self) -> String {
-        std::fs::read_to_string(self.root.join("scanner.err")).unwrap_or_default()
-    }
-
-    pub fn summary(&self, args: &[&str]) -> Output {
-        let mut c = cmd("tend-summary");
-        c.args(args).arg(&self.dir);
-        run(c)
-    }
-}
-
-impl Drop for Fleet {
-    fn drop(&mut self) {
-        if let Some(mut d) = self.daemon.take() {
-            d.signal(nix::sys::signal::Signal::SIGTERM);
-            let _ = d.wait_exit(Duration::from_secs(5));
-        }
-        kill_under(&self.root);
-    }
-}
-
-/// Pids of processes whose cwd is under `root`.
-pub fn procs_under(root: &Path) -> Vec<i32> {
-    let mut v = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(cwd) = std::fs::read_link(e.path().join("cwd"))
-            && cwd.starts_with(root)
-        {
-            let zombie = std::fs::read_to_string(e.path().join("stat"))
-                .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-                .unwrap_or(true);
-            if !zombie {
-                v.push(pid);
-            }
-        }
-    }
-    v
-}
-
-/// Kills every process under a directory when dropped (also when a test panics).
-pub struct KillUnder(pub PathBuf);
-
-impl Drop for KillUnder {
-    fn drop(&mut self) {
-        kill_under(&self.0);
-    }
-}
-
-pub fn kill_under(root: &Path) {
-    for _ in 0..5 {
-        let v = procs_under(root);
-        if v.is_empty() {
-            return;
-        }
-        for pid in v {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 fn stderr_is(o: &Output, line: &str) {
     assert_eq!(
@@ -726,7 +563,7 @@ fn liveness_restarts_then_gives_up_and_reports_unhealthy() {
         p.contains("tend_service_healthy{service=\"web\"} 0\n"),
         "{p}"
     );
-    crate::summary::prometheus_parses(&p);
+    prometheus_parses(&p);
     // Back to 200: healthy, exit 0.
     std::fs::write(web.join("code"), "200").unwrap();
     wait_until(T, "healthy again", || {

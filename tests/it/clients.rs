@@ -9,380 +9,20 @@
 //! stays in event/ until the supervisor next notifies).
 
 use crate::common::*;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use tend_proto::fifodir::{Subscription, make_fifodir};
 use tend_proto::{StatusRecord, Tai64n};
-
-/// One family of clients.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Clients {
-    pub svc: &'static str,
-    pub svstat: &'static str,
-    pub svwait: &'static str,
-    pub svok: &'static str,
-}
-
-pub(crate) const S6: Clients = Clients {
-    svc: "s6-svc",
-    svstat: "s6-svstat",
-    svwait: "s6-svwait",
-    svok: "s6-svok",
-};
-
-pub(crate) const TEND: Clients = Clients {
-    svc: "tend-svc",
-    svstat: "tend-svstat",
-    svwait: "tend-svwait",
-    svok: "tend-svok",
-};
-
-pub(crate) const PATIENCE: Duration = Duration::from_secs(10);
-
-/// Run a client (tend's or s6's) with arguments.
-pub(crate) fn client(prog: &str, args: &[&str], dir: &Path) -> Output {
-    let mut c = cmd(prog);
-    for a in args {
-        c.arg(a);
-    }
-    c.arg(dir);
-    run(c)
-}
-
-/// A client's stderr with the program name made neutral and s6 2.11's doubled
-/// "fatal: : " (a skalibs quirk tend does not copy) made single.
-pub(crate) fn neutral(o: &Output) -> String {
-    neutral_text(&text(&o.stderr))
-}
-
-/// `neutral` on text.
-pub(crate) fn neutral_text(stderr: &str) -> String {
-    // tend-svstat's usage adds -j
-    let mut s = stderr
-        .replace("fatal: : ", "fatal: ")
-        .replace(" | -j ]", " ]");
-    for (t, n) in [
-        ("tend-svc", "s6-svc"),
-        ("tend-svstat", "s6-svstat"),
-        ("tend-svwait", "s6-svwait"),
-        ("tend-svok", "s6-svok"),
-    ] {
-        s = s.replace(t, n);
-    }
-    s
-}
-
-/// Write an executable script.
-pub(crate) fn script(path: &Path, body: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// A service directory with `run` (and optionally `finish`, `notification-fd`, `down`).
-pub(crate) fn service(
-    scratch: &Scratch,
-    name: &str,
-    run: &str,
-    finish: Option<&str>,
-    notify: bool,
-    down: bool,
-) -> PathBuf {
-    let dir = scratch.join(name);
-    script(&dir.join("run"), run);
-    if let Some(f) = finish {
-        script(&dir.join("finish"), f);
-    }
-    if notify {
-        std::fs::write(dir.join("notification-fd"), "3\n").unwrap();
-    }
-    if down {
-        std::fs::write(dir.join("down"), "").unwrap();
-    }
-    dir
-}
-
-/// The status record on disk.
-pub(crate) fn status(dir: &Path) -> StatusRecord {
-    StatusRecord::read(dir).expect("status readable")
-}
-
-pub(crate) fn running(dir: &Path) -> bool {
-    tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap_or(false)
-}
-
-/// Wait until the status record satisfies `f`.
-#[track_caller]
-pub(crate) fn wait_status(
-    dir: &Path,
-    what: &str,
-    f: impl Fn(&StatusRecord) -> bool,
-) -> StatusRecord {
-    wait_until(PATIENCE, what, || {
-        StatusRecord::read(dir).ok().filter(|r| f(r))
-    })
-}
-
-pub(crate) fn is_up(r: &StatusRecord) -> bool {
-    r.pid != 0 && !r.finishing
-}
-
-/// A supervisor (s6-supervise or tend-supervise) on one service directory. Dropping it
-/// asks the supervisor to take the service down and exit, then kills what is left.
-pub(crate) struct Supervised {
-    pub dir: PathBuf,
-    daemon: Option<Daemon>,
-}
-
-impl Supervised {
-    pub fn start(supervisor: &str, dir: &Path) -> Supervised {
-        if supervisor.starts_with("s6-") {
-            require(supervisor);
-        }
-        let log = std::fs::File::create(dir.with_extension("log")).unwrap();
-        let mut c = cmd(supervisor);
-        c.arg(dir)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log);
-        let mut daemon = Daemon::start(c);
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            if running(dir) && StatusRecord::read(dir).is_ok() && dir.join("event").is_dir() {
-                break;
-            }
-            if let Ok(Some(st)) = daemon.child.try_wait() {
-                panic!(
-                    "{supervisor} {} exited at start ({st}): {}",
-                    dir.display(),
-                    std::fs::read_to_string(dir.with_extension("log")).unwrap_or_default()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{supervisor} never started on {}",
-                dir.display()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Supervised {
-            dir: dir.to_path_buf(),
-            daemon: Some(daemon),
-        }
-    }
-
-    /// Wait for the supervisor process to exit by itself.
-    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
-        self.daemon
-            .as_mut()
-            .unwrap()
-            .wait_exit(PATIENCE)
-            .expect("supervisor exits")
-    }
-}
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        let Some(mut d) = self.daemon.take() else {
-            return;
-        };
-        // The service runs in its own session; remember it only if it really is this
-        // supervisor's child (a crafted status may name any pid).
-        let service = StatusRecord::read(&self.dir)
-            .ok()
-            .map(|r| r.pid as i32)
-            .filter(|&pid| pid > 0 && parent_of(pid) == Some(d.pid()));
-        if d.child.try_wait().ok().flatten().is_none() {
-            let _ = tend_proto::control::send(&self.dir.join("supervise/control"), b"dx");
-            let _ = d.wait_exit(Duration::from_secs(3));
-        }
-        if let Some(pid) = service {
-            let pid = nix::unistd::Pid::from_raw(pid);
-            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-        drop(d);
-    }
-}
-
-/// The parent pid of a live process.
-pub(crate) fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    stat.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// Event bytes seen by our own subscription to a service's `event/`.
-pub(crate) struct Events {
-    sub: Subscription,
-    pub seen: Vec<u8>,
-}
-
-impl Events {
-    /// Subscribe (creating `event/` as s6 does if it is missing).
-    pub fn subscribe(dir: &Path) -> Events {
-        let ev = dir.join("event");
-        let _ = make_fifodir(&ev, nix::unistd::getegid());
-        Events {
-            sub: Subscription::new(&ev).expect("subscribe"),
-            seen: Vec::new(),
-        }
-    }
-
-    fn drain(&mut self) {
-        let mut buf = [0u8; 64];
-        while let Ok(n) = self.sub.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            self.seen.extend_from_slice(&buf[..n]);
-        }
-    }
-
-    /// Wait until the events seen so far end with `tail`.
-    #[track_caller]
-    pub fn wait_for(&mut self, tail: &str) {
-        let what = format!("events ending in {tail:?}");
-        wait_until(PATIENCE, &what, || {
-            self.drain();
-            self.seen.ends_with(tail.as_bytes()).then_some(())
-        });
-    }
-
-    /// Everything seen so far, as text.
-    pub fn text(&mut self) -> String {
-        self.drain();
-        text(&self.seen)
-    }
-}
-
-/// Run the same client call with s6's and tend's tools until two s6 runs around the
-/// tend run agree (the seconds did not tick), then assert tend printed the same.
-#[track_caller]
-pub(crate) fn same_as_s6(prog: &str, args: &[&str], dir: &Path) -> Output {
-    let tend_prog = prog.replacen("s6-", "tend-", 1);
-    for _ in 0..20 {
-        let a = client(prog, args, dir);
-        let t = client(&tend_prog, args, dir);
-        let b = client(prog, args, dir);
-        if a.stdout == b.stdout && a.stderr == b.stderr && a.status == b.status {
-            assert_eq!(
-                (text(&t.stdout), neutral(&t), t.status.code()),
-                (text(&a.stdout), neutral(&a), a.status.code()),
-                "{tend_prog} {args:?} {} differs from {prog}",
-                dir.display()
-            );
-            return t;
-        }
-    }
-    panic!("{prog} {args:?} never gave the same answer twice");
-}
-
-const ALL_FIELDS: &str = "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor";
-/// All but `updownsince`, which is "now" (to the nanosecond) for a stamp in the future.
-const STABLE_FIELDS: &str =
-    "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,readysince,updownfor,readyfor";
-
-/// Every svstat format: legacy, -n, all fields, the short flags, and prefixes.
-pub(crate) fn svstat_same_as_s6(dir: &Path) {
-    for args in [
-        &[][..],
-        &["-n"][..],
-        &["-o", ALL_FIELDS][..],
-        &["-uwNrpest"][..],
-        &["-o", "r,p,s,upd,readys,e,n,w"][..],
-        &["-n", "-o", "signum,signal"][..],
-    ] {
-        same_as_s6("s6-svstat", args, dir);
-    }
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-fn proc_state(pid: u64) -> char {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit(')')
-        .next()
-        .and_then(|s| s.trim().chars().next())
-        .unwrap_or('?')
-}
-
-const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
 
 #[test]
 fn svc_signal_letters_reach_the_service() {
     signal_letters("s6-supervise", "tend-svc");
 }
 
-/// Every signal letter sent with `svc` reaches the service run by `supervisor`; p and c
-/// stop and continue it; k kills it and it comes back.
-pub(crate) fn signal_letters(supervisor: &str, svc: &str) {
-    let s = Scratch::new("cl-signals");
-    let run = "#!/bin/sh\nfor s in ALRM ABRT QUIT HUP TERM INT USR1 USR2 WINCH; do trap \"echo $s >> sigs\" $s; done\n: > started\nwhile :; do sleep 1 & wait $!; done\n";
-    let dir = service(&s, "sv", run, None, false, false);
-    let _sup = Supervised::start(supervisor, &dir);
-    wait_until(PATIENCE, "run started", || {
-        dir.join("started").exists().then_some(())
-    });
-    for (letter, name) in [
-        ("a", "ALRM"),
-        ("b", "ABRT"),
-        ("q", "QUIT"),
-        ("h", "HUP"),
-        ("t", "TERM"),
-        ("i", "INT"),
-        ("1", "USR1"),
-        ("2", "USR2"),
-        ("y", "WINCH"),
-    ] {
-        let o = client(svc, &[&format!("-{letter}")], &dir);
-        assert_code(&o, 0);
-        assert!(o.stderr.is_empty());
-        wait_until(PATIENCE, name, || {
-            lines(&dir.join("sigs"))
-                .iter()
-                .any(|l| l == name)
-                .then_some(())
-        });
-    }
-    let pid = status(&dir).pid;
-    assert_code(&client(svc, &["-p"], &dir), 0);
-    wait_status(&dir, "paused", |r| r.paused);
-    wait_until(PATIENCE, "stopped", || {
-        (proc_state(pid) == 'T').then_some(())
-    });
-    assert_eq!(
-        text(&client("tend-svstat", &["-o", "paused"], &dir).stdout),
-        "true\n"
-    );
-    assert_code(&client(svc, &["-c"], &dir), 0);
-    wait_status(&dir, "continued", |r| !r.paused);
-    wait_until(PATIENCE, "running", || {
-        (proc_state(pid) != 'T').then_some(())
-    });
-    let mut ev = Events::subscribe(&dir);
-    assert_code(&client(svc, &["-k"], &dir), 0);
-    ev.wait_for("dDu");
-    let r = wait_status(&dir, "restarted", |r| is_up(r) && r.pid != pid);
-    assert_eq!(r.wstat, 9, "killed by SIGKILL");
-    assert_eq!(status(&dir).pid, r.pid);
-}
-
 #[test]
 fn svc_state_letters_change_status_files_and_events() {
     let s = Scratch::new("cl-states");
-    let dir = service(&s, "sv", SLEEPER, None, false, false);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).path();
     let mut ev = Events::subscribe(&dir);
     let mut sup = Supervised::start("s6-supervise", &dir);
     ev.wait_for("su");
@@ -456,101 +96,140 @@ fn svc_state_letters_change_status_files_and_events() {
     assert_eq!(ev.text(), format!("su{}dDx", "dDu".repeat(5)));
 }
 
-#[test]
-fn svc_w_waits_for_the_state() {
-    let s = Scratch::new("cl-wait");
-    // readiness and ./finish's end are gated by files the test creates
-    let run =
-        "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
-    let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
-    let dir = service(&s, "sv", run, Some(fin), true, true);
-    let gate = |name: &str, open: bool| {
-        let p = dir.join(name);
+/// A service under s6-supervise whose readiness and whose ./finish's end wait for the
+/// files `go-ready` and `go-finish` (both there at first); normally down.
+struct Gated {
+    _s: Scratch,
+    dir: PathBuf,
+    _sup: Supervised,
+}
+
+impl Gated {
+    fn new(name: &str) -> Gated {
+        let s = Scratch::new(name);
+        let run =
+            "#!/bin/sh\nwhile [ ! -e go-ready ]; do sleep 0.02; done\necho >&3\nexec sleep 1000\n";
+        let fin = "#!/bin/sh\nwhile [ ! -e go-finish ]; do sleep 0.02; done\n";
+        let dir = ServiceDir::new(s.join("sv"))
+            .run(run)
+            .finish(fin)
+            .notification_fd(3)
+            .down()
+            .path();
+        let sup = Supervised::start("s6-supervise", &dir);
+        let g = Gated {
+            _s: s,
+            dir,
+            _sup: sup,
+        };
+        g.gate("go-ready", true);
+        g.gate("go-finish", true);
+        g
+    }
+
+    fn gate(&self, name: &str, open: bool) {
+        let p = self.dir.join(name);
         if open {
             std::fs::write(p, "").unwrap();
         } else {
             let _ = std::fs::remove_file(p);
         }
-    };
-    let _sup = Supervised::start("s6-supervise", &dir);
-    gate("go-ready", true);
-    gate("go-finish", true);
+    }
 
-    let o = client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    /// tend-svc with these arguments on the service.
+    fn svc(&self, args: &[&str]) -> Output {
+        client("tend-svc", args, &self.dir)
+    }
+}
+
+#[test]
+fn svc_w_waits_for_up_ready_and_down() {
+    let g = Gated::new("cl-wait");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    let r = status(dir);
     assert!(is_up(&r) && r.ready, "-wU returns once up and ready: {r:?}");
 
-    gate("go-finish", false);
-    let o = client("tend-svc", &["-wd", "-T", "10000", "-d"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    g.gate("go-finish", false);
+    assert_code(&g.svc(&["-wd", "-T", "10000", "-d"]), 0);
+    let r = status(dir);
     assert!(
         !is_up(&r) && r.finishing,
         "-wd returns while ./finish runs: {r:?}"
     );
-    gate("go-finish", true);
-    wait_status(&dir, "finished", |r| r.pid == 0);
+    g.gate("go-finish", true);
+    wait_status(dir, "finished", |r| r.pid == 0);
 
-    gate("go-ready", false);
-    let o = client("tend-svc", &["-wu", "-T", "10000", "-u"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    g.gate("go-ready", false);
+    assert_code(&g.svc(&["-wu", "-T", "10000", "-u"]), 0);
+    let r = status(dir);
     assert!(is_up(&r) && !r.ready, "-wu returns before readiness: {r:?}");
-    gate("go-ready", true);
-    assert_code(&client("tend-svc", &["-wU", "-T", "10000"], &dir), 0);
-    assert!(status(&dir).ready);
+    g.gate("go-ready", true);
+    assert_code(&g.svc(&["-wU", "-T", "10000"]), 0);
+    assert!(status(dir).ready);
+}
 
-    // -wD does not return while ./finish runs
-    gate("go-finish", false);
+#[test]
+fn svc_w_big_d_waits_for_finish() {
+    let g = Gated::new("cl-wait-D");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    g.gate("go-finish", false);
     let mut waiter = cmd("tend-svc");
     waiter
         .args(["-wD", "-T", "10000", "-d"])
-        .arg(&dir)
+        .arg(dir)
         .stderr(Stdio::piped());
     let mut waiter = waiter.spawn().unwrap();
-    wait_status(&dir, "finishing", |r| r.finishing);
+    wait_status(dir, "finishing", |r| r.finishing);
     assert!(
         waiter.try_wait().unwrap().is_none(),
         "-wD returned during ./finish"
     );
-    gate("go-finish", true);
+    g.gate("go-finish", true);
     let o = waiter.wait_with_output().unwrap();
     assert_code(&o, 0);
-    let r = status(&dir);
+    let r = status(dir);
     assert!(r.pid == 0 && !r.finishing && r.ready, "-wD: {r:?}");
+}
 
-    assert_code(&client("tend-svc", &["-wU", "-T", "10000", "-u"], &dir), 0);
-    let old = status(&dir).pid;
-    let o = client("tend-svc", &["-wR", "-T", "10000", "-r"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+#[test]
+fn svc_w_waits_for_a_restart() {
+    let g = Gated::new("cl-wait-r");
+    let dir = &g.dir;
+    assert_code(&g.svc(&["-wU", "-T", "10000", "-u"]), 0);
+    let old = status(dir).pid;
+    assert_code(&g.svc(&["-wR", "-T", "10000", "-r"]), 0);
+    let r = status(dir);
     assert!(
         is_up(&r) && r.ready && r.pid != old,
         "-wR: a new, ready pid: {r:?}"
     );
-    gate("go-ready", false);
+    g.gate("go-ready", false);
     let old = r.pid;
-    let o = client("tend-svc", &["-wr", "-T", "10000", "-r"], &dir);
-    assert_code(&o, 0);
-    let r = status(&dir);
+    assert_code(&g.svc(&["-wr", "-T", "10000", "-r"]), 0);
+    let r = status(dir);
     assert!(
         is_up(&r) && !r.ready && r.pid != old,
         "-wr: a new pid: {r:?}"
     );
+}
 
-    // no letters: only wait; -T expires
+#[test]
+fn svc_w_without_letters_only_waits_until_the_timeout() {
+    let g = Gated::new("cl-wait-T");
+    g.gate("go-ready", false);
+    assert_code(&g.svc(&["-wu", "-T", "10000", "-u"]), 0);
     let t0 = Instant::now();
-    let o = client("tend-svc", &["-wU", "-T", "300"], &dir);
+    let o = g.svc(&["-wU", "-T", "300"]);
     assert_code(&o, 99);
     assert_eq!(text(&o.stderr), "tend-svc: fatal: timed out\n");
     assert!(t0.elapsed() >= Duration::from_millis(300));
-    gate("go-ready", true);
-    assert_code(&client("tend-svc", &["-wU"], &dir), 0);
-    let o = client("tend-svc", &["-wd", "-T", "200"], &dir);
-    assert_code(&o, 99);
+    g.gate("go-ready", true);
+    assert_code(&g.svc(&["-wU"]), 0);
+    assert_code(&g.svc(&["-wd", "-T", "200"]), 99);
     // nothing left behind in event/
-    let left: Vec<_> = std::fs::read_dir(dir.join("event"))
+    let left: Vec<_> = std::fs::read_dir(g.dir.join("event"))
         .unwrap()
         .flatten()
         .collect();
@@ -561,14 +240,12 @@ fn svc_w_waits_for_the_state() {
 fn svc_w_reports_permanent_failure_and_supervisor_exit() {
     require("s6-svc");
     let s = Scratch::new("cl-fail");
-    let failing = service(
-        &s,
-        "failing",
-        "#!/bin/sh\nexit 3\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
+    let failing = ServiceDir::new(s.join("failing"))
+        .run("#!/bin/sh\nexit 3\n")
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path();
     let _sup = Supervised::start("s6-supervise", &failing);
     for family in [TEND, S6] {
         let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &failing);
@@ -585,7 +262,7 @@ fn svc_w_reports_permanent_failure_and_supervisor_exit() {
     }
 
     // the supervisor exits while we wait for up
-    let idle = service(&s, "idle", SLEEPER, None, false, true);
+    let idle = ServiceDir::new(s.join("idle")).run(SLEEPER).down().path();
     let mut sup = Supervised::start("s6-supervise", &idle);
     let mut waiter = cmd("tend-svc");
     waiter
@@ -622,7 +299,7 @@ fn svc_w_reports_permanent_failure_and_supervisor_exit() {
 #[test]
 fn svc_w_degrades_without_notification_fd() {
     let s = Scratch::new("cl-degrade");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     for family in [S6, TEND] {
         let o = client(family.svc, &["-wU", "-T", "10000", "-u"], &dir);
@@ -644,14 +321,11 @@ fn svstat_prints_what_s6_svstat_prints_in_every_state() {
     require("s6-svstat");
     let s = Scratch::new("cl-svstat");
     let run = "#!/bin/sh\nsleep 0.3\necho >&3\nexec sleep 1000\n";
-    let dir = service(
-        &s,
-        "sv",
-        run,
-        Some("#!/bin/sh\nexec sleep 1000\n"),
-        true,
-        false,
-    );
+    let dir = ServiceDir::new(s.join("sv"))
+        .run(run)
+        .finish("#!/bin/sh\nexec sleep 1000\n")
+        .notification_fd(3)
+        .path();
     let _sup = Supervised::start("s6-supervise", &dir);
     // up, not ready yet
     wait_status(&dir, "up", is_up);
@@ -698,7 +372,7 @@ fn craft(dir: &Path, rec: &StatusRecord) {
 fn svstat_matches_s6_on_crafted_records() {
     require("s6-svstat");
     let s = Scratch::new("cl-crafted");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     let now = Tai64n::now();
     let past = Tai64n {
@@ -767,7 +441,7 @@ fn svstat_matches_s6_on_crafted_records() {
 #[test]
 fn svstat_json_and_spawn_error() {
     let s = Scratch::new("cl-json");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     let rec = status(&dir);
     let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
@@ -782,26 +456,21 @@ fn svstat_json_and_spawn_error() {
     // tend-supervise's spawn-error record, shown while down (s6 ignores the file)
     std::fs::remove_file(dir.join("down")).unwrap();
     let failed_at = Tai64n::now();
-    let record = tend_proto::spawn_error::SpawnError {
+    let record = tend_proto::spawn_error::SpawnRecord {
         stamp: failed_at,
         errno: 13,
         program: b"./run".to_vec(),
         why: Vec::new(),
     };
     std::fs::write(dir.join("supervise/spawn-error"), record.encode()).unwrap();
-    let human = wait_until(PATIENCE, "a stable second", || {
-        let a = text(&client("s6-svstat", &[], &dir).stdout);
-        let t = text(&client("tend-svstat", &[], &dir).stdout);
-        let b = text(&client("s6-svstat", &[], &dir).stdout);
-        (a == b).then(|| {
-            assert_eq!(
-                t,
-                format!("{}, spawn failed: ./run: Permission denied\n", a.trim_end()),
-                "s6 said {a:?}"
-            );
-            t
-        })
-    });
+    let (s6, human) = svstat_in_a_stable_second(&dir);
+    assert_eq!(
+        human,
+        format!(
+            "{}, spawn failed: ./run: Permission denied\n",
+            s6.trim_end()
+        ),
+    );
     assert!(human.starts_with("down (exitcode 0) "), "{human}");
     let j = text(&client("tend-svstat", &["-j"], &dir).stdout);
     assert!(
@@ -865,18 +534,27 @@ fn both_exit(a: Output, b: Output, code: i32) {
     assert_eq!(neutral(&a), neutral(&b));
 }
 
-#[test]
-fn svwait_behaves_as_s6_svwait() {
+/// Under s6-supervise: `a` becomes ready 0.2 s after it starts (waited for), `b` is
+/// normally down.
+fn svwait_services(s: &Scratch) -> [(PathBuf, Supervised); 2] {
     require("s6-svwait");
-    let s = Scratch::new("cl-svwait");
     let run = "#!/bin/sh\nsleep 0.2\necho >&3\nexec sleep 1000\n";
-    let a = service(&s, "a", run, None, true, false);
-    let b = service(&s, "b", SLEEPER, None, false, true);
-    let _sa = Supervised::start("s6-supervise", &a);
-    let _sb = Supervised::start("s6-supervise", &b);
+    let a = ServiceDir::new(s.join("a"))
+        .run(run)
+        .notification_fd(3)
+        .path();
+    let b = ServiceDir::new(s.join("b")).run(SLEEPER).down().path();
+    let sa = Supervised::start("s6-supervise", &a);
+    let sb = Supervised::start("s6-supervise", &b);
     wait_status(&a, "a ready", |r| r.ready && is_up(r));
+    [(a, sa), (b, sb)]
+}
 
-    // immediate answers, -a (default) / -o, -t
+#[test]
+fn svwait_answers_at_once_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-now");
+    let [(a, _sa), (b, _sb)] = svwait_services(&s);
+    // -a (default) / -o, -t
     for (args, code) in [
         (&["-u", "-t", "600"][..], 99),
         (&["-o", "-u", "-t", "600"][..], 0),
@@ -889,7 +567,12 @@ fn svwait_behaves_as_s6_svwait() {
         let y = background("tend-svwait", args, &[&a, &b]);
         both_exit(finish(x), finish(y), code);
     }
+}
 
+#[test]
+fn svwait_follows_down_up_and_restart_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-dur");
+    let [(a, _sa), _b] = svwait_services(&s);
     // -d then -D while a goes down
     let waiters: Vec<_> = ["-d", "-D"]
         .iter()
@@ -926,26 +609,27 @@ fn svwait_behaves_as_s6_svwait() {
     }
     let r = status(&a);
     assert!(r.pid != old && r.ready);
+}
 
+/// A normally-down service whose run exits `code` and whose finish says "permanent".
+fn failing_service(s: &Scratch, name: &str, code: u8) -> PathBuf {
+    ServiceDir::new(s.join(name))
+        .run(&format!("#!/bin/sh\nexit {code}\n"))
+        .finish("#!/bin/sh\nexit 125\n")
+        .notification_fd(3)
+        .down()
+        .path()
+}
+
+#[test]
+fn svwait_counts_failures_as_s6_svwait() {
+    require("s6-svwait");
+    let s = Scratch::new("cl-svwait-fail");
     // permanent failure: O counts while waiting for up, but the D that follows it in
     // the same "OD" takes the service down again, so with two services the state is
     // never reached (s6 2.11 behaves exactly so)
-    let f1 = service(
-        &s,
-        "f1",
-        "#!/bin/sh\nexit 3\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
-    let f2 = service(
-        &s,
-        "f2",
-        "#!/bin/sh\nexit 4\n",
-        Some("#!/bin/sh\nexit 125\n"),
-        true,
-        true,
-    );
+    let f1 = failing_service(&s, "f1", 3);
+    let f2 = failing_service(&s, "f2", 4);
     let _s1 = Supervised::start("s6-supervise", &f1);
     let _s2 = Supervised::start("s6-supervise", &f2);
     let x = background("s6-svwait", &["-U", "-t", "1500"], &[&f1, &f2]);
@@ -971,8 +655,12 @@ fn svwait_behaves_as_s6_svwait() {
         text(&y.stderr),
         "tend-svwait: fatal: some services reported permanent failure or their supervisor died\n"
     );
+}
 
-    // a supervisor that exits counts as a failure
+#[test]
+fn svwait_counts_an_exiting_supervisor_as_s6_svwait() {
+    let s = Scratch::new("cl-svwait-x");
+    let [_a, (b, _sb)] = svwait_services(&s);
     let x = background("s6-svwait", &["-u", "-t", "10000"], &[&b]);
     let y = background("tend-svwait", &["-u", "-t", "10000"], &[&b]);
     listeners(&b, 2);
@@ -984,7 +672,7 @@ fn svwait_behaves_as_s6_svwait() {
 fn svok_answers_as_s6_svok() {
     require("s6-svok");
     let s = Scratch::new("cl-svok");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let mut sup = Supervised::start("s6-supervise", &dir);
     let o = same_as_s6("s6-svok", &[], &dir);
     assert_code(&o, 0);
@@ -1018,24 +706,48 @@ fn svok_answers_as_s6_svok() {
     );
 }
 
-#[test]
-fn bad_input_gets_s6s_messages_and_codes() {
-    require("s6-svc");
-    let s = Scratch::new("cl-bad");
-    let missing = s.join("nonexistent");
-    let bare = s.join("bare"); // a directory with no supervise/
-    std::fs::create_dir(&bare).unwrap();
-    let nofifo = s.join("nofifo"); // supervise/ without control
-    std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
-    let afile = s.join("afile");
-    std::fs::write(&afile, "").unwrap();
-    let stale = service(&s, "stale", SLEEPER, None, false, true);
-    {
-        let mut sup = Supervised::start("s6-supervise", &stale);
-        assert_code(&client("s6-svc", &["-x"], &stale), 0);
-        sup.wait_exit();
+/// Directories no supervisor listens on: missing, bare (no supervise/), supervise/
+/// without control, a plain file, and one whose s6-supervise has exited (stale).
+struct BadDirs {
+    _s: Scratch,
+    missing: PathBuf,
+    bare: PathBuf,
+    nofifo: PathBuf,
+    afile: PathBuf,
+    stale: PathBuf,
+}
+
+impl BadDirs {
+    fn new(name: &str) -> BadDirs {
+        require("s6-svc");
+        let s = Scratch::new(name);
+        let bare = s.join("bare");
+        std::fs::create_dir(&bare).unwrap();
+        let nofifo = s.join("nofifo");
+        std::fs::create_dir_all(nofifo.join("supervise")).unwrap();
+        let afile = s.join("afile");
+        std::fs::write(&afile, "").unwrap();
+        let stale = ServiceDir::new(s.join("stale")).run(SLEEPER).down().path();
+        {
+            let mut sup = Supervised::start("s6-supervise", &stale);
+            assert_code(&client("s6-svc", &["-x"], &stale), 0);
+            sup.wait_exit();
+        }
+        BadDirs {
+            missing: s.join("nonexistent"),
+            bare,
+            nofifo,
+            afile,
+            stale,
+            _s: s,
+        }
     }
-    for dir in [&missing, &bare, &nofifo, &afile, &stale] {
+}
+
+#[test]
+fn bad_dirs_get_s6s_messages_and_codes() {
+    let d = BadDirs::new("cl-bad");
+    for dir in [&d.missing, &d.bare, &d.nofifo, &d.afile, &d.stale] {
         for args in [&["-u"][..], &[][..], &["-dk"][..]] {
             same_as_s6("s6-svc", args, dir);
         }
@@ -1044,27 +756,32 @@ fn bad_input_gets_s6s_messages_and_codes() {
         }
         same_as_s6("s6-svok", &[], dir);
     }
-    let o = client("tend-svc", &["-u"], &stale);
+    let o = client("tend-svc", &["-u"], &d.stale);
     assert_code(&o, 100);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to control {}: supervisor not listening\n",
-            stale.display()
+            d.stale.display()
         )
     );
-    let o = client("tend-svstat", &[], &stale);
+    let o = client("tend-svstat", &[], &d.stale);
     assert_code(&o, 1);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svstat: fatal: unable to read status for {}: s6-supervise not running\n",
-            stale.display()
+            d.stale.display()
         )
     );
-    // waiting clients: same exit codes; tend names the status file's service
+}
+
+#[test]
+fn waiting_on_bad_dirs_fails_as_s6() {
+    let d = BadDirs::new("cl-bad-wait");
+    // same exit codes; tend names the status file's service
     for (args, code) in [(&["-wu", "-u"][..], 111), (&["-wd"][..], 111)] {
-        for dir in [&missing, &bare] {
+        for dir in [&d.missing, &d.bare] {
             let a = client("s6-svc", args, dir);
             let t = client("tend-svc", args, dir);
             assert_eq!(
@@ -1075,36 +792,39 @@ fn bad_input_gets_s6s_messages_and_codes() {
             );
         }
     }
-    let o = client("tend-svc", &["-wu", "-u"], &bare);
+    let o = client("tend-svc", &["-wu", "-u"], &d.bare);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to read status for {}: No such file or directory\n",
-            bare.display()
+            d.bare.display()
         )
     );
-    let o = client("tend-svc", &["-wu", "-u"], &missing);
+    let o = client("tend-svc", &["-wu", "-u"], &d.missing);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to subscribe to events for {}: No such file or directory\n",
-            missing.display()
+            d.missing.display()
         )
     );
     assert!(
-        bare.join("event").is_dir(),
+        d.bare.join("event").is_dir(),
         "event/ created as s6-svlisten1 does"
     );
     // stale supervisor: tend-svc -w fails at once where s6-svc waits for its timeout
-    let o = client("tend-svc", &["-wu", "-u"], &stale);
+    let o = client("tend-svc", &["-wu", "-u"], &d.stale);
     assert_code(&o, 100);
-    for dir in [&missing, &bare] {
+    for dir in [&d.missing, &d.bare] {
         let a = client("s6-svwait", &["-u"], dir);
         let t = client("tend-svwait", &["-u"], dir);
         assert_eq!((a.status.code(), t.status.code()), (Some(111), Some(111)));
     }
+}
 
-    // usage errors
+#[test]
+fn usage_errors_as_s6() {
+    let d = BadDirs::new("cl-usage");
     for (prog, args) in [
         ("s6-svc", &["-z"][..]),
         ("s6-svc", &["-T", "x", "-u"][..]),
@@ -1127,7 +847,7 @@ fn bad_input_gets_s6s_messages_and_codes() {
         ("s6-svwait", &["-t", "x"][..]),
         ("s6-svwait", &["-t"][..]),
     ] {
-        let o = same_as_s6(prog, args, &stale);
+        let o = same_as_s6(prog, args, &d.stale);
         assert_code(&o, 100);
     }
     for (prog, args) in [
@@ -1144,22 +864,27 @@ fn bad_input_gets_s6s_messages_and_codes() {
             text(&o.stderr)
         );
     }
+}
+
+#[test]
+fn svc_odd_arguments_as_s6() {
+    let d = BadDirs::new("cl-odd");
     // -wU checks notification-fd first
-    let o = same_as_s6("s6-svc", &["-wU", "-u"], &afile);
+    let o = same_as_s6("s6-svc", &["-wU", "-u"], &d.afile);
     assert_code(&o, 111);
     assert_eq!(
         text(&o.stderr),
         format!(
             "tend-svc: fatal: unable to access {}/notification-fd: Not a directory\n",
-            afile.display()
+            d.afile.display()
         )
     );
     // too many letters, empty path, extra arguments
     let many = format!("-{}", "c".repeat(63));
-    same_as_s6("s6-svc", &[&many], &stale);
+    same_as_s6("s6-svc", &[&many], &d.stale);
     let args = [
         std::ffi::OsStr::new("-c"),
-        stale.as_os_str(),
+        d.stale.as_os_str(),
         std::ffi::OsStr::new("extra"),
     ];
     let mut c = cmd("s6-svc");
@@ -1178,7 +903,7 @@ fn bad_input_gets_s6s_messages_and_codes() {
 #[test]
 fn garbage_status_files() {
     let s = Scratch::new("cl-garbage");
-    let dir = service(&s, "sv", SLEEPER, None, false, true);
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).down().path();
     let _sup = Supervised::start("s6-supervise", &dir);
     // stdout that cannot be written
     for prog in ["s6-svstat", "tend-svstat"] {
@@ -1294,8 +1019,8 @@ fn man_pages_match_usage() {
 fn svwait_supervisor_exit_after_reaching_the_state() {
     require("s6-svwait");
     let s = Scratch::new("cl-svwait-x");
-    let a = service(&s, "a", SLEEPER, None, false, true);
-    let b = service(&s, "b", SLEEPER, None, false, false);
+    let a = ServiceDir::new(s.join("a")).run(SLEEPER).down().path();
+    let b = ServiceDir::new(s.join("b")).run(SLEEPER).path();
     let mut sa = Supervised::start("s6-supervise", &a);
     let _sb = Supervised::start("s6-supervise", &b);
     wait_status(&b, "b up", is_up);

@@ -4,12 +4,15 @@
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tend_proto::StatusRecord;
+use tend_proto::fifodir::{Subscription, make_fifodir};
 
 /// Programs built as executables of their own, outside the multi-call `tend` (Cargo.toml
 /// says why for each).
@@ -249,4 +252,663 @@ where
     let mut c = cmd(name);
     c.args(args);
     run(c)
+}
+
+/// How long a test waits for a state before it fails.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A run script that stays up and does nothing.
+pub const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
+
+/// A service directory, written file by file: `ServiceDir::new(s.join("sv")).run(SLEEPER)
+/// .finish(..).notification_fd(3).down().path()`.
+pub struct ServiceDir {
+    dir: PathBuf,
+}
+
+impl ServiceDir {
+    /// Create the directory (and its parents).
+    pub fn new(dir: impl Into<PathBuf>) -> ServiceDir {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).unwrap();
+        ServiceDir { dir }
+    }
+
+    /// An executable `run`.
+    pub fn run(self, script: &str) -> ServiceDir {
+        self.script("run", script)
+    }
+
+    /// An executable `finish`.
+    pub fn finish(self, script: &str) -> ServiceDir {
+        self.script("finish", script)
+    }
+
+    /// `notification-fd` holding `fd`.
+    pub fn notification_fd(self, fd: u32) -> ServiceDir {
+        self.file("notification-fd", &format!("{fd}\n"))
+    }
+
+    /// An empty `down`.
+    pub fn down(self) -> ServiceDir {
+        self.file("down", "")
+    }
+
+    /// Any other file (a setting such as `timeout-finish`).
+    pub fn file(self, name: &str, contents: &str) -> ServiceDir {
+        let p = self.dir.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, contents).unwrap();
+        self
+    }
+
+    /// Any other executable file (`log/run`, `data/check`).
+    pub fn script(self, name: &str, body: &str) -> ServiceDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = self.file(name, body);
+        std::fs::set_permissions(dir.dir.join(name), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        dir
+    }
+
+    pub fn path(self) -> PathBuf {
+        self.dir
+    }
+}
+
+/// The status record on disk.
+pub fn status(dir: &Path) -> StatusRecord {
+    StatusRecord::read(dir).expect("status readable")
+}
+
+/// Whether a supervisor holds the service's lock.
+pub fn running(dir: &Path) -> bool {
+    tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap_or(false)
+}
+
+/// Wait until the status record satisfies `f`.
+#[track_caller]
+pub fn wait_status(dir: &Path, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
+    wait_until(PATIENCE, what, || {
+        StatusRecord::read(dir).ok().filter(|r| f(r))
+    })
+}
+
+pub fn is_up(r: &StatusRecord) -> bool {
+    r.pid != 0 && !r.finishing
+}
+
+/// The parent pid of a live process.
+pub fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// A supervisor (s6-supervise or tend-supervise) on one service directory. Dropping it
+/// asks the supervisor to take the service down and exit, then kills what is left.
+pub struct Supervised {
+    pub dir: PathBuf,
+    daemon: Option<Daemon>,
+}
+
+impl Supervised {
+    pub fn start(supervisor: &str, dir: &Path) -> Supervised {
+        if supervisor.starts_with("s6-") {
+            require(supervisor);
+        }
+        let stderr = std::fs::File::create(dir.with_extension("stderr")).unwrap();
+        let mut c = cmd(supervisor);
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr);
+        let mut daemon = Daemon::start(c);
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if running(dir) && StatusRecord::read(dir).is_ok() && dir.join("event").is_dir() {
+                break;
+            }
+            if let Ok(Some(st)) = daemon.child.try_wait() {
+                panic!(
+                    "{supervisor} {} exited at start ({st}): {}",
+                    dir.display(),
+                    std::fs::read_to_string(dir.with_extension("stderr")).unwrap_or_default()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{supervisor} never started on {}",
+                dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Supervised {
+            dir: dir.to_path_buf(),
+            daemon: Some(daemon),
+        }
+    }
+
+    /// Wait for the supervisor process to exit by itself.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        self.daemon
+            .as_mut()
+            .unwrap()
+            .wait_exit(PATIENCE)
+            .expect("supervisor exits")
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let Some(mut d) = self.daemon.take() else {
+            return;
+        };
+        // The service runs in its own session; remember it only if it really is this
+        // supervisor's child (a crafted status may name any pid).
+        let service = StatusRecord::read(&self.dir)
+            .ok()
+            .map(|r| r.pid as i32)
+            .filter(|&pid| pid > 0 && parent_of(pid) == Some(d.pid()));
+        if d.child.try_wait().ok().flatten().is_none() {
+            let _ = tend_proto::control::send(&self.dir.join("supervise/control"), b"dx");
+            let _ = d.wait_exit(Duration::from_secs(3));
+        }
+        if let Some(pid) = service {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        drop(d);
+    }
+}
+
+impl Supervised {
+    /// What the supervisor (and its services, which inherit it) wrote on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.with_extension("stderr")).unwrap_or_default()
+    }
+
+    /// The supervisor process, to signal it or wait for it.
+    pub fn daemon(&mut self) -> &mut Daemon {
+        self.daemon.as_mut().unwrap()
+    }
+
+    pub fn status(&self) -> StatusRecord {
+        status(&self.dir)
+    }
+
+    #[track_caller]
+    pub fn wait_status(&self, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
+        wait_status(&self.dir, what, f)
+    }
+
+    #[track_caller]
+    pub fn wait_up(&self) -> StatusRecord {
+        self.wait_status("service up", is_up)
+    }
+
+    /// Write control letters (any supervisor's, by the protocol, not a client).
+    pub fn send(&self, letters: &str) {
+        tend_proto::control::send(&self.dir.join("supervise/control"), letters.as_bytes()).unwrap();
+    }
+
+    /// Take the service down and make the supervisor exit; fail if it does not.
+    pub fn stop(mut self) {
+        self.send("dx");
+        let exited = self.daemon.as_mut().unwrap().wait_exit(PATIENCE);
+        assert!(
+            exited.is_some(),
+            "supervisor on {} did not exit after -dx",
+            self.dir.display()
+        );
+    }
+}
+
+/// How long a scanner tree (`Fleet`) gets to reach a state.
+pub const FLEET_PATIENCE: Duration = Duration::from_secs(20);
+
+/// One family of clients.
+#[derive(Clone, Copy, Debug)]
+pub struct Clients {
+    pub svc: &'static str,
+    pub svstat: &'static str,
+    pub svwait: &'static str,
+    pub svok: &'static str,
+}
+
+pub const S6: Clients = Clients {
+    svc: "s6-svc",
+    svstat: "s6-svstat",
+    svwait: "s6-svwait",
+    svok: "s6-svok",
+};
+
+pub const TEND: Clients = Clients {
+    svc: "tend-svc",
+    svstat: "tend-svstat",
+    svwait: "tend-svwait",
+    svok: "tend-svok",
+};
+
+/// Run a client (tend's or s6's) with arguments.
+pub fn client(prog: &str, args: &[&str], dir: &Path) -> Output {
+    let mut c = cmd(prog);
+    for a in args {
+        c.arg(a);
+    }
+    c.arg(dir);
+    run(c)
+}
+
+/// A client's stderr with the program name made neutral and s6 2.11's doubled
+/// "fatal: : " (a skalibs quirk tend does not copy) made single.
+pub fn neutral(o: &Output) -> String {
+    neutral_text(&text(&o.stderr))
+}
+
+/// `neutral` on text.
+pub fn neutral_text(stderr: &str) -> String {
+    // tend-svstat's usage adds -j
+    let mut s = stderr
+        .replace("fatal: : ", "fatal: ")
+        .replace(" | -j ]", " ]");
+    for (t, n) in [
+        ("tend-svc", "s6-svc"),
+        ("tend-svstat", "s6-svstat"),
+        ("tend-svwait", "s6-svwait"),
+        ("tend-svok", "s6-svok"),
+    ] {
+        s = s.replace(t, n);
+    }
+    s
+}
+
+/// Event bytes seen by our own subscription to a service's `event/`.
+pub struct Events {
+    sub: Subscription,
+    pub seen: Vec<u8>,
+}
+
+impl Events {
+    /// Subscribe (creating `event/` as s6 does if it is missing).
+    pub fn subscribe(dir: &Path) -> Events {
+        let ev = dir.join("event");
+        let _ = make_fifodir(&ev, nix::unistd::getegid());
+        Events {
+            sub: Subscription::new(&ev).expect("subscribe"),
+            seen: Vec::new(),
+        }
+    }
+
+    fn drain(&mut self) {
+        let mut buf = [0u8; 64];
+        while let Ok(n) = self.sub.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            self.seen.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    /// Wait until the events seen so far end with `tail`.
+    #[track_caller]
+    pub fn wait_for(&mut self, tail: &str) {
+        let what = format!("events ending in {tail:?}");
+        wait_until(PATIENCE, &what, || {
+            self.drain();
+            self.seen.ends_with(tail.as_bytes()).then_some(())
+        });
+    }
+
+    /// Everything seen so far, as text.
+    pub fn text(&mut self) -> String {
+        self.drain();
+        text(&self.seen)
+    }
+}
+
+/// Run the same client call with s6's and tend's tools until two s6 runs around the
+/// tend run agree (the seconds did not tick), then assert tend printed the same.
+#[track_caller]
+pub fn same_as_s6(prog: &str, args: &[&str], dir: &Path) -> Output {
+    let tend_prog = prog.replacen("s6-", "tend-", 1);
+    for _ in 0..20 {
+        let a = client(prog, args, dir);
+        let t = client(&tend_prog, args, dir);
+        let b = client(prog, args, dir);
+        if a.stdout == b.stdout && a.stderr == b.stderr && a.status == b.status {
+            assert_eq!(
+                (text(&t.stdout), neutral(&t), t.status.code()),
+                (text(&a.stdout), neutral(&a), a.status.code()),
+                "{tend_prog} {args:?} {} differs from {prog}",
+                dir.display()
+            );
+            return t;
+        }
+    }
+    panic!("{prog} {args:?} never gave the same answer twice");
+}
+
+pub const ALL_FIELDS: &str = "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor";
+
+/// All but `updownsince`, which is "now" (to the nanosecond) for a stamp in the future.
+pub const STABLE_FIELDS: &str =
+    "up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,readysince,updownfor,readyfor";
+
+/// Every svstat format: legacy, -n, all fields, the short flags, and prefixes.
+pub fn svstat_same_as_s6(dir: &Path) {
+    for args in [
+        &[][..],
+        &["-n"][..],
+        &["-o", ALL_FIELDS][..],
+        &["-uwNrpest"][..],
+        &["-o", "r,p,s,upd,readys,e,n,w"][..],
+        &["-n", "-o", "signum,signal"][..],
+    ] {
+        same_as_s6("s6-svstat", args, dir);
+    }
+}
+
+/// Every signal letter sent with `svc` reaches the service run by `supervisor`; p and c
+/// stop and continue it; k kills it and it comes back.
+pub fn signal_letters(supervisor: &str, svc: &str) {
+    let s = Scratch::new("cl-signals");
+    let run = "#!/bin/sh\nfor s in ALRM ABRT QUIT HUP TERM INT USR1 USR2 WINCH; do trap \"echo $s >> sigs\" $s; done\n: > started\nwhile :; do sleep 1 & wait $!; done\n";
+    let dir = ServiceDir::new(s.join("sv")).run(run).path();
+    let _sup = Supervised::start(supervisor, &dir);
+    wait_until(PATIENCE, "run started", || {
+        dir.join("started").exists().then_some(())
+    });
+    for (letter, name) in [
+        ("a", "ALRM"),
+        ("b", "ABRT"),
+        ("q", "QUIT"),
+        ("h", "HUP"),
+        ("t", "TERM"),
+        ("i", "INT"),
+        ("1", "USR1"),
+        ("2", "USR2"),
+        ("y", "WINCH"),
+    ] {
+        let o = client(svc, &[&format!("-{letter}")], &dir);
+        assert_code(&o, 0);
+        assert!(o.stderr.is_empty());
+        wait_until(PATIENCE, name, || {
+            lines(&dir.join("sigs"))
+                .iter()
+                .any(|l| l == name)
+                .then_some(())
+        });
+    }
+    let pid = status(&dir).pid;
+    assert_code(&client(svc, &["-p"], &dir), 0);
+    wait_status(&dir, "paused", |r| r.paused);
+    wait_until(PATIENCE, "stopped", || {
+        (proc_state(pid) == 'T').then_some(())
+    });
+    assert_eq!(
+        text(&client("tend-svstat", &["-o", "paused"], &dir).stdout),
+        "true\n"
+    );
+    assert_code(&client(svc, &["-c"], &dir), 0);
+    wait_status(&dir, "continued", |r| !r.paused);
+    wait_until(PATIENCE, "running", || {
+        (proc_state(pid) != 'T').then_some(())
+    });
+    let mut ev = Events::subscribe(&dir);
+    assert_code(&client(svc, &["-k"], &dir), 0);
+    ev.wait_for("dDu");
+    let r = wait_status(&dir, "restarted", |r| is_up(r) && r.pid != pid);
+    assert_eq!(r.wstat, 9, "killed by SIGKILL");
+    assert_eq!(status(&dir).pid, r.pid);
+}
+
+/// A tend-svscan on `root/sd`; on drop it is stopped and every process whose cwd is
+/// under `root` (services, listeners, probers) is killed.
+pub struct Fleet {
+    pub daemon: Option<Daemon>,
+    pub root: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl Fleet {
+    pub fn start(s: &Scratch) -> Fleet {
+        let dir = s.join("sd");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = cmd("tend-svscan");
+        c.arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(s.join("scanner.out")).unwrap())
+            .stderr(std::fs::File::create(s.join("scanner.err")).unwrap());
+        let f = Fleet {
+            daemon: Some(Daemon::start(c)),
+            root: s.path.clone(),
+            dir,
+        };
+        wait_until(FLEET_PATIENCE, "the scanner", || {
+            tend_proto::lock::is_held(&f.dir.join(".s6-svscan/lock"))
+                .ok()
+                .filter(|&b| b && f.dir.join(".s6-svscan/control").exists())
+        });
+        f
+    }
+
+    pub fn svc(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Wait until the service's supervisor runs.
+    pub fn wait_supervised(&self, name: &str) {
+        let lock = self.svc(name).join("supervise/lock");
+        let status = self.svc(name).join("supervise/status");
+        wait_until(FLEET_PATIENCE, &format!("a supervisor on {name}"), || {
+            tend_proto::lock::is_held(&lock)
+                .ok()
+                .filter(|&b| b && status.exists())
+        });
+    }
+
+    pub fn status(&self, name: &str) -> Option<tend_proto::StatusRecord> {
+        tend_proto::StatusRecord::read(&self.svc(name)).ok()
+    }
+
+    /// `tend-svscanctl -a`, retried until the scanner listens (it opens its FIFO after
+    /// taking the lock).
+    pub fn rescan(&self) {
+        wait_until(FLEET_PATIENCE, "the scanner to take a rescan", || {
+            tend("tend-svscanctl", ["-a", self.dir.to_str().unwrap()])
+                .status
+                .success()
+                .then_some(())
+        });
+    }
+
+    pub fn scanner_stderr(&self) -> String {
+        std::fs::read_to_string(self.root.join("scanner.err")).unwrap_or_default()
+    }
+
+    pub fn summary(&self, args: &[&str]) -> Output {
+        let mut c = cmd("tend-summary");
+        c.args(args).arg(&self.dir);
+        run(c)
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.daemon.take() {
+            d.signal(nix::sys::signal::Signal::SIGTERM);
+            let _ = d.wait_exit(Duration::from_secs(5));
+        }
+        kill_under(&self.root);
+    }
+}
+
+/// Pids of processes whose cwd is under `root`.
+pub fn procs_under(root: &Path) -> Vec<i32> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        if let Ok(cwd) = std::fs::read_link(e.path().join("cwd"))
+            && cwd.starts_with(root)
+        {
+            let zombie = std::fs::read_to_string(e.path().join("stat"))
+                .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+                .unwrap_or(true);
+            if !zombie {
+                v.push(pid);
+            }
+        }
+    }
+    v
+}
+
+/// Kills every process under a directory when dropped (also when a test panics).
+pub struct KillUnder(pub PathBuf);
+
+impl Drop for KillUnder {
+    fn drop(&mut self) {
+        kill_under(&self.0);
+    }
+}
+
+pub fn kill_under(root: &Path) {
+    for _ in 0..5 {
+        let v = procs_under(root);
+        if v.is_empty() {
+            return;
+        }
+        for pid in v {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Parse Prometheus text with prometheus_client (pip install prometheus_client; CI does)
+/// and check every sample has a service label.
+pub fn prometheus_parses(exposition: &str) {
+    require("python3");
+    let script = r#"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+n = 0
+for fam in text_string_to_metric_families(sys.stdin.read()):
+    assert fam.type == "gauge", fam
+    for s in fam.samples:
+        assert "service" in s.labels, s
+        n += 1
+print(n)
+"#;
+    let mut c = Command::new("python3");
+    c.args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(exposition.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "prometheus_client refused the exposition (pip install prometheus_client):\n{}\n{}",
+        text(&o.stderr),
+        exposition
+    );
+    let n: usize = text(&o.stdout).trim().parse().unwrap();
+    assert!(n > 0, "no samples parsed");
+}
+
+/// The [[bin]] names of the root package.
+pub fn binaries() -> Vec<String> {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let mut names = Vec::new();
+    let mut in_bin = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_bin = line == "[[bin]]";
+        } else if in_bin && let Some(v) = line.strip_prefix("name = ") {
+            names.push(v.trim_matches('"').to_string());
+        }
+    }
+    assert!(names.len() >= 19, "{names:?}");
+    names
+}
+
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+pub fn proc_state(pid: u64) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit(')')
+        .next()
+        .and_then(|s| s.trim().chars().next())
+        .unwrap_or('?')
+}
+
+/// s6-svstat's and tend-svstat's lines for `dir`, taken between two s6-svstat runs that
+/// agree (the seconds did not tick in between).
+pub fn svstat_in_a_stable_second(dir: &Path) -> (String, String) {
+    wait_until(PATIENCE, "a stable second", || {
+        let a = text(&client("s6-svstat", &[], dir).stdout);
+        let t = text(&client("tend-svstat", &[], dir).stdout);
+        let b = text(&client("s6-svstat", &[], dir).stdout);
+        (a == b).then_some((a, t))
+    })
+}
+
+/// An HTTP server in Python: `server.py PORT [DELAY]` sleeps DELAY seconds, binds, writes
+/// `bound`, then answers every GET with the status in `./code` (200 if absent), body
+/// `ok` for 200.
+pub const SERVER: &str = r#"
+import http.server, sys, time
+port = int(sys.argv[1])
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        try:
+            code = int(open("code").read())
+        except Exception:
+            code = 200
+        body = b"ok\n" if code == 200 else b"failing\n"
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        if 300 <= code < 400:
+            self.send_header("Location", "/elsewhere")
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", port), H)
+open("bound", "w").close()
+s.serve_forever()
+"#;
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }

@@ -10,10 +10,6 @@
 //! Not covered here (see clients.rs and the supervisor's own tests): signals sent to the
 //! supervisor, lock-fd, timeout-kill/timeout-finish, max-death-tally.
 
-use crate::clients::{
-    Clients, Events, PATIENCE, S6, Supervised, TEND, client, is_up, neutral_text, service,
-    wait_status,
-};
 use crate::common::*;
 use std::ffi::OsStr;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -121,14 +117,11 @@ const T: &str = "10000";
 fn scenario(supervisor: &str, cl: Clients) -> Vec<String> {
     let family = if cl.svc == S6.svc { "s6" } else { "tend" };
     let s = Scratch::new(&format!("compat-{supervisor}-{family}"));
-    let dir = service(
-        &s,
-        "sv",
-        "#!/bin/sh\nsleep 0.1\necho >&3\nexec sleep 1000\n",
-        Some("#!/bin/sh\nexit 0\n"),
-        true,
-        false,
-    );
+    let dir = ServiceDir::new(s.join("sv"))
+        .run("#!/bin/sh\nsleep 0.1\necho >&3\nexec sleep 1000\n")
+        .finish("#!/bin/sh\nexit 0\n")
+        .notification_fd(3)
+        .path();
     let mut seen = Vec::new();
     let mut ev = Events::subscribe(&dir);
     let mut sup = Supervised::start(supervisor, &dir);
@@ -255,7 +248,7 @@ fn matrix_tend_supervise_tend_clients() {
 fn signal_letters_with_every_supervisor_and_client() {
     for supervisor in SUPERVISORS {
         for cl in [S6, TEND] {
-            crate::clients::signal_letters(supervisor, cl.svc);
+            signal_letters(supervisor, cl.svc);
         }
     }
 }
@@ -277,33 +270,28 @@ fn masking() {
 #[test]
 fn spawn_error_written_by_tend_supervise_is_shown() {
     let s = Scratch::new("compat-spawn-error");
-    let dir = service(&s, "sv", "#!/bin/sh\nexec sleep 1000\n", None, false, false);
+    let dir = ServiceDir::new(s.join("sv"))
+        .run("#!/bin/sh\nexec sleep 1000\n")
+        .path();
     std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o644)).unwrap();
     let _sup = Supervised::start(SUPERVISORS[1], &dir);
     let record = wait_until(PATIENCE, "spawn-error", || {
         std::fs::read(dir.join("supervise/spawn-error"))
             .ok()
-            .and_then(|b| tend_proto::spawn_error::SpawnError::decode(&b))
+            .and_then(|b| tend_proto::spawn_error::SpawnRecord::decode(&b))
     });
     assert_eq!(
         (record.errno, &record.program[..], &record.why[..]),
         (13, &b"./run"[..], &b"not executable (mode 0644)"[..])
     );
-    let human = wait_until(PATIENCE, "a stable second", || {
-        let a = text(&client("s6-svstat", &[], &dir).stdout);
-        let t = text(&client("tend-svstat", &[], &dir).stdout);
-        let b = text(&client("s6-svstat", &[], &dir).stdout);
-        (a == b).then(|| {
-            assert_eq!(
-                t,
-                format!(
-                    "{}, spawn failed: ./run: not executable (mode 0644)\n",
-                    a.trim_end()
-                )
-            );
-            t
-        })
-    });
+    let (s6, human) = svstat_in_a_stable_second(&dir);
+    assert_eq!(
+        human,
+        format!(
+            "{}, spawn failed: ./run: not executable (mode 0644)\n",
+            s6.trim_end()
+        )
+    );
     assert!(
         human.starts_with("down (exitcode 126) ") && human.contains(", normally up, want up"),
         "{human}"
@@ -354,8 +342,8 @@ fn down_signal_is_parsed_as_s6_supervise_parses_it() {
         std::fs::write(dir.join("run"), run).unwrap();
         std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(dir.join("down-signal"), value).unwrap();
-        let _sup = crate::clients::Supervised::start(supervisor, &dir);
-        crate::clients::wait_status(&dir, "up", crate::clients::is_up);
+        let _sup = Supervised::start(supervisor, &dir);
+        wait_status(&dir, "up", is_up);
         // The shell sets its traps before its first sleep.
         std::thread::sleep(Duration::from_millis(300));
         assert_code(&tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]), 0);

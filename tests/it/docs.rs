@@ -9,23 +9,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The [[bin]] names of the root package.
-pub fn binaries() -> Vec<String> {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let mut names = Vec::new();
-    let mut in_bin = false;
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_bin = line == "[[bin]]";
-        } else if in_bin && let Some(v) = line.strip_prefix("name = ") {
-            names.push(v.trim_matches('"').to_string());
-        }
-    }
-    assert!(names.len() >= 19, "{names:?}");
-    names
-}
-
 /// The usage line a program prints for a bad option.
 fn usage_of(name: &str) -> String {
     let o = tend(name, ["-\u{1}"]);

@@ -54,22 +54,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The [[bin]] names of the root package.
-fn binaries() -> Vec<String> {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    let mut names = Vec::new();
-    let mut in_bin = false;
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_bin = line == "[[bin]]";
-        } else if in_bin && let Some(v) = line.strip_prefix("name = ") {
-            names.push(v.trim_matches('"').to_string());
-        }
-    }
-    names
-}
-
 /// What a program may exit with: its man page's EXIT STATUS, plus `true`'s and
 /// `false`'s codes for a program that says it exits with its child's status.
 fn documented_codes(prog: &str) -> Vec<i32> {

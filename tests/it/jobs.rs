@@ -6,7 +6,6 @@
 //! cgroup v2 memory or pids controller; the warning that says so is tested instead),
 //! the /var/vcap defaults (account, logdir, workdir), which need a BOSH layout.
 
-use crate::check::{Fleet, SERVER, T, free_port};
 use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -375,7 +374,7 @@ fn jobs_run_under_svscan() {
         "tend-jobs: added shop-web\ntend-jobs: added shop-web-health\ntend-jobs: added shop-db\n"
     );
     // Ready only once the HTTP probe passes.
-    let web = wait_until(T, "shop-web ready", || {
+    let web = wait_until(FLEET_PATIENCE, "shop-web ready", || {
         f.status("shop-web")
             .filter(|r| r.is_up() && r.ready)
             .map(|r| r.pid)
@@ -393,11 +392,11 @@ fn jobs_run_under_svscan() {
     );
     // pre_start's output and the process's go to the log.
     let current = f.svc("shop-db/log/main/current");
-    wait_until(T, "db's log", || {
+    wait_until(FLEET_PATIENCE, "db's log", || {
         let t = std::fs::read_to_string(&current).unwrap_or_default();
         (t.contains("pre-start says hello") && t.contains("db started as 0 NAME=one")).then_some(())
     });
-    let db = wait_until(T, "shop-db up", || up_pid(&f, "shop-db"));
+    let db = wait_until(FLEET_PATIENCE, "shop-db up", || up_pid(&f, "shop-db"));
 
     // Unchanged: no restart.
     let o = jobs(&["apply", s(&file), s(&f.dir)]);
@@ -414,11 +413,11 @@ fn jobs_run_under_svscan() {
     let o = jobs(&["apply", s(&file2), s(&f.dir)]);
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "tend-jobs: replaced shop-db\n");
-    wait_until(T, "the old db stopped by SIGINT", || {
+    wait_until(FLEET_PATIENCE, "the old db stopped by SIGINT", || {
         (std::fs::read_to_string(sc.join("db.out")).unwrap_or_default() == "got INT\n")
             .then_some(())
     });
-    let db2 = wait_until(T, "the new shop-db", || {
+    let db2 = wait_until(FLEET_PATIENCE, "the new shop-db", || {
         up_pid(&f, "shop-db").filter(|&p| p != db)
     });
     assert!(
@@ -435,7 +434,7 @@ fn jobs_run_under_svscan() {
 
     // Health: failing probes restart the web server.
     std::fs::write(www.join("code"), "500").unwrap();
-    let web2 = wait_until(T, "a restart by the health watcher", || {
+    let web2 = wait_until(FLEET_PATIENCE, "a restart by the health watcher", || {
         up_pid(&f, "shop-web").filter(|&p| p != web)
     });
     std::fs::write(www.join("code"), "200").unwrap();
@@ -454,7 +453,7 @@ fn jobs_run_under_svscan() {
         "{:?}",
         entries(&f.dir)
     );
-    wait_until(T, "the processes gone", || {
+    wait_until(FLEET_PATIENCE, "the processes gone", || {
         (!Path::new(&format!("/proc/{db2}")).exists()
             && !Path::new(&format!("/proc/{web2}")).exists())
         .then_some(())
@@ -591,7 +590,7 @@ fn missing_executable_warns_and_fails_at_start() {
         text(&o.stderr)
     );
     let current = f.svc("ghost-p/log/main/current");
-    wait_until(T, "the failed start in the log", || {
+    wait_until(FLEET_PATIENCE, "the failed start in the log", || {
         let t = std::fs::read_to_string(&current).unwrap_or_default();
         (t.contains("/nonexistent/ghost") && t.contains("tend-jobs: ghost-p: exited: code 127"))
             .then_some(())

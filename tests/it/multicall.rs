@@ -22,7 +22,7 @@ fn listed() -> Vec<String> {
 
 #[test]
 fn every_bin_is_in_the_dispatch_table_and_nothing_else() {
-    let mut bins = crate::docs::binaries();
+    let mut bins = binaries();
     bins.retain(|n| n != "tend" && !STANDALONE.contains(&n.as_str()));
     bins.sort();
     assert_eq!(listed(), bins);

@@ -13,7 +13,6 @@
 //! on a real terminal (^C there reaches the whole foreground group; `timeout -s INT`
 //! signals the group it made, which is the same set of processes).
 
-use crate::clients::{Clients, PATIENCE, S6, Supervised, TEND, is_up, service, wait_status};
 use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -479,7 +478,7 @@ fn who_may(cl: Clients, user: &str, group: &str, dir: &Path) {
         "subscribe to events for",
         dir,
     );
-    let r = crate::clients::status(dir);
+    let r = status(dir);
     assert!(is_up(&r) && r.pid == pid && r.want_up, "{r:?}");
     // -g: the group reads the status, and still may not control.
     set(&["-g", group]);
@@ -540,14 +539,9 @@ fn svperms_decides_who_may_read_control_and_watch() {
     std::fs::set_permissions(&s.path, std::fs::Permissions::from_mode(0o755)).unwrap();
     let account = Account::new("w");
     for supervisor in ["tend-supervise", "s6-supervise"] {
-        let dir = service(
-            &s,
-            &format!("svc-{supervisor}"),
-            "#!/bin/sh\nexec sleep 1000\n",
-            None,
-            false,
-            false,
-        );
+        let dir = ServiceDir::new(s.join(format!("svc-{supervisor}")))
+            .run("#!/bin/sh\nexec sleep 1000\n")
+            .path();
         let sup = Supervised::start(supervisor, &dir);
         for cl in [TEND, S6] {
             who_may(cl, &account.user, &account.group, &dir);

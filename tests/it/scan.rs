@@ -238,14 +238,6 @@ fn supervisor_of(scanner: i32, name: &str) -> Option<i32> {
         .find(|&p| cmdline(p).ends_with(&format!(" {name}")) && !is_zombie(p))
 }
 
-/// A service directory `sd/name` with an executable run script.
-fn service(s: &Scratch, name: &str, run: &str) -> PathBuf {
-    s.write(&format!("sd/{name}/run"), run, true);
-    s.join(format!("sd/{name}"))
-}
-
-const SLEEPER: &str = "#!/bin/sh\nexec sleep 1000\n";
-
 fn writable_script(p: &Path, body: &str) {
     std::fs::write(p, body).unwrap();
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -424,7 +416,9 @@ fn thousand_services_come_up_and_a_rescan_starts_nothing() {
     let s = Scratch::new("scan-1000");
     let n = 1000;
     for i in 0..n {
-        service(&s, &format!("s{i:04}"), SLEEPER);
+        ServiceDir::new(s.join(format!("sd/s{i:04}")))
+            .run(SLEEPER)
+            .path();
     }
     let t0 = Instant::now();
     let tree = Tree::start(&s, "tend-svscan", &["-c", "2000"]);
@@ -444,7 +438,7 @@ fn thousand_services_come_up_and_a_rescan_starts_nothing() {
     // A rescan with nothing changed, then one that finds one new directory: only that
     // one gets a supervisor (the letters are handled in order).
     tree.ctl("-a");
-    let extra = service(&s, "zzz", SLEEPER);
+    let extra = ServiceDir::new(s.join("sd/zzz")).run(SLEEPER).path();
     tree.ctl("-a");
     wait_supervised(&extra);
     let mut after = children(tree.pid());
@@ -463,15 +457,15 @@ fn thousand_services_come_up_and_a_rescan_starts_nothing() {
 #[test]
 fn max_services_warns_and_the_rest_runs() {
     let s = Scratch::new("scan-max");
-    service(&s, "a", SLEEPER);
-    service(&s, "b", SLEEPER);
+    ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
+    ServiceDir::new(s.join("sd/b")).run(SLEEPER).path();
     s.write("sd/a/log/run", "#!/bin/sh\nexec cat >/dev/null\n", true);
     let tree = Tree::start(&s, "tend-svscan", &["-c", "2"]);
     // A logged pair counts once: a, a/log and b make two services.
     for n in ["a", "a/log", "b"] {
         wait_up(&tree.svc(n));
     }
-    let c = service(&s, "c", SLEEPER);
+    let c = ServiceDir::new(s.join("sd/c")).run(SLEEPER).path();
     tree.ctl("-a");
     tree.wait_stderr("tend-svscan: warning: unable to start supervisor for c: too many services\n");
     assert!(!supervised(&c));
@@ -483,7 +477,7 @@ fn max_services_warns_and_the_rest_runs() {
 fn periodic_rescan_with_t() {
     let s = Scratch::new("scan-t");
     let _tree = Tree::start(&s, "tend-svscan", &["-t", "200"]);
-    let d = service(&s, "late", SLEEPER);
+    let d = ServiceDir::new(s.join("sd/late")).run(SLEEPER).path();
     wait_supervised(&d);
     wait_up(&d);
 }
@@ -491,7 +485,7 @@ fn periodic_rescan_with_t() {
 #[test]
 fn bad_entries_warn_and_the_rest_keeps_running() {
     let s = Scratch::new("scan-bad");
-    let good = service(&s, "good", SLEEPER);
+    let good = ServiceDir::new(s.join("sd/good")).run(SLEEPER).path();
     s.write("sd/plainfile", "not a service\n", false);
     std::os::unix::fs::symlink("nowhere", s.join("sd/dangling")).unwrap();
     std::os::unix::fs::symlink("loop", s.join("sd/loop")).unwrap();
@@ -517,7 +511,7 @@ fn bad_entries_warn_and_the_rest_keeps_running() {
     assert!(!tree.stderr().contains(": z\n"));
     // Still in charge: a new service is picked up, the first one never restarted.
     let pid = wait_up(&good);
-    let later = service(&s, "later", SLEEPER);
+    let later = ServiceDir::new(s.join("sd/later")).run(SLEEPER).path();
     tree.ctl("-a");
     wait_up(&later);
     assert_eq!(wait_up(&good), pid);
@@ -534,7 +528,7 @@ fn bad_entries_warn_and_the_rest_keeps_running() {
 #[test]
 fn sigkilled_supervisor_is_replaced_after_a_second() {
     let s = Scratch::new("scan-sigkill");
-    let d = service(&s, "a", SLEEPER);
+    let d = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     let tree = Tree::start(&s, "tend-svscan", &[]);
     let run1 = wait_up(&d);
     let sup1 = supervisor_of(tree.pid(), "a").expect("supervisor of a");
@@ -574,13 +568,11 @@ fn sigkilled_supervisor_is_replaced_after_a_second() {
 #[test]
 fn removed_services_are_pruned_by_an_and_others_untouched() {
     let s = Scratch::new("scan-prune");
-    let a = service(&s, "a", SLEEPER);
-    let b = service(&s, "b", SLEEPER);
-    service(
-        &s,
-        "c",
-        "#!/bin/sh\ntrap 'echo last; exit 0' TERM\necho first\nwhile :; do sleep 0.05; done\n",
-    );
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
+    let b = ServiceDir::new(s.join("sd/b")).run(SLEEPER).path();
+    ServiceDir::new(s.join("sd/c"))
+        .run("#!/bin/sh\ntrap 'echo last; exit 0' TERM\necho first\nwhile :; do sleep 0.05; done\n")
+        .path();
     s.write(
         "sd/c/log/run",
         &format!("#!/bin/sh\nexec cat >>{}\n", s.join("c.log").display()),
@@ -621,8 +613,8 @@ fn removed_services_are_pruned_by_an_and_others_untouched() {
 #[test]
 fn sighup_prunes_and_sigterm_brings_the_tree_down() {
     let s = Scratch::new("scan-hup");
-    let a = service(&s, "a", SLEEPER);
-    let b = service(&s, "b", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
+    let b = ServiceDir::new(s.join("sd/b")).run(SLEEPER).path();
     s.write(
         "sd/.s6-svscan/finish",
         &format!(
@@ -654,7 +646,7 @@ fn sighup_prunes_and_sigterm_brings_the_tree_down() {
 #[test]
 fn signals_are_diverted_to_scripts() {
     let s = Scratch::new("scan-divert");
-    let a = service(&s, "a", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     for sig in ["SIGUSR1", "SIGTERM", "SIGHUP"] {
         s.write(
             &format!("sd/.s6-svscan/{sig}"),
@@ -701,7 +693,7 @@ fn signals_are_diverted_to_scripts() {
 #[test]
 fn a_broken_signal_script_is_diagnosed() {
     let s = Scratch::new("scan-crlf-script");
-    let a = service(&s, "a", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     s.write("sd/.s6-svscan/SIGUSR1", "#!/bin/sh\r\nexit 0\r\n", true);
     let mut tree = Tree::start(&s, "tend-svscan", &[]);
     let run_a = wait_up(&a);
@@ -718,7 +710,7 @@ fn a_broken_signal_script_is_diagnosed() {
 #[test]
 fn abort_execs_finish_without_waiting() {
     let s = Scratch::new("scan-abort");
-    let a = service(&s, "a", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     let mut tree = Tree::start(&s, "tend-svscan", &[]);
     let run_a = wait_up(&a);
     tree.ctl("-b");
@@ -732,16 +724,12 @@ fn abort_execs_finish_without_waiting() {
 #[test]
 fn console_holder_is_the_catch_all_loggers_stderr() {
     let s = Scratch::new("scan-console");
-    service(
-        &s,
-        "s6-svscan-log",
-        "#!/bin/sh\necho to-console >&2\nexec sleep 1000\n",
-    );
-    service(
-        &s,
-        "other",
-        "#!/bin/sh\necho to-stderr >&2\nexec sleep 1000\n",
-    );
+    ServiceDir::new(s.join("sd/s6-svscan-log"))
+        .run("#!/bin/sh\necho to-console >&2\nexec sleep 1000\n")
+        .path();
+    ServiceDir::new(s.join("sd/other"))
+        .run("#!/bin/sh\necho to-stderr >&2\nexec sleep 1000\n")
+        .path();
     let console = s.join("console");
     let tree = Tree::start_with_fd(&s, &["-X", "4"], 4, &console);
     tree.wait_stderr("to-stderr\n");
@@ -823,15 +811,13 @@ fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
     require("s6-svc");
     let prod = s.write("producer.py", PRODUCER, false);
     let counter = s.join("counter");
-    service(
-        s,
-        "p",
-        &format!(
+    ServiceDir::new(s.join("sd/p"))
+        .run(&format!(
             "#!/bin/sh\nexec python3 {} {}\n",
             prod.display(),
             counter.display()
-        ),
-    );
+        ))
+        .path();
     s.write("sd/p/log/run", logger_run, true);
     let mut tree = Tree::start(s, "tend-svscan", &[]);
     let p = tree.svc("p");
@@ -897,19 +883,13 @@ fn pid1_reaps_orphans_and_sigterm_brings_the_tree_down() {
     require("unshare");
     let s = Scratch::new("scan-pid1");
     let marker = s.join("spawned");
-    service(
-        &s,
-        "orphans",
-        &format!(
+    ServiceDir::new(s.join("sd/orphans")).run(&format!(
             "#!/bin/sh\nsh -c 'for i in $(seq 1000); do sleep 1 & done'\necho done >{}\nexec sleep 1000\n",
             marker.display()
-        ),
-    );
-    service(
-        &s,
-        "talker",
-        "#!/bin/sh\ntrap 'echo bye; exit 0' TERM\necho hello\nwhile :; do sleep 0.05; done\n",
-    );
+        )).path();
+    ServiceDir::new(s.join("sd/talker"))
+        .run("#!/bin/sh\ntrap 'echo bye; exit 0' TERM\necho hello\nwhile :; do sleep 0.05; done\n")
+        .path();
     s.write(
         "sd/talker/log/run",
         &format!("#!/bin/sh\nexec cat >>{}\n", s.join("talker.log").display()),
@@ -973,7 +953,7 @@ fn ctl_drives(scanner: &str, ctl: &str) {
     require("s6-svscan");
     require("s6-svscanctl");
     let s = Scratch::new(&format!("scan-{scanner}-{ctl}"));
-    let a = service(&s, "a", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     let mut tree = Tree::start(&s, scanner, &[]);
     let run_a = wait_up(&a);
     let send = |letters: &str| {
@@ -984,7 +964,7 @@ fn ctl_drives(scanner: &str, ctl: &str) {
         });
         assert_code(&o, 0);
     };
-    let b = service(&s, "b", SLEEPER);
+    let b = ServiceDir::new(s.join("sd/b")).run(SLEEPER).path();
     send("-a");
     let run_b = wait_up(&b);
     std::fs::rename(&a, s.join("a-gone")).unwrap();
@@ -1018,11 +998,7 @@ fn tend_svscanctl_drives_s6_svscan() {
 fn s6_service_dirs_run_unchanged_with_s6_log() {
     require("s6-log");
     let s = Scratch::new("scan-s6log");
-    service(
-        &s,
-        "tick",
-        "#!/bin/sh\ni=0\nwhile [ $i -lt 5 ]; do echo tick $i; i=$((i+1)); done\nexec sleep 1000\n",
-    );
+    ServiceDir::new(s.join("sd/tick")).run("#!/bin/sh\ni=0\nwhile [ $i -lt 5 ]; do echo tick $i; i=$((i+1)); done\nexec sleep 1000\n").path();
     s.write(
         "sd/tick/log/run",
         "#!/bin/sh\nexec s6-log -b n3 s100000 ./main\n",
@@ -1069,7 +1045,7 @@ fn the_example_scan_directory_runs() {
 #[test]
 fn missing_supervisor_is_reported_and_retried() {
     let s = Scratch::new("scan-nosup");
-    let d = service(&s, "a", SLEEPER);
+    let d = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     std::fs::create_dir_all(s.join("bin")).unwrap();
     std::fs::copy(bin("tend-svscan"), s.join("bin/tend-svscan")).unwrap();
     let mut c = Command::new(s.join("bin/tend-svscan"));
@@ -1089,7 +1065,9 @@ fn missing_supervisor_is_reported_and_retried() {
 #[test]
 fn closed_stdin_and_stdout_do_not_break_log_pipes() {
     let s = Scratch::new("scan-closedio");
-    service(&s, "a", "#!/bin/sh\necho one\necho two\nexec sleep 1000\n");
+    ServiceDir::new(s.join("sd/a"))
+        .run("#!/bin/sh\necho one\necho two\nexec sleep 1000\n")
+        .path();
     s.write(
         "sd/a/log/run",
         &format!("#!/bin/sh\nexec cat >>{}\n", s.join("a.log").display()),
@@ -1111,10 +1089,10 @@ fn closed_stdin_and_stdout_do_not_break_log_pipes() {
 #[test]
 fn sigalrm_scans_and_sigabrt_aborts() {
     let s = Scratch::new("scan-alrm");
-    let a = service(&s, "a", SLEEPER);
+    let a = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
     let mut tree = Tree::start(&s, "tend-svscan", &[]);
     let run_a = wait_up(&a);
-    let b = service(&s, "b", SLEEPER);
+    let b = ServiceDir::new(s.join("sd/b")).run(SLEEPER).path();
     tree.daemon.as_ref().unwrap().signal(Signal::SIGALRM);
     let run_b = wait_up(&b);
     tree.daemon.as_ref().unwrap().signal(Signal::SIGABRT);

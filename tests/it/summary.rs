@@ -5,49 +5,9 @@
 //! The unhealthy and permanently-failed states are tested with the watcher and the
 //! restart policy in check.rs; "finishing" (a ./finish caught running) has its own test.
 
-use crate::check::{Fleet, T};
 use crate::common::*;
 use std::ffi::OsStr;
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// Parse Prometheus text with prometheus_client (pip install prometheus_client; CI does)
-/// and check every sample has a service label.
-pub fn prometheus_parses(exposition: &str) {
-    require("python3");
-    let script = r#"
-import sys
-from prometheus_client.parser import text_string_to_metric_families
-n = 0
-for fam in text_string_to_metric_families(sys.stdin.read()):
-    assert fam.type == "gauge", fam
-    for s in fam.samples:
-        assert "service" in s.labels, s
-        n += 1
-print(n)
-"#;
-    let mut c = Command::new("python3");
-    c.args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(exposition.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(
-        o.status.success(),
-        "prometheus_client refused the exposition (pip install prometheus_client):\n{}\n{}",
-        text(&o.stderr),
-        exposition
-    );
-    let n: usize = text(&o.stdout).trim().parse().unwrap();
-    assert!(n > 0, "no samples parsed");
-}
+use std::process::Stdio;
 
 fn line_of<'a>(table: &'a str, name: &str) -> &'a str {
     table
@@ -56,70 +16,94 @@ fn line_of<'a>(table: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {name}:\n{table}"))
 }
 
-#[test]
-fn summary_tells_the_truth_for_every_kind_of_service() {
-    require("s6-supervise");
-    let s = Scratch::new("summary-mixed");
-    let fleet = Fleet::start(&s);
-    s.write("sd/up/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    s.write("sd/down/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    s.write("sd/down/down", "", false);
-    // Not executable: the supervisor wants it up and cannot start it.
-    s.write("sd/failing/run", "#!/bin/sh\nexec sleep 1000\n", false);
-    s.write("never/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    s.write("killed/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    s.write("s6svc/run", "#!/bin/sh\nexec sleep 1000\n", true);
-    fleet.rescan();
-    for n in ["up", "down", "failing"] {
-        fleet.wait_supervised(n);
+/// Six services of every kind: up, down, wanting up but failing (sd/, under a tend-svscan
+/// fleet), never supervised, a killed tend-supervise, and one under s6-supervise.
+/// Fields drop in order: the s6-supervise, the fleet, then the scratch directory.
+struct Mixed {
+    _s6: Daemon,
+    fleet: Fleet,
+    dirs: Vec<String>,
+    s: Scratch,
+}
+
+impl Mixed {
+    fn start(name: &str) -> Mixed {
+        require("s6-supervise");
+        let s = Scratch::new(name);
+        let fleet = Fleet::start(&s);
+        s.write("sd/up/run", "#!/bin/sh\nexec sleep 1000\n", true);
+        s.write("sd/down/run", "#!/bin/sh\nexec sleep 1000\n", true);
+        s.write("sd/down/down", "", false);
+        // Not executable: the supervisor wants it up and cannot start it.
+        s.write("sd/failing/run", "#!/bin/sh\nexec sleep 1000\n", false);
+        s.write("never/run", "#!/bin/sh\nexec sleep 1000\n", true);
+        s.write("killed/run", "#!/bin/sh\nexec sleep 1000\n", true);
+        s.write("s6svc/run", "#!/bin/sh\nexec sleep 1000\n", true);
+        fleet.rescan();
+        for n in ["up", "down", "failing"] {
+            fleet.wait_supervised(n);
+        }
+        wait_until(FLEET_PATIENCE, "up to be up", || {
+            fleet.status("up").filter(|s| s.is_up())
+        });
+        // A tend-supervise killed with SIGKILL (its service goes too).
+        let mut killed = Daemon::start({
+            let mut c = cmd("tend-supervise");
+            c.arg(s.join("killed"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            c
+        });
+        let kpid = wait_until(FLEET_PATIENCE, "killed/ up", || {
+            tend_proto::StatusRecord::read(&s.join("killed"))
+                .ok()
+                .filter(|r| r.is_up())
+        })
+        .pid;
+        killed.signal(nix::sys::signal::Signal::SIGKILL);
+        killed.wait_exit(FLEET_PATIENCE).unwrap();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(kpid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let s6 = Daemon::start({
+            let mut c = cmd("s6-supervise");
+            c.arg(s.join("s6svc"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            c
+        });
+        wait_until(FLEET_PATIENCE, "s6svc up", || {
+            tend_proto::StatusRecord::read(&s.join("s6svc"))
+                .ok()
+                .filter(|r| r.is_up())
+        });
+        let dirs: Vec<String> = ["sd/up", "sd/down", "sd/failing", "never", "killed", "s6svc"]
+            .iter()
+            .map(|d| s.join(d).to_str().unwrap().to_string())
+            .collect();
+        Mixed {
+            s,
+            fleet,
+            dirs,
+            _s6: s6,
+        }
     }
-    wait_until(T, "up to be up", || {
-        fleet.status("up").filter(|s| s.is_up())
-    });
-    // A tend-supervise killed with SIGKILL (its service goes too).
-    let mut killed = Daemon::start({
-        let mut c = cmd("tend-supervise");
-        c.arg(s.join("killed"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    });
-    let kpid = wait_until(T, "killed/ up", || {
-        tend_proto::StatusRecord::read(&s.join("killed"))
-            .ok()
-            .filter(|r| r.is_up())
-    })
-    .pid;
-    killed.signal(nix::sys::signal::Signal::SIGKILL);
-    killed.wait_exit(T).unwrap();
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(kpid as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
-    let _s6 = Daemon::start({
-        let mut c = cmd("s6-supervise");
-        c.arg(s.join("s6svc"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        c
-    });
-    wait_until(T, "s6svc up", || {
-        tend_proto::StatusRecord::read(&s.join("s6svc"))
-            .ok()
-            .filter(|r| r.is_up())
-    });
-    let dirs: Vec<String> = ["sd/up", "sd/down", "sd/failing", "never", "killed", "s6svc"]
-        .iter()
-        .map(|d| s.join(d).to_str().unwrap().to_string())
-        .collect();
-    let summary = |flag: Option<&str>| {
+
+    fn summary(&self, flag: Option<&str>) -> std::process::Output {
         let mut c = cmd("tend-summary");
-        c.args(flag).args(&dirs);
+        c.args(flag).args(&self.dirs);
         run(c)
-    };
-    let o = summary(None);
+    }
+}
+
+#[test]
+fn summary_table_for_every_kind_of_service() {
+    let m = Mixed::start("summary-table");
+    let fleet = &m.fleet;
+    let o = m.summary(None);
     assert_code(&o, 1);
     let t = text(&o.stdout);
     assert!(t.starts_with("Service "), "{t}");
@@ -149,7 +133,12 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
         assert_eq!(&l[at - 2..at], "  ", "{t}");
         assert_ne!(&l[at..at + 1], " ", "{t}");
     }
-    let o = summary(Some("-j"));
+}
+
+#[test]
+fn summary_json_for_every_kind_of_service() {
+    let m = Mixed::start("summary-json");
+    let o = m.summary(Some("-j"));
     assert_code(&o, 1);
     let j = text(&o.stdout);
     for (name, state, ok) in [
@@ -164,7 +153,12 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
         assert!(j.contains(&want), "{want}\n{j}");
     }
     assert!(j.starts_with("[\n{") && j.ends_with("}\n]\n"), "{j}");
-    let o = summary(Some("-p"));
+}
+
+#[test]
+fn summary_prometheus_for_every_kind_of_service() {
+    let m = Mixed::start("summary-prom");
+    let o = m.summary(Some("-p"));
     assert_code(&o, 1);
     let p = text(&o.stdout);
     for l in [
@@ -178,6 +172,12 @@ fn summary_tells_the_truth_for_every_kind_of_service() {
         assert!(p.contains(l), "{l}{p}");
     }
     prometheus_parses(&p);
+}
+
+#[test]
+fn summary_exits_0_when_all_are_healthy() {
+    let m = Mixed::start("summary-exit");
+    let (s, fleet) = (&m.s, &m.fleet);
     // Only the healthy ones: exit 0. The scan dir itself as the operand.
     let o = tend("tend-summary", [s.join("sd/up"), s.join("sd/down")]);
     assert_code(&o, 0);
@@ -206,13 +206,15 @@ fn summary_shows_a_service_caught_finishing() {
     s.write("sd/fin/timeout-finish", "60000\n", false);
     fleet.rescan();
     fleet.wait_supervised("fin");
-    wait_until(T, "fin up", || fleet.status("fin").filter(|r| r.is_up()));
+    wait_until(FLEET_PATIENCE, "fin up", || {
+        fleet.status("fin").filter(|r| r.is_up())
+    });
     // -k: the service dies, ./finish runs (30 s), the supervisor still wants it up.
     assert_code(
         &tend("tend-svc", [OsStr::new("-k"), fleet.svc("fin").as_os_str()]),
         0,
     );
-    wait_until(T, "fin finishing", || {
+    wait_until(FLEET_PATIENCE, "fin finishing", || {
         fleet.status("fin").filter(|r| r.finishing)
     });
     let dir = fleet.svc("fin");

@@ -16,67 +16,6 @@ use tend_proto::fifodir::{Subscription, make_fifodir};
 
 const T: Duration = Duration::from_secs(10);
 
-/// A tend-supervise on a service dir; on drop, its service is killed too (it runs in a
-/// session of its own, out of the daemon's process group).
-struct Supervised {
-    daemon: Daemon,
-    dir: PathBuf,
-    stderr: PathBuf,
-}
-
-impl Supervised {
-    fn start(dir: &Path) -> Supervised {
-        let stderr = dir.with_extension("stderr");
-        let mut c = cmd("tend-supervise");
-        c.arg(dir).stdin(Stdio::null()).stdout(Stdio::null());
-        c.stderr(std::fs::File::create(&stderr).unwrap());
-        let s = Supervised {
-            daemon: Daemon::start(c),
-            dir: dir.to_path_buf(),
-            stderr,
-        };
-        wait_until(T, "supervise/status", || s.status_opt());
-        s
-    }
-
-    fn status_opt(&self) -> Option<StatusRecord> {
-        StatusRecord::read(&self.dir).ok()
-    }
-
-    fn status(&self) -> StatusRecord {
-        StatusRecord::read(&self.dir).unwrap()
-    }
-
-    fn send(&self, letters: &str) {
-        tend_proto::control::send(&self.dir.join("supervise/control"), letters.as_bytes()).unwrap();
-    }
-
-    fn wait_status(&self, what: &str, f: impl Fn(&StatusRecord) -> bool) -> StatusRecord {
-        wait_until(T, what, || self.status_opt().filter(|s| f(s)))
-    }
-
-    fn wait_up(&self) -> StatusRecord {
-        self.wait_status("service up", |s| s.is_up())
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for Supervised {
-    fn drop(&mut self) {
-        if let Some(s) = self.status_opt()
-            && s.pid != 0
-        {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(-(s.pid as i32)),
-                Signal::SIGKILL,
-            );
-        }
-    }
-}
-
 /// Subscribe to DIR/event (creating it as s6-svwait does) before the supervisor starts.
 fn subscribe(dir: &Path) -> Subscription {
     make_fifodir(&dir.join("event"), nix::unistd::getegid()).unwrap();
@@ -101,18 +40,11 @@ fn events_until(sub: &Subscription, want: &str) -> String {
     got
 }
 
-fn service(s: &Scratch, name: &str, run: &str) -> PathBuf {
-    s.write(&format!("{name}/run"), run, true);
-    s.join(name)
-}
-
-const SLEEPER: &str = "#!/bin/sh\nexec sleep 300\n";
-
 #[test]
 fn creates_s6_layout_and_holds_the_lock() {
     let s = Scratch::new("sup-layout");
-    let dir = service(&s, "svc", SLEEPER);
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     let md = |p: &str| std::fs::symlink_metadata(dir.join(p)).unwrap();
     assert_eq!(md("supervise").permissions().mode() & 0o7777, 0o700);
@@ -147,10 +79,10 @@ fn creates_s6_layout_and_holds_the_lock() {
 #[test]
 fn events_for_a_whole_life() {
     let s = Scratch::new("sup-events");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     s.write("svc/finish", "#!/bin/sh\necho \"$@\" > finish.args\n", true);
     let sub = subscribe(&dir);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     assert_eq!(events_until(&sub, "su"), "su");
     sup.wait_up();
     sup.send("d");
@@ -171,7 +103,7 @@ fn events_for_a_whole_life() {
     sup.send("k");
     assert_eq!(events_until(&sub, "dDx"), "dDx");
     let mut sup = sup;
-    let st = sup.daemon.wait_exit(T).expect("supervisor exits after x");
+    let st = sup.daemon().wait_exit(T).expect("supervisor exits after x");
     assert_eq!(st.code(), Some(0));
     assert_eq!(sup.status().wstat, 9);
     assert!(!tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
@@ -180,10 +112,12 @@ fn events_for_a_whole_life() {
 #[test]
 fn down_file_keeps_it_down_and_once_runs_once() {
     let s = Scratch::new("sup-once");
-    let dir = service(&s, "svc", "#!/bin/sh\necho ran >> runs\nexit 3\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\necho ran >> runs\nexit 3\n")
+        .path();
     s.write("svc/down", "", false);
     let sub = subscribe(&dir);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     assert_eq!(events_until(&sub, "s"), "s");
     let r = sup.status();
     assert_eq!((r.pid, r.want_up, r.ready, r.wstat), (0, false, true, 0));
@@ -214,14 +148,12 @@ fn down_file_keeps_it_down_and_once_runs_once() {
 #[test]
 fn notification_fd_readiness() {
     let s = Scratch::new("sup-ready");
-    let dir = service(
-        &s,
-        "svc",
-        "#!/bin/sh\nsleep 0.2\necho ready >&5\nexec sleep 300\n",
-    );
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\nsleep 0.2\necho ready >&5\nexec sleep 300\n")
+        .path();
     s.write("svc/notification-fd", "5\n", false);
     let sub = subscribe(&dir);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     assert_eq!(events_until(&sub, "suU"), "suU");
     let r = sup.status();
     assert!(r.is_up() && r.ready);
@@ -231,10 +163,12 @@ fn notification_fd_readiness() {
 #[test]
 fn finish_125_is_a_permanent_failure() {
     let s = Scratch::new("sup-125");
-    let dir = service(&s, "svc", "#!/bin/sh\nexit 7\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\nexit 7\n")
+        .path();
     s.write("svc/finish", "#!/bin/sh\nexit 125\n", true);
     let sub = subscribe(&dir);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     assert_eq!(events_until(&sub, "sudOD"), "sudOD");
     std::thread::sleep(Duration::from_millis(1300));
     let r = sup.status();
@@ -246,14 +180,12 @@ fn finish_125_is_a_permanent_failure() {
 #[test]
 fn timeout_kill_and_down_signal() {
     let s = Scratch::new("sup-tkill");
-    let dir = service(
-        &s,
-        "svc",
-        "#!/bin/sh\ntrap '' TERM HUP\nwhile :; do sleep 1; done\n",
-    );
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\ntrap '' TERM HUP\nwhile :; do sleep 1; done\n")
+        .path();
     s.write("svc/timeout-kill", "200\n", false);
     s.write("svc/down-signal", "SIGHUP\n", false);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     std::thread::sleep(Duration::from_millis(100));
     let t0 = Instant::now();
@@ -266,11 +198,13 @@ fn timeout_kill_and_down_signal() {
 #[test]
 fn timeout_finish_kills_a_slow_finish() {
     let s = Scratch::new("sup-tfinish");
-    let dir = service(&s, "svc", "#!/bin/sh\nexec sleep 300\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\nexec sleep 300\n")
+        .path();
     s.write("svc/finish", "#!/bin/sh\nexec sleep 300\n", true);
     s.write("svc/timeout-finish", "300\n", false);
     let sub = subscribe(&dir);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     events_until(&sub, "su");
     sup.send("d");
     let r = sup.wait_status("finishing", |r| r.finishing);
@@ -285,7 +219,7 @@ fn missing_run_retries_slowly_and_says_why() {
     let s = Scratch::new("sup-norun");
     std::fs::create_dir_all(s.join("svc")).unwrap();
     let dir = s.join("svc");
-    let sup = Supervised::start(&dir);
+    let mut sup = Supervised::start("tend-supervise", &dir);
     let r = sup.wait_status("exitcode 127", |r| r.exitcode() == Some(127));
     assert_eq!((r.pid, r.want_up), (0, true));
     let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
@@ -300,7 +234,10 @@ fn missing_run_retries_slowly_and_says_why() {
         stderr.contains("unable to spawn ./run") && stderr.contains("No such file or directory"),
         "{stderr}"
     );
-    assert!(cpu_ticks(sup.daemon.pid()) < 20, "supervisor must not spin");
+    assert!(
+        cpu_ticks(sup.daemon().pid()) < 20,
+        "supervisor must not spin"
+    );
     // fix it, then `u` starts it at once and the record is cleared
     s.write("svc/run", SLEEPER, true);
     sup.send("u");
@@ -313,7 +250,7 @@ fn run_not_executable_is_exitcode_126() {
     let s = Scratch::new("sup-noexec");
     let dir = s.join("svc");
     s.write("svc/run", SLEEPER, false);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_status("exitcode 126", |r| r.exitcode() == Some(126));
     let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
     assert!(
@@ -330,7 +267,7 @@ fn run_not_executable_is_exitcode_126() {
 /// Start a supervisor on `dir` whose ./run cannot be exec'd; the status line, the JSON
 /// field, the spawn-error record and the stderr warning all say `why`, with exit `code`.
 fn assert_spawn_diagnosed(dir: &Path, code: u8, why: &str) {
-    let sup = Supervised::start(dir);
+    let sup = Supervised::start("tend-supervise", dir);
     sup.wait_status("spawn failure recorded", |r| r.exitcode() == Some(code));
     let record = wait_until(T, "supervise/spawn-error", || {
         std::fs::read_to_string(dir.join("supervise/spawn-error")).ok()
@@ -362,7 +299,9 @@ fn assert_spawn_diagnosed(dir: &Path, code: u8, why: &str) {
 #[test]
 fn spawn_error_crlf_shebang() {
     let s = Scratch::new("sup-crlf");
-    let dir = service(&s, "svc", "#!/bin/sh\r\nexec sleep 300\r\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\r\nexec sleep 300\r\n")
+        .path();
     assert_spawn_diagnosed(
         &dir,
         127,
@@ -373,14 +312,18 @@ fn spawn_error_crlf_shebang() {
 #[test]
 fn spawn_error_missing_interpreter() {
     let s = Scratch::new("sup-nointerp");
-    let dir = service(&s, "svc", "#!/nonexistent/interp\nexit 0\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/nonexistent/interp\nexit 0\n")
+        .path();
     assert_spawn_diagnosed(&dir, 127, "interpreter /nonexistent/interp not found");
 }
 
 #[test]
 fn spawn_error_neither_elf_nor_script() {
     let s = Scratch::new("sup-noformat");
-    let dir = service(&s, "svc", "exec sleep 300\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("exec sleep 300\n")
+        .path();
     assert_spawn_diagnosed(&dir, 126, "neither an ELF executable nor a #! script");
 }
 
@@ -518,8 +461,10 @@ fn spawn_error_noexec_mount() {
 #[test]
 fn crash_loop_is_paced_at_one_spawn_per_second() {
     let s = Scratch::new("sup-crash");
-    let dir = service(&s, "svc", "#!/bin/sh\necho x >> runs\nexit 1\n");
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\necho x >> runs\nexit 1\n")
+        .path();
+    let mut sup = Supervised::start("tend-supervise", &dir);
     std::thread::sleep(Duration::from_millis(2500));
     let runs = std::fs::read_to_string(dir.join("runs"))
         .unwrap_or_default()
@@ -535,7 +480,7 @@ fn crash_loop_is_paced_at_one_spawn_per_second() {
             >= 2,
         "{stderr}"
     );
-    assert!(cpu_ticks(sup.daemon.pid()) < 20);
+    assert!(cpu_ticks(sup.daemon().pid()) < 20);
     let tally = std::fs::read(dir.join("supervise/death_tally")).unwrap();
     assert_eq!(tally.len() % 14, 0);
     assert!(tally.len() >= 28);
@@ -545,8 +490,8 @@ fn crash_loop_is_paced_at_one_spawn_per_second() {
 #[test]
 fn restart_of_a_long_lived_service_is_immediate() {
     let s = Scratch::new("sup-restart");
-    let dir = service(&s, "svc", SLEEPER);
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &dir);
     let first = sup.wait_up().pid;
     std::thread::sleep(Duration::from_millis(1100));
     let t0 = Instant::now();
@@ -563,9 +508,9 @@ fn restart_of_a_long_lived_service_is_immediate() {
 #[test]
 fn max_death_tally_keeps_the_last_records() {
     let s = Scratch::new("sup-tally");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     s.write("svc/max-death-tally", "2\n", false);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     for sig in ["t", "k", "1"] {
         let pid = sup.wait_up().pid;
         std::thread::sleep(Duration::from_millis(1050));
@@ -583,8 +528,8 @@ fn max_death_tally_keeps_the_last_records() {
 #[test]
 fn pause_and_continue_set_the_paused_bit() {
     let s = Scratch::new("sup-pause");
-    let dir = service(&s, "svc", SLEEPER);
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid;
     sup.send("p");
     sup.wait_status("paused", |r| r.paused);
@@ -605,8 +550,8 @@ fn pause_and_continue_set_the_paused_bit() {
 #[test]
 fn garbage_on_control_is_ignored() {
     let s = Scratch::new("sup-garbage");
-    let dir = service(&s, "svc", SLEEPER);
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid;
     let garbage: Vec<u8> = (0u8..=255)
         .filter(|b| !b"abqhktiy12pcrodDuUxOQ".contains(b))
@@ -623,24 +568,24 @@ fn garbage_on_control_is_ignored() {
 #[test]
 fn sigterm_brings_down_and_exits() {
     let s = Scratch::new("sup-term");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     let sub = subscribe(&dir);
-    let mut sup = Supervised::start(&dir);
+    let mut sup = Supervised::start("tend-supervise", &dir);
     events_until(&sub, "su");
-    sup.daemon.signal(Signal::SIGTERM);
+    sup.daemon().signal(Signal::SIGTERM);
     assert_eq!(events_until(&sub, "dDx"), "dDx");
-    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
     assert_eq!(sup.status().pid, 0);
 }
 
 #[test]
 fn sigquit_leaves_the_service_running() {
     let s = Scratch::new("sup-quit");
-    let dir = service(&s, "svc", SLEEPER);
-    let mut sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let mut sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid as i32;
-    sup.daemon.signal(Signal::SIGQUIT);
-    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    sup.daemon().signal(Signal::SIGQUIT);
+    assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
     assert!(
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok(),
         "service survives"
@@ -650,28 +595,24 @@ fn sigquit_leaves_the_service_running() {
 #[test]
 fn sighup_exits_when_the_service_dies() {
     let s = Scratch::new("sup-hup");
-    let dir = service(&s, "svc", SLEEPER);
-    let mut sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
+    let mut sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid as i32;
-    sup.daemon.signal(Signal::SIGHUP);
+    sup.daemon().signal(Signal::SIGHUP);
     std::thread::sleep(Duration::from_millis(200));
     assert!(
-        sup.daemon.child.try_wait().unwrap().is_none(),
+        sup.daemon().child.try_wait().unwrap().is_none(),
         "still waiting for the service"
     );
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
-    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
 }
 
 #[test]
 fn sigint_interrupts_the_process_group() {
     let s = Scratch::new("sup-int");
-    let dir = service(
-        &s,
-        "svc",
-        "#!/bin/sh\n# a non-interactive shell's background jobs ignore SIGINT; perl resets it\nperl -e '$SIG{INT}=\"DEFAULT\"; open F, \">c.tmp\"; print F \"$$\\n\"; close F; rename \"c.tmp\", \"child\"; sleep 300' &\nwait\n",
-    );
-    let mut sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc")).run("#!/bin/sh\n# a non-interactive shell's background jobs ignore SIGINT; perl resets it\nperl -e '$SIG{INT}=\"DEFAULT\"; open F, \">c.tmp\"; print F \"$$\\n\"; close F; rename \"c.tmp\", \"child\"; sleep 300' &\nwait\n").path();
+    let mut sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     let child: i32 = wait_until(T, "child pid", || {
         std::fs::read_to_string(dir.join("child"))
@@ -680,8 +621,8 @@ fn sigint_interrupts_the_process_group() {
             .parse()
             .ok()
     });
-    sup.daemon.signal(Signal::SIGINT);
-    assert_eq!(sup.daemon.wait_exit(T).unwrap().code(), Some(0));
+    sup.daemon().signal(Signal::SIGINT);
+    assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
     // dead (maybe a zombie: this machine's pid 1 reaps lazily)
     let dead = || match std::fs::read_to_string(format!("/proc/{child}/stat")) {
         Ok(st) => st[st.rfind(')').unwrap() + 2..].starts_with('Z'),
@@ -693,12 +634,10 @@ fn sigint_interrupts_the_process_group() {
 #[test]
 fn service_is_a_session_leader_with_its_dir_as_argument() {
     let s = Scratch::new("sup-session");
-    let dir = service(
-        &s,
-        "svc",
-        "#!/bin/sh\necho \"$1 $$ $(ps -o sid= -p $$)\" > info\nexec sleep 300\n",
-    );
-    let sup = Supervised::start(&dir);
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\necho \"$1 $$ $(ps -o sid= -p $$)\" > info\nexec sleep 300\n")
+        .path();
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     let info = wait_until(T, "info", || {
         std::fs::read_to_string(dir.join("info"))
@@ -714,13 +653,11 @@ fn service_is_a_session_leader_with_its_dir_as_argument() {
 fn lock_fd_really_locks_for_descendants() {
     let s = Scratch::new("sup-lockfd");
     // run leaves a background child holding the lock fd, then dies
-    let dir = service(
-        &s,
-        "svc",
-        "#!/bin/sh\necho start >> starts\nsleep 2 &\nexec sleep 300\n",
-    );
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\necho start >> starts\nsleep 2 &\nexec sleep 300\n")
+        .path();
     s.write("svc/lock-fd", "7\n", false);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid;
     std::thread::sleep(Duration::from_millis(1100));
     // kill only run (not its group): the background sleep keeps the lock for ~1 s more
@@ -780,9 +717,9 @@ fn bad_invocations() {
 #[test]
 fn dangling_supervise_symlink_gets_its_target() {
     let s = Scratch::new("sup-symlink");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     std::os::unix::fs::symlink(s.join("state"), dir.join("supervise")).unwrap();
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     assert!(s.join("state/status").exists());
 }
@@ -801,7 +738,7 @@ fn cpu_ticks(pid: i32) -> u64 {
 #[test]
 fn fifos_in_place_of_settings_files_do_not_hang() {
     let s = Scratch::new("sup-fifos");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     let fifo = |rel: &str| {
         let p = dir.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -821,7 +758,7 @@ fn fifos_in_place_of_settings_files_do_not_hang() {
     // State files the supervisor writes: replaced, never opened where they stand.
     fifo("supervise/death_tally");
     fifo("supervise/status.new");
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     let r = sup.wait_up();
     assert!(!r.ready, "no notification-fd in effect");
     for name in settings {
@@ -839,16 +776,19 @@ fn fifos_in_place_of_settings_files_do_not_hang() {
     let o = tend("tend-svc", [OsStr::new("-x"), dir.as_os_str()]);
     assert_code(&o, 0);
     let mut sup = sup;
-    let st = sup.daemon.wait_exit(T).expect("tend-supervise exits on -x");
+    let st = sup
+        .daemon()
+        .wait_exit(T)
+        .expect("tend-supervise exits on -x");
     assert_eq!(st.code(), Some(0));
 }
 
 #[test]
 fn notification_fd_beyond_an_int_warns() {
     let s = Scratch::new("sup-bigfd");
-    let dir = service(&s, "svc", SLEEPER);
+    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
     s.write("svc/notification-fd", "4294967299\n", false);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     let warning = format!(
         "tend-supervise {}: warning: invalid notification-fd: 4294967299 is not an fd number: ignoring it\n",
@@ -915,9 +855,11 @@ fn svstat_never_blocks_on_fifos_in_supervise() {
 #[test]
 fn finish_exec_failure_is_diagnosed() {
     let s = Scratch::new("sup-finish-crlf");
-    let dir = service(&s, "svc", "#!/bin/sh\nexec sleep 300\n");
+    let dir = ServiceDir::new(s.join("svc"))
+        .run("#!/bin/sh\nexec sleep 300\n")
+        .path();
     s.write("svc/finish", "#!/bin/sh\r\nexit 0\r\n", true);
-    let sup = Supervised::start(&dir);
+    let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
     sup.send("d");
     let warning = format!(

@@ -688,8 +688,12 @@ fn no_loss_while_the_logger_restarts() {
     let svc = d.scan.join("syslogd");
     let logsvc = svc.join("log");
     for dir in [&svc, &logsvc] {
+        // The lock is taken before supervise/status is written: wait for both, or
+        // tend-svwait can find no status (111), as s6-svwait would.
         wait_until(T, "the supervisors", || {
-            (tend("tend-svok", [dir]).status.code() == Some(0)).then_some(())
+            (tend("tend-svok", [dir]).status.code() == Some(0)
+                && dir.join("supervise/status").exists())
+            .then_some(())
         });
     }
     let o = tend(

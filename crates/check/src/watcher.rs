@@ -144,12 +144,11 @@ fn probeable(dir: &std::path::Path) -> bool {
 
 fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
     let p = dir.join("supervise");
-    nix::fcntl::open(
+    tend_sys::fd::open(
         &p,
         nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
     )
-    .map(tend_sys::fd::own)
     .map_err(|e| Error::at("open", &p, e))
 }
 

@@ -1,37 +1,20 @@
 //! The command-line conventions every tend program shares.
 //!
-//! This crate is what makes forty small programs feel like one toolkit: the option walker
+//! This crate is what makes the small programs feel like one toolkit: the option walker
 //! (POSIX order kept, operands as `OsString`), the message grammar
-//! (`tend-PROG: fatal: what failed: why`) and the exit codes. It knows nothing about
+//! (`tend-PROG: fatal: what failed: why`) and the exit codes (defined in `tend_sys::code`,
+//! so library errors can name theirs). It knows nothing about
 //! supervision. It never panics on input; it does exit, since that is its job for `main`.
 
 #![forbid(unsafe_code)]
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Display;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Exit codes shared by the toolkit (s6's where s6 documents one).
-pub mod code {
-    /// Success.
-    pub const OK: i32 = 0;
-    /// A negative answer (not running, not found).
-    pub const NO: i32 = 1;
-    /// A wait timed out.
-    pub const TIMEOUT: i32 = 99;
-    /// Wrong usage.
-    pub const USAGE: i32 = 100;
-    /// The supervisor is not listening.
-    pub const NOT_LISTENING: i32 = 102;
-    /// A system call failed.
-    pub const SYSTEM: i32 = 111;
-    /// exec failed: the file is there but cannot be run.
-    pub const EXEC_FAILED: i32 = 126;
-    /// exec failed: the file was not found.
-    pub const EXEC_NOT_FOUND: i32 = 127;
-}
+pub use tend_sys::code;
 
 /// How many leading words of argv name the program: 1 (`tend-svc -u dir`, also through a
 /// link to the multi-call `tend`), or 2 (`tend svc -u dir`). The multi-call entry point sets
@@ -82,12 +65,7 @@ impl Program {
     /// concurrent processes never interleave. A newline or carriage return inside the
     /// message (from a path or an argument) is shown as `\n` / `\r`: one message, one line.
     pub fn line(&self, kind: &str, msg: impl Display) {
-        let mut text = format!("{}: {}: {}", self.name, kind, msg);
-        if text.contains(['\n', '\r']) {
-            text = text.replace('\n', "\\n").replace('\r', "\\r");
-        }
-        text.push('\n');
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        tend_sys::warn::line(self.name, kind, &msg);
     }
 
     /// Parse options; a usage error exits 100 with the usage line.
@@ -96,6 +74,13 @@ impl Program {
             Ok(p) => p,
             Err(_) => self.usage_exit(),
         }
+    }
+}
+
+/// A program is the warning sink of the libraries it calls: `PROG: warning: msg`.
+impl tend_sys::warn::Warn for Program {
+    fn warn(&self, msg: &dyn Display) {
+        Program::warn(self, msg);
     }
 }
 

@@ -10,11 +10,11 @@ use std::path::Path;
 use tend_proto::servicedir;
 
 /// Why letters could not be sent (`NotListening`, `Broken`, `Sys`).
-pub use tend_proto::control::SendError as ControlError;
+pub use tend_proto::control::SendError;
 
 /// Write `letters` to `servicedir/supervise/control` in one write(2). An empty string
 /// still opens the FIFO, so it checks that a supervisor listens.
-pub fn send(servicedir: &Path, letters: &[u8]) -> Result<(), ControlError> {
+pub fn send(servicedir: &Path, letters: &[u8]) -> Result<(), SendError> {
     tend_proto::control::send_in(servicedir, servicedir::SUPERVISE, letters)
 }
 
@@ -36,20 +36,20 @@ mod tests {
         let d = scratch("ctl");
         assert_eq!(
             send(&d.join("nonexistent"), b"u"),
-            Err(ControlError::Sys(Errno::ENOENT))
+            Err(SendError::Sys(Errno::ENOENT))
         );
-        assert_eq!(send(&d, b"u"), Err(ControlError::NotListening));
+        assert_eq!(send(&d, b"u"), Err(SendError::NotListening));
         std::fs::create_dir(d.join("supervise")).unwrap();
-        assert_eq!(send(&d, b"u"), Err(ControlError::Broken(Errno::ENOENT)));
+        assert_eq!(send(&d, b"u"), Err(SendError::Broken(Errno::ENOENT)));
         nix::unistd::mkfifo(
             &d.join("supervise/control"),
             Mode::from_bits_truncate(0o600),
         )
         .unwrap();
-        assert_eq!(send(&d, b"u"), Err(ControlError::NotListening));
+        assert_eq!(send(&d, b"u"), Err(SendError::NotListening));
         std::fs::remove_dir_all(d.join("supervise")).unwrap();
         std::fs::write(d.join("supervise"), b"").unwrap();
-        assert_eq!(send(&d, b"u"), Err(ControlError::Broken(Errno::ENOTDIR)));
+        assert_eq!(send(&d, b"u"), Err(SendError::Broken(Errno::ENOTDIR)));
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

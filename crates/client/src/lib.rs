@@ -16,12 +16,11 @@
 pub mod control;
 mod json;
 pub mod perms;
-pub mod signame;
 pub mod status;
 pub mod summary;
 pub mod wait;
 
-pub use control::ControlError;
+pub use control::SendError;
 pub use status::{Field, FieldError, ReadError, Snapshot};
 pub use wait::{Outcome, Target, WaitError, Watch};
 
@@ -68,8 +67,25 @@ pub enum SvcOutcome {
 /// Why tend-svc failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SvcError {
-    Control(ControlError),
+    Control(SendError),
     Wait(WaitError),
+}
+
+impl SvcError {
+    pub fn code(&self) -> i32 {
+        match self {
+            SvcError::Control(e) => e.code(),
+            SvcError::Wait(e) => e.code(),
+        }
+    }
+
+    /// The message for the service `name` (as shown).
+    pub fn describe<'a>(&'a self, name: &'a str) -> Box<dyn std::fmt::Display + 'a> {
+        match self {
+            SvcError::Control(e) => Box::new(e.describe(name, tend_proto::servicedir::SUPERVISE)),
+            SvcError::Wait(e) => Box::new(e.describe(name)),
+        }
+    }
 }
 
 /// Send `letters` to a service's supervisor; with `wait`, subscribe to its events first

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use tend_env::account;
 use tend_proto::perms::{self, Control, Events, Status};
 use tend_sys::Error;
+use tend_sys::warn::Warn;
 
 /// `-u`, `-g`, `-G`, `-o`, `-O`: who may read the status and who may control.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +66,12 @@ fn under(dir: &Path, name: &str) -> PathBuf {
 
 /// The primary group of `path`'s owner; root's (0) if the owner has no account, with a
 /// warning.
-fn owner_group(path: &Path, warn: &mut dyn FnMut(String)) -> Result<u32, Error> {
+fn owner_group(path: &Path, warn: &dyn Warn) -> Result<u32, Error> {
     let st = stat(path).map_err(|e| Error::at("stat", path, e))?;
     match account::primary_gid(st.st_uid) {
         Ok(Some(g)) => Ok(g),
         Ok(None) => {
-            warn(format!(
+            warn.warn(&format_args!(
                 "unable to determine primary gid for the owner of {} (using root instead): no account has uid {}",
                 path.display(),
                 st.st_uid
@@ -78,7 +79,7 @@ fn owner_group(path: &Path, warn: &mut dyn FnMut(String)) -> Result<u32, Error> 
             Ok(0)
         }
         Err(e) => {
-            warn(format!(
+            warn.warn(&format_args!(
                 "unable to determine primary gid for the owner of {} (using root instead): {e}",
                 path.display()
             ));
@@ -99,7 +100,7 @@ fn set(path: &Path, gid: u32, mode: u32) -> Result<(), Error> {
 }
 
 /// Set who may read the status and who may control (supervise/ and supervise/control).
-pub fn set_access(dir: &Path, a: Access, warn: &mut dyn FnMut(String)) -> Result<(), Error> {
+pub fn set_access(dir: &Path, a: Access, warn: &dyn Warn) -> Result<(), Error> {
     let sup = under(dir, tend_proto::servicedir::SUPERVISE);
     let (status, group) = a.status();
     let gid = match group {
@@ -117,7 +118,7 @@ pub fn set_access(dir: &Path, a: Access, warn: &mut dyn FnMut(String)) -> Result
 }
 
 /// Set who may subscribe to events (event/).
-pub fn set_watchers(dir: &Path, w: Watchers, warn: &mut dyn FnMut(String)) -> Result<(), Error> {
+pub fn set_watchers(dir: &Path, w: Watchers, warn: &dyn Warn) -> Result<(), Error> {
     let ev = under(dir, tend_proto::servicedir::EVENT);
     let (events, gid) = match w {
         Watchers::Group(g) => (Events::Group, g),
@@ -127,12 +128,12 @@ pub fn set_watchers(dir: &Path, w: Watchers, warn: &mut dyn FnMut(String)) -> Re
 }
 
 /// A group's name, or its number if it has none.
-fn group_text(gid: u32, warn: &mut dyn FnMut(String)) -> String {
+fn group_text(gid: u32, warn: &dyn Warn) -> String {
     match account::group_name(gid) {
         Ok(Some(n)) => String::from_utf8_lossy(n.as_bytes()).into_owned(),
         Ok(None) => gid.to_string(),
         Err(e) => {
-            warn(e.to_string());
+            warn.warn(&e);
             gid.to_string()
         }
     }
@@ -158,7 +159,7 @@ fn incorrect(path: &Path, mode: u32) -> String {
 /// The three lines s6-svperms prints for `dir` (`DIR status: …`, `DIR control: …`,
 /// `DIR events: …`), appended to `out`. A part that cannot be read is left out and
 /// described through `warn`; the result says whether everything was read.
-pub fn show(dir: &Path, out: &mut Vec<u8>, warn: &mut dyn FnMut(String)) -> bool {
+pub fn show(dir: &Path, out: &mut Vec<u8>, warn: &dyn Warn) -> bool {
     let name = dir.as_os_str().as_bytes();
     let line = |out: &mut Vec<u8>, what: &str, who: String| {
         out.extend_from_slice(name);
@@ -186,7 +187,7 @@ pub fn show(dir: &Path, out: &mut Vec<u8>, warn: &mut dyn FnMut(String)) -> bool
         Ok(())
     };
     if let Err(w) = supervise() {
-        warn(w);
+        warn.warn(&w);
         ok = false;
     }
     let mut events = || -> Result<(), String> {
@@ -201,7 +202,7 @@ pub fn show(dir: &Path, out: &mut Vec<u8>, warn: &mut dyn FnMut(String)) -> bool
         Ok(())
     };
     if let Err(w) = events() {
-        warn(w);
+        warn.warn(&w);
         ok = false;
     }
     ok

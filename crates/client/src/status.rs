@@ -7,13 +7,14 @@
 //! (the low 32 bits, signed). tend adds `supervise/spawn-error`, shown when present.
 
 use crate::json;
-use crate::signame;
 use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
-use tend_proto::spawn_error::SpawnError;
+use tend_proto::spawn_error::SpawnRecord;
 use tend_proto::{StatusRecord, Tai64n};
 use tend_proto::{health, servicedir};
+use tend_sys::signals::short;
+use tend_sys::wait::Wstat;
 
 /// Why a status could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ pub struct Snapshot {
     /// When the snapshot was taken.
     pub now: Tai64n,
     /// tend's record of the last failed spawn, if the file exists and parses.
-    pub spawn_error: Option<SpawnError>,
+    pub spawn_error: Option<SpawnRecord>,
     /// The daemon's sd_notify `STATUS=` text (tend-notify's `supervise/tend-notify`),
     /// when it belongs to the running pid.
     pub notify_status: Option<Vec<u8>>,
@@ -65,7 +66,7 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     };
     let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
         .ok()
-        .and_then(|b| SpawnError::decode(&b));
+        .and_then(|b| SpawnRecord::decode(&b));
     let mut snap = Snapshot::new(record, normally_up, Tai64n::now(), spawn_error);
     if snap.is_up()
         && let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::NOTIFY_FILE))
@@ -208,7 +209,7 @@ impl Snapshot {
         mut record: StatusRecord,
         normally_up: bool,
         now: Tai64n,
-        spawn_error: Option<SpawnError>,
+        spawn_error: Option<SpawnRecord>,
     ) -> Snapshot {
         if record.stamp > now {
             record.stamp = now;
@@ -237,10 +238,8 @@ impl Snapshot {
         self.record.wstat
     }
 
-    /// WIFSIGNALED: the low 7 bits are neither 0 (exited) nor 0x7f (stopped).
     fn term_signal(&self) -> Option<u32> {
-        let s = u32::from(self.wstat() & 0x7f);
-        if s != 0 && s != 0x7f { Some(s) } else { None }
+        Wstat::from(self.wstat()).term_signal().map(u32::from)
     }
 
     fn exit_status(&self) -> u32 {
@@ -249,10 +248,10 @@ impl Snapshot {
 
     /// Exit code of the last ./run: None if up or if it did not exit normally.
     pub fn exitcode(&self) -> Option<u32> {
-        if self.is_up() || self.wstat() & 0x7f != 0 {
+        if self.is_up() {
             None
         } else {
-            Some(self.exit_status())
+            Wstat::from(self.wstat()).exit_code().map(u32::from)
         }
     }
 
@@ -296,7 +295,7 @@ impl Snapshot {
             Field::ExitCode => self.exitcode().map_or("-1".into(), |c| c.to_string()),
             Field::Signal => self
                 .signum()
-                .map_or("NA".into(), |s| format!("SIG{}", signame::short(s))),
+                .map_or("NA".into(), |s| format!("SIG{}", short(s as i32))),
             Field::SigNum => self.signum().map_or("-1".into(), |s| s.to_string()),
             Field::UpDownSince => label(self.record.stamp),
             Field::ReadySince => label(self.record.readystamp),
@@ -331,7 +330,7 @@ impl Snapshot {
                     let _ = write!(out, "signal {s}");
                 }
                 Some(s) => {
-                    let _ = write!(out, "signal SIG{}", signame::short(s));
+                    let _ = write!(out, "signal SIG{}", short(s as i32));
                 }
                 None => {
                     let _ = write!(out, "exitcode {}", self.exit_status());
@@ -392,9 +391,7 @@ impl Snapshot {
             self.record.finishing,
             opt(self.is_up().then(|| self.pid().to_string())),
             opt(self.exitcode().map(|c| c.to_string())),
-            opt(self
-                .signum()
-                .map(|s| format!("\"SIG{}\"", signame::short(s)))),
+            opt(self.signum().map(|s| format!("\"SIG{}\"", short(s as i32)))),
             opt(self.signum().map(|s| s.to_string())),
             label(self.record.stamp),
             label(self.record.readystamp),
@@ -621,7 +618,7 @@ mod tests {
     #[test]
     fn json_object() {
         let mut s = snap(0, 0x0d00, 4, true);
-        s.spawn_error = Some(SpawnError {
+        s.spawn_error = Some(SpawnRecord {
             stamp: t(0x4000_0000_6b0c_39d1, 0x11fe_4f77),
             errno: 13,
             program: b"./run".to_vec(),

@@ -3,13 +3,13 @@
 //! tend-only columns are then empty).
 
 use crate::json;
-use crate::signame;
 use crate::status::{self, ReadError, Snapshot};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tend_proto::death_tally::RECORD_SIZE;
 use tend_proto::health;
 use tend_proto::{Tai64n, servicedir};
+use tend_sys::signals::short;
 
 /// What a service is doing, as one word or phrase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +285,7 @@ pub fn human_duration(s: u64) -> String {
 
 fn last_text(r: &Row) -> String {
     match (r.last_exit, r.last_signal) {
-        (_, Some(s)) => format!("SIG{}", signame::short(s)),
+        (_, Some(s)) => format!("SIG{}", short(s as i32)),
         (Some(c), None) => format!("exit {c}"),
         (None, None) => "-".into(),
     }
@@ -408,7 +408,7 @@ pub fn json_array(rows: &[Row]) -> String {
         o.push_str(",\"signal\":");
         jstr(
             &mut o,
-            &r.last_signal.map(|s| format!("SIG{}", signame::short(s))),
+            &r.last_signal.map(|s| format!("SIG{}", short(s as i32))),
         );
         o.push_str(",\"health\":");
         jstr(&mut o, &r.health);

@@ -11,7 +11,7 @@
 //! (a failure unless that service was already where we want it). Others (`s`) are ignored.
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use std::path::Path;
 use std::time::Instant;
 use tend_proto::fifodir::{Subscription, make_fifodir};
@@ -68,6 +68,37 @@ pub enum WaitError {
     Status(Errno),
     /// poll(2) or read(2) on a subscription failed.
     Poll(Errno),
+}
+
+impl WaitError {
+    /// Every wait failure is a system call's.
+    pub fn code(&self) -> i32 {
+        tend_sys::code::SYSTEM
+    }
+
+    /// The message for the service `name` (as shown).
+    pub fn describe<'a>(&'a self, name: &'a str) -> impl std::fmt::Display + 'a {
+        DescribedWait(*self, name)
+    }
+}
+
+struct DescribedWait<'a>(WaitError, &'a str);
+
+impl std::fmt::Display for DescribedWait<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            WaitError::Subscribe(e) => {
+                write!(
+                    f,
+                    "unable to subscribe to events for {}: {}",
+                    self.1,
+                    e.desc()
+                )
+            }
+            WaitError::Status(e) => write!(f, "unable to read status for {}: {}", self.1, e.desc()),
+            WaitError::Poll(e) => write!(f, "unable to wait for events: {}", e.desc()),
+        }
+    }
 }
 
 /// How a wait ended.
@@ -151,107 +182,151 @@ impl Watch {
         self.wait_state(target, any, deadline)
     }
 
+    /// Wait for one state: done at once if every service (or one, with `any`) is there,
+    /// else after the events left over from the previous wait, else as events arrive.
     fn wait_state(
         &mut self,
         target: Target,
         any: bool,
         deadline: Option<Instant>,
     ) -> Result<Outcome, WaitError> {
+        let mut goal = Goal {
+            target,
+            any,
+            failures: 0,
+        };
         let Watch {
             subs,
             up,
             ready,
             pending,
         } = self;
-        let reached = |up: &[bool], ready: &[bool], i: usize| {
-            up[i] == target.up && (!target.ready || ready[i])
-        };
-        let got = |up: &[bool], ready: &[bool]| {
-            let mut it = 0..up.len();
-            if any {
-                it.any(|i| reached(up, ready, i))
-            } else {
-                it.all(|i| reached(up, ready, i))
-            }
-        };
-        let mut failures = 0;
-        // Apply one event to service i; true when the wait is over.
-        let mut apply = |up: &mut [bool], ready: &mut [bool], i: usize, ev: u8| {
-            match ev {
-                b'x' => {
-                    if !reached(up, ready, i) {
-                        failures += 1;
-                    }
-                    up[i] = target.up;
-                    ready[i] = target.ready;
-                }
-                b'O' => {
-                    if target.up {
-                        up[i] = true;
-                        ready[i] = target.ready;
-                        failures += 1;
-                    }
-                }
-                b'd' | b'D' | b'u' | b'U' => {
-                    up[i] = ev == b'u' || ev == b'U';
-                    ready[i] = ev == b'D' || ev == b'U';
-                }
-                _ => return None,
-            }
-            got(up, ready).then_some(failures)
-        };
-        if got(up, ready) {
+        if goal.met(up, ready) {
             return Ok(Outcome::Reached { failures: 0 });
         }
-        let mut buf = [0u8; 64];
-        for (i, queued) in pending.iter_mut().enumerate() {
-            let events = std::mem::take(queued);
-            for (k, &ev) in events.iter().enumerate() {
-                if let Some(failures) = apply(up, ready, i, ev) {
-                    *queued = events[k + 1..].to_vec();
-                    return Ok(Outcome::Reached { failures });
-                }
-            }
+        if let Some(failures) = goal.replay(up, ready, pending) {
+            return Ok(Outcome::Reached { failures });
         }
         let mut fds: Vec<PollFd> = subs
             .iter()
             .map(|s| PollFd::new(s.fd(), PollFlags::POLLIN))
             .collect();
         loop {
-            let timeout = match deadline {
-                None => PollTimeout::NONE,
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return Ok(Outcome::TimedOut);
-                    }
-                    let ms = (d - now).as_micros().div_ceil(1000);
-                    PollTimeout::try_from(ms.min(i32::MAX as u128)).unwrap_or(PollTimeout::MAX)
-                }
-            };
-            match poll(&mut fds, timeout) {
-                Ok(0) => continue,
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(Outcome::TimedOut);
+            }
+            match poll(&mut fds, tend_sys::deadline::poll_timeout(deadline, now)) {
+                Ok(0) | Err(Errno::EINTR) => continue,
                 Ok(_) => {}
-                Err(Errno::EINTR) => continue,
                 Err(e) => return Err(WaitError::Poll(e)),
             }
-            for i in 0..fds.len() {
-                if fds[i].revents().is_none_or(|r| r.is_empty()) {
-                    continue;
+            if let Some(failures) = goal.read_events(&fds, subs, up, ready, pending)? {
+                return Ok(Outcome::Reached { failures });
+            }
+        }
+    }
+}
+
+/// What one wait is for, and the failures counted on the way.
+struct Goal {
+    target: Target,
+    any: bool,
+    failures: usize,
+}
+
+impl Goal {
+    /// Whether service `i` is in the target state.
+    fn reached(&self, up: &[bool], ready: &[bool], i: usize) -> bool {
+        up[i] == self.target.up && (!self.target.ready || ready[i])
+    }
+
+    /// Whether the wait is over: every service (or, with `any`, one) is there.
+    fn met(&self, up: &[bool], ready: &[bool]) -> bool {
+        let mut services = 0..up.len();
+        if self.any {
+            services.any(|i| self.reached(up, ready, i))
+        } else {
+            services.all(|i| self.reached(up, ready, i))
+        }
+    }
+
+    /// Apply one event of service `i`; the failure count when the wait is over.
+    fn apply(&mut self, up: &mut [bool], ready: &mut [bool], i: usize, ev: u8) -> Option<usize> {
+        match ev {
+            // The supervisor exited: a failure unless the service was already there.
+            b'x' => {
+                if !self.reached(up, ready, i) {
+                    self.failures += 1;
                 }
-                let n = match subs[i].read(&mut buf) {
-                    Ok(n) => n,
-                    Err(Errno::EAGAIN | Errno::EINTR) => continue,
-                    Err(e) => return Err(WaitError::Poll(e)),
-                };
-                for k in 0..n {
-                    if let Some(failures) = apply(up, ready, i, buf[k]) {
-                        pending[i].extend_from_slice(&buf[k + 1..n]);
-                        return Ok(Outcome::Reached { failures });
-                    }
+                up[i] = self.target.up;
+                ready[i] = self.target.ready;
+            }
+            // Failed permanently: it will not come up.
+            b'O' => {
+                if self.target.up {
+                    up[i] = true;
+                    ready[i] = self.target.ready;
+                    self.failures += 1;
+                }
+            }
+            b'd' | b'D' | b'u' | b'U' => {
+                up[i] = ev == b'u' || ev == b'U';
+                ready[i] = ev == b'D' || ev == b'U';
+            }
+            _ => return None,
+        }
+        self.met(up, ready).then_some(self.failures)
+    }
+
+    /// Apply the events the previous wait read but did not use; those after the one that
+    /// ends this wait stay queued.
+    fn replay(
+        &mut self,
+        up: &mut [bool],
+        ready: &mut [bool],
+        pending: &mut [Vec<u8>],
+    ) -> Option<usize> {
+        for (i, queued) in pending.iter_mut().enumerate() {
+            let events = std::mem::take(queued);
+            for (k, &ev) in events.iter().enumerate() {
+                if let Some(failures) = self.apply(up, ready, i, ev) {
+                    *queued = events[k + 1..].to_vec();
+                    return Some(failures);
                 }
             }
         }
+        None
+    }
+
+    /// Read and apply the events of every readable subscription; the events after the one
+    /// that ends the wait are queued for the next.
+    fn read_events(
+        &mut self,
+        fds: &[PollFd],
+        subs: &[Subscription],
+        up: &mut [bool],
+        ready: &mut [bool],
+        pending: &mut [Vec<u8>],
+    ) -> Result<Option<usize>, WaitError> {
+        let mut buf = [0u8; 64];
+        for (i, fd) in fds.iter().enumerate() {
+            if fd.revents().is_none_or(|r| r.is_empty()) {
+                continue;
+            }
+            let n = match subs[i].read(&mut buf) {
+                Ok(n) => n,
+                Err(Errno::EAGAIN | Errno::EINTR) => continue,
+                Err(e) => return Err(WaitError::Poll(e)),
+            };
+            for k in 0..n {
+                if let Some(failures) = self.apply(up, ready, i, buf[k]) {
+                    pending[i].extend_from_slice(&buf[k + 1..n]);
+                    return Ok(Some(failures));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 

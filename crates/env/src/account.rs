@@ -166,7 +166,7 @@ impl Vars {
 pub enum LookupError {
     UnknownUser(String),
     UnknownGroup(String),
-    System(Error),
+    Sys(Error),
 }
 
 impl fmt::Display for LookupError {
@@ -174,29 +174,51 @@ impl fmt::Display for LookupError {
         match self {
             LookupError::UnknownUser(u) => write!(f, "unknown user: {u}"),
             LookupError::UnknownGroup(g) => write!(f, "unknown group: {g}"),
-            LookupError::System(e) => e.fmt(f),
+            LookupError::Sys(e) => e.fmt(f),
         }
     }
 }
 
 impl From<Error> for LookupError {
     fn from(e: Error) -> LookupError {
-        LookupError::System(e)
+        LookupError::Sys(e)
     }
 }
 
-/// Resolve `account` as s6-envuidgid does.
+/// Resolve `account` as s6-envuidgid does: the names it holds, then the group, then the
+/// user (who, in account mode, brings their group and supplementary groups).
 pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
-    // s6: -n turns the plain account mode into user:group mode.
-    let mode = if req.numeric && req.mode == Mode::Account {
+    let mode = effective_mode(req);
+    let (mut uid, mut gid, mut list) = req.defaults.clone().unwrap_or((0, 0, Vec::new()));
+    let (user_name, group_name) = split_names(mode, account.as_bytes());
+    if let Some(g) = group_name
+        && let Some(found) = resolve_group(g, req)?
+    {
+        gid = found;
+    }
+    if let Some(u) = user_name {
+        match resolve_user(u, mode, req)? {
+            Some(Found::Account(a)) => (uid, gid, list) = (a.uid, a.gid, a.groups),
+            Some(Found::Uid(found)) => uid = found,
+            None => {}
+        }
+    }
+    Ok(vars(mode, uid, gid, list))
+}
+
+/// s6: -n turns the plain account mode into user:group mode.
+fn effective_mode(req: &Request) -> Mode {
+    if req.numeric && req.mode == Mode::Account {
         Mode::Both
     } else {
         req.mode
-    };
-    let (mut uid, mut gid, mut list) = req.defaults.clone().unwrap_or((0, 0, Vec::new()));
-    let insist = req.defaults.is_none();
-    let bytes = account.as_bytes();
-    let (user_name, group_name): (Option<&[u8]>, Option<&[u8]>) = match mode {
+    }
+}
+
+/// The user and group names `account` holds in `mode` (`user:group` in both mode, where
+/// either side may be empty).
+fn split_names(mode: Mode, bytes: &[u8]) -> (Option<&[u8]>, Option<&[u8]>) {
+    match mode {
         Mode::Account | Mode::User => (Some(bytes), None),
         Mode::Group => (None, Some(bytes)),
         Mode::Both => match bytes.iter().position(|&b| b == b':') {
@@ -206,53 +228,54 @@ pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
             ),
             None => (Some(bytes), None),
         },
+    }
+}
+
+/// A name not found is a number with -n, an error without defaults (-D), else nothing.
+fn not_found(
+    name: &[u8],
+    req: &Request,
+    unknown: fn(String) -> LookupError,
+) -> Result<Option<u32>, LookupError> {
+    match parse_id(name).filter(|_| req.numeric) {
+        Some(n) => Ok(Some(n)),
+        None if req.defaults.is_none() => Err(unknown(String::from_utf8_lossy(name).into_owned())),
+        None => Ok(None),
+    }
+}
+
+/// The group's gid (None: keep the default).
+fn resolve_group(name: &[u8], req: &Request) -> Result<Option<u32>, LookupError> {
+    match group(OsStr::from_bytes(name))? {
+        Some(gid) => Ok(Some(gid)),
+        None => not_found(name, req, LookupError::UnknownGroup),
+    }
+}
+
+/// What a user name resolved to.
+enum Found {
+    /// Account mode: uid, primary group and supplementary groups.
+    Account(Account),
+    Uid(u32),
+}
+
+/// The user's account (account mode) or uid (None: keep the default).
+fn resolve_user(name: &[u8], mode: Mode, req: &Request) -> Result<Option<Found>, LookupError> {
+    let os = OsStr::from_bytes(name);
+    let found = if mode == Mode::Account {
+        crate::account::account(os)?.map(Found::Account)
+    } else {
+        user(os)?.map(|u| Found::Uid(u.uid))
     };
-    if let Some(g) = group_name {
-        let name = OsStr::from_bytes(g);
-        match group(name)? {
-            Some(g) => gid = g,
-            None => match parse_id(g).filter(|_| req.numeric) {
-                Some(n) => gid = n,
-                None if insist => {
-                    return Err(LookupError::UnknownGroup(
-                        String::from_utf8_lossy(g).into_owned(),
-                    ));
-                }
-                None => {}
-            },
-        }
+    match found {
+        Some(f) => Ok(Some(f)),
+        None => Ok(not_found(name, req, LookupError::UnknownUser)?.map(Found::Uid)),
     }
-    if let Some(u) = user_name {
-        let name = OsStr::from_bytes(u);
-        let found = if mode == Mode::Account {
-            crate::account::account(name)?
-        } else {
-            user(name)?.map(|u| Account {
-                uid: u.uid,
-                gid,
-                groups: list.clone(),
-            })
-        };
-        match found {
-            Some(a) => {
-                uid = a.uid;
-                if mode == Mode::Account {
-                    gid = a.gid;
-                    list = a.groups;
-                }
-            }
-            None => match parse_id(u).filter(|_| req.numeric) {
-                Some(n) => uid = n,
-                None if insist => {
-                    return Err(LookupError::UnknownUser(
-                        String::from_utf8_lossy(u).into_owned(),
-                    ));
-                }
-                None => {}
-            },
-        }
-    }
-    Ok(match mode {
+}
+
+/// The variables `mode` sets.
+fn vars(mode: Mode, uid: u32, gid: u32, list: Vec<u32>) -> Vars {
+    match mode {
         Mode::Account => Vars {
             uid: Some(uid),
             gid: Some(gid),
@@ -271,7 +294,7 @@ pub fn resolve(account: &OsStr, req: &Request) -> Result<Vars, LookupError> {
             gid: Some(gid),
             gidlist: None,
         },
-    })
+    }
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub enum CgroupError {
         file: PathBuf,
         errno: Errno,
     },
-    System(Error),
+    Sys(Error),
 }
 
 impl fmt::Display for CgroupError {
@@ -241,7 +241,7 @@ impl fmt::Display for CgroupError {
                 file.display(),
                 errno.desc()
             ),
-            CgroupError::System(e) => e.fmt(f),
+            CgroupError::Sys(e) => e.fmt(f),
         }
     }
 }
@@ -269,7 +269,7 @@ pub fn resolve(mounts: &[PathBuf], path: &Path) -> Result<(PathBuf, PathBuf), Cg
 }
 
 fn read(p: &Path) -> Result<String, CgroupError> {
-    std::fs::read_to_string(p).map_err(|e| CgroupError::System(Error::io("read", p, &e)))
+    std::fs::read_to_string(p).map_err(|e| CgroupError::Sys(Error::io("read", p, &e)))
 }
 
 /// Write `value` to an existing cgroup file in one write(2).
@@ -351,7 +351,7 @@ pub fn join(path: &Path, settings: &[Setting]) -> Result<PathBuf, CgroupError> {
         match std::fs::create_dir(&dir) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(CgroupError::System(Error::io("create", &dir, &e))),
+            Err(e) => return Err(CgroupError::Sys(Error::io("create", &dir, &e))),
         }
     }
     for (s, v) in settings.iter().zip(&values) {

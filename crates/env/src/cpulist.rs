@@ -156,14 +156,14 @@ impl CpuList {
 pub enum PinError {
     /// Some CPUs asked for are not online.
     Offline(CpuList),
-    System(Error),
+    Sys(Error),
 }
 
 impl fmt::Display for PinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PinError::Offline(l) => write!(f, "CPUs not online: {l}"),
-            PinError::System(e) => e.fmt(f),
+            PinError::Sys(e) => e.fmt(f),
         }
     }
 }
@@ -176,7 +176,7 @@ pub fn online() -> Result<CpuList, Error> {
 
 /// Check every CPU is online, then set this process's affinity to exactly the list.
 pub fn pin(list: &CpuList) -> Result<(), PinError> {
-    let online = online().map_err(PinError::System)?;
+    let online = online().map_err(PinError::Sys)?;
     let missing = list.missing_from(&online);
     if !missing.0.is_empty() {
         return Err(PinError::Offline(missing));
@@ -184,10 +184,10 @@ pub fn pin(list: &CpuList) -> Result<(), PinError> {
     let mut set = CpuSet::new();
     for &c in &list.0 {
         set.set(c)
-            .map_err(|e| PinError::System(Error::new("build the CPU set", e)))?;
+            .map_err(|e| PinError::Sys(Error::new("build the CPU set", e)))?;
     }
     sched_setaffinity(Pid::from_raw(0), &set)
-        .map_err(|e| PinError::System(Error::new("sched_setaffinity", e)))
+        .map_err(|e| PinError::Sys(Error::new("sched_setaffinity", e)))
 }
 
 #[cfg(test)]

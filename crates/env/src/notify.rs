@@ -130,13 +130,12 @@ pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Resu
         }
         Forked::Child => match fork() {
             Ok(Forked::Child) => {
-                let supervise = nix::fcntl::open(
+                let supervise = crate::sys::fd::open(
                     "supervise",
                     OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
                     Mode::empty(),
                 )
-                .ok()
-                .map(crate::sys::fd::own);
+                .ok();
                 Ok(Role::Listener(Listener {
                     socket: sock.fd,
                     daemon: pidfd,
@@ -258,14 +257,7 @@ impl Listener {
         // After SIGABRT the daemon gets one more period before SIGKILL.
         let mut aborted = false;
         loop {
-            let timeout = match deadline {
-                None => PollTimeout::NONE,
-                Some(d) => {
-                    let ms = d.saturating_duration_since(Instant::now()).as_millis();
-                    PollTimeout::try_from(ms.min(i32::MAX as u128) as i32)
-                        .unwrap_or(PollTimeout::MAX)
-                }
-            };
+            let timeout = crate::sys::deadline::poll_timeout(deadline, Instant::now());
             let daemon_fd = self
                 .daemon
                 .as_ref()

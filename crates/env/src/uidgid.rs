@@ -180,7 +180,7 @@ pub enum TargetError {
     BadIds(String),
     /// No such user.
     Unknown(String),
-    System(Error),
+    Sys(Error),
 }
 
 impl fmt::Display for TargetError {
@@ -188,7 +188,7 @@ impl fmt::Display for TargetError {
         match self {
             TargetError::BadIds(a) => write!(f, "invalid uid:gid: {a}"),
             TargetError::Unknown(a) => write!(f, "unknown user: {a}"),
-            TargetError::System(e) => e.fmt(f),
+            TargetError::Sys(e) => e.fmt(f),
         }
     }
 }
@@ -215,6 +215,6 @@ pub fn target(account: &OsStr) -> Result<Target, TargetError> {
             groups: Some(a.groups),
         })),
         Ok(None) => Err(TargetError::Unknown(shown())),
-        Err(e) => Err(TargetError::System(e)),
+        Err(e) => Err(TargetError::Sys(e)),
     }
 }

@@ -26,7 +26,7 @@ pub use guest::{Action, Failure, start};
 pub use settings::{Mode, OnFailure, Settings};
 
 use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::signalfd::SignalFd;
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
@@ -437,13 +437,12 @@ impl Init<'_> {
         });
         // The scanner and its services stay off the terminal: its own process group, and
         // /dev/null as stdin.
-        let null = nix::fcntl::open(
+        let null = tend_sys::fd::open(
             "/dev/null",
             nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
             nix::sys::stat::Mode::empty(),
         )
-        .ok()
-        .map(tend_sys::fd::own);
+        .ok();
         let opts = SpawnOptions {
             setpgid: true,
             fds: null
@@ -603,8 +602,12 @@ impl Init<'_> {
             // As tend-svscanctl -t: supervisors bring their services down, loggers drain
             // their pipes and exit last.
             self.stage(format_args!("stopping services"));
-            let sent =
-                tend_proto::control::send_in(&self.settings.scan_dir, ".s6-svscan", b"t").is_ok();
+            let sent = tend_proto::control::send_in(
+                &self.settings.scan_dir,
+                tend_proto::servicedir::SVSCAN,
+                b"t",
+            )
+            .is_ok();
             if !sent {
                 let _ = kill(pid, Signal::SIGTERM);
             }
@@ -663,15 +666,7 @@ impl Init<'_> {
 
     /// As `turn`, also waking when one of `events` (service subscriptions) is readable.
     fn turn_with(&mut self, deadline: Option<Instant>, events: &[Subscription]) {
-        let timeout = match deadline {
-            None => PollTimeout::NONE,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                // Round up so we never wake a hair early and spin.
-                let ms = left.as_millis() + u128::from(left.subsec_nanos() % 1_000_000 != 0);
-                PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
-            }
-        };
+        let timeout = tend_sys::deadline::poll_timeout(deadline, Instant::now());
         let polled = if events.is_empty() {
             let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
             poll(&mut fds, timeout)

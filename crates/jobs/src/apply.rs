@@ -166,7 +166,7 @@ fn hidden(scandir: &Path, kind: &str, name: &str) -> PathBuf {
 pub fn rescan(scandir: &Path, warn: &mut Vec<String>) {
     match tend_scan::ctl::send(scandir, b"an") {
         Ok(()) => {}
-        Err(tend_scan::ctl::CtlError::NotListening) => warn.push(format!(
+        Err(tend_scan::ctl::SendError::NotListening) => warn.push(format!(
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),

@@ -57,7 +57,16 @@ pub enum RunError {
     /// `-d` names a fd that is not open (exit 100).
     Notify(Errno),
     /// A system call failed at start-up (exit 111).
-    System(Error),
+    Sys(Error),
+}
+
+impl RunError {
+    pub fn code(&self) -> i32 {
+        match self {
+            RunError::Script(_) | RunError::Notify(_) => tend_sys::code::USAGE,
+            RunError::Sys(e) => e.code(),
+        }
+    }
 }
 
 impl Display for RunError {
@@ -65,7 +74,7 @@ impl Display for RunError {
         match self {
             RunError::Script(e) => e.fmt(f),
             RunError::Notify(e) => write!(f, "invalid notification fd: {}", e.desc()),
-            RunError::System(e) => e.fmt(f),
+            RunError::Sys(e) => e.fmt(f),
         }
     }
 }
@@ -222,126 +231,22 @@ pub fn run(
             warn_out(m)
         }
     };
-    tend_sys::signals::ignore(Signal::SIGPIPE)
-        .map_err(|e| RunError::System(Error::new("ignore SIGPIPE", e)))?;
-    let sigfd = tend_sys::signals::signalfd(&[
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGALRM,
-        Signal::SIGCHLD,
-    ])
-    .map_err(|e| RunError::System(Error::new("create signalfd", e)))?;
-
-    let mut logdirs = Vec::with_capacity(script.logdirs.len());
-    for spec in &script.logdirs {
-        logdirs.push(Logdir::open(spec.clone()).map_err(RunError::System)?);
-    }
-    let statuses = script
-        .statuses
-        .iter()
-        .map(|s| {
-            let mut new = s.path.clone().into_os_string();
-            new.push(".new");
-            Status {
-                path: s.path.clone(),
-                new: PathBuf::from(new),
-                buf: Vec::new(),
-                pad: 0,
-                dirty: false,
-                seq: 0,
-            }
-        })
-        .collect();
-    let mut out = Outputs {
-        logdirs,
-        stdout: Vec::new(),
-        stdout_written: 0,
-        stdout_on: true,
-        stdout_own: reopen_stdout(std::io::stdout().as_fd()),
-        alerts: Vec::new(),
-        statuses,
-        status_seq: 0,
-        soft_end: false,
-        stamps: Stamps::default(),
-        cline: Vec::with_capacity(512),
-    };
-    let stdin = std::io::stdin();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-
+    let sigfd = trap_signals()?;
+    let mut out = open_outputs(&script)?;
     if let Some(fd) = opts.notify {
         let _ = tend_sys::fd::write_raw(fd, b"\n");
         let _ = nix::unistd::close(fd);
     }
-
     let limit = match opts.linelimit {
         0 => 0,
         n => n.max(48),
     };
+    let stdin = std::io::stdin();
     let mut input = Input::new(stdin.as_fd());
-
-    loop {
-        let now = Instant::now();
-        flush(&mut out, &stderr, now, &mut warn);
-        let busy = out.logdirs.iter().any(|l| !l.idle())
-            || (out.stdout_on && out.stdout_written < out.stdout.len());
-        // The lines read so far are written: only now leave the pipe. Without -b a
-        // stalled output does not stop reading, so their data then lives only in memory,
-        // as with s6-log.
-        if !busy || !opts.blocking {
-            input.settle(stdin.as_fd());
-        }
-        if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
-            break;
-        }
-        let reading = !(input.done || (opts.blocking && busy));
-        let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
-        let deadline = out
-            .logdirs
-            .iter()
-            .filter_map(|l| l.deadline)
-            .chain(input.retry_at().filter(|_| reading))
-            .min();
-        // ppoll: a fragment's retry (see input.rs) is due in microseconds.
-        let timeout = deadline.map(|d| {
-            let left = d
-                .saturating_duration_since(now)
-                .min(Duration::from_secs(60));
-            nix::sys::time::TimeSpec::from(left)
-        });
-        // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
-        // POLLERR, which would turn the loop into a spin.
-        let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
-        let mut nfds = 1;
-        let mut in_slot = None;
-        if reading {
-            fds[nfds] = PollFd::new(input.poll_fd(stdin.as_fd()), PollFlags::POLLIN);
-            in_slot = Some(nfds);
-            nfds += 1;
-        }
-        if want_out {
-            fds[nfds] = PollFd::new(out.stdout_fd(&stdout), PollFlags::POLLOUT);
-            nfds += 1;
-        }
-        match nix::poll::ppoll(&mut fds[..nfds], timeout, None) {
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(e) => return Err(RunError::System(Error::new("poll", e))),
-        }
-        let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
-        let sig_ready = ready(0);
-        // A fragment's retry is due even though no write was reported.
-        let in_ready = in_slot.is_some_and(|i| ready(i) || input.retry_due(Instant::now()));
+    while let Some(reading) = next_round(opts, &mut out, &mut input, &mut warn) {
+        let (sig_ready, in_ready) = wait_ready(&sigfd, &mut out, &input, reading)?;
         if sig_ready {
-            while let Ok(Some(si)) = sigfd.read_signal() {
-                let now = Instant::now();
-                match Signal::try_from(si.ssi_signo as i32) {
-                    Ok(Signal::SIGTERM) if !opts.protect => input.stop(),
-                    Ok(Signal::SIGHUP) => input.stop(),
-                    Ok(Signal::SIGALRM) => out.logdirs.iter_mut().for_each(Logdir::force_rotation),
-                    Ok(Signal::SIGCHLD) => reap(&mut out.logdirs, now, &mut warn),
-                    _ => {}
-                }
-            }
+            handle_signals(&sigfd, opts, &mut out, &mut input, &mut warn);
         }
         if in_ready && !input.done {
             let now = Instant::now();
@@ -362,6 +267,148 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// SIGPIPE ignored; SIGTERM, SIGHUP, SIGALRM and SIGCHLD taken through a signalfd.
+fn trap_signals() -> Result<nix::sys::signalfd::SignalFd, RunError> {
+    tend_sys::signals::ignore(Signal::SIGPIPE)
+        .map_err(|e| RunError::Sys(Error::new("ignore SIGPIPE", e)))?;
+    tend_sys::signals::signalfd(&[
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGALRM,
+        Signal::SIGCHLD,
+    ])
+    .map_err(|e| RunError::Sys(Error::new("create signalfd", e)))
+}
+
+/// The script's logdirs (opened and locked), status files and stdout.
+fn open_outputs(script: &Script) -> Result<Outputs, RunError> {
+    let mut logdirs = Vec::with_capacity(script.logdirs.len());
+    for spec in &script.logdirs {
+        logdirs.push(Logdir::open(spec.clone()).map_err(RunError::Sys)?);
+    }
+    let statuses = script
+        .statuses
+        .iter()
+        .map(|s| {
+            let mut new = s.path.clone().into_os_string();
+            new.push(".new");
+            Status {
+                path: s.path.clone(),
+                new: PathBuf::from(new),
+                buf: Vec::new(),
+                pad: 0,
+                dirty: false,
+                seq: 0,
+            }
+        })
+        .collect();
+    Ok(Outputs {
+        logdirs,
+        stdout: Vec::new(),
+        stdout_written: 0,
+        stdout_on: true,
+        stdout_own: reopen_stdout(std::io::stdout().as_fd()),
+        alerts: Vec::new(),
+        statuses,
+        status_seq: 0,
+        soft_end: false,
+        stamps: Stamps::default(),
+        cline: Vec::with_capacity(512),
+    })
+}
+
+/// Write out what can be, settle the input, and say whether to go on: None when the
+/// input is done and everything is written, else whether to read this round.
+fn next_round(
+    opts: &Options,
+    out: &mut Outputs,
+    input: &mut Input,
+    warn: &mut dyn FnMut(&dyn Display),
+) -> Option<bool> {
+    let stdin = std::io::stdin();
+    flush(out, &std::io::stderr(), Instant::now(), warn);
+    let busy = out.logdirs.iter().any(|l| !l.idle())
+        || (out.stdout_on && out.stdout_written < out.stdout.len());
+    // The lines read so far are written: only now leave the pipe. Without -b a
+    // stalled output does not stop reading, so their data then lives only in memory,
+    // as with s6-log.
+    if !busy || !opts.blocking {
+        input.settle(stdin.as_fd());
+    }
+    if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
+        return None;
+    }
+    Some(!(input.done || (opts.blocking && busy)))
+}
+
+/// One ppoll on the signalfd, stdin (when `reading`) and stdout (when it has output),
+/// until the earliest logdir or input retry deadline: (signals ready, input ready).
+fn wait_ready(
+    sigfd: &nix::sys::signalfd::SignalFd,
+    out: &mut Outputs,
+    input: &Input,
+    reading: bool,
+) -> Result<(bool, bool), RunError> {
+    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
+    let now = Instant::now();
+    let want_out = out.stdout_on && out.stdout_written < out.stdout.len();
+    let deadline = out
+        .logdirs
+        .iter()
+        .filter_map(|l| l.deadline)
+        .chain(input.retry_at().filter(|_| reading))
+        .min();
+    // ppoll: a fragment's retry (see input.rs) is due in microseconds.
+    let timeout = deadline.map(|d| {
+        let left = d
+            .saturating_duration_since(now)
+            .min(Duration::from_secs(60));
+        nix::sys::time::TimeSpec::from(left)
+    });
+    // Only the fds we wait for: an fd polled for nothing still reports POLLHUP or
+    // POLLERR, which would turn the loop into a spin.
+    let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN); 3];
+    let mut nfds = 1;
+    let mut in_slot = None;
+    if reading {
+        fds[nfds] = PollFd::new(input.poll_fd(stdin.as_fd()), PollFlags::POLLIN);
+        in_slot = Some(nfds);
+        nfds += 1;
+    }
+    if want_out {
+        fds[nfds] = PollFd::new(out.stdout_fd(&stdout), PollFlags::POLLOUT);
+        nfds += 1;
+    }
+    match nix::poll::ppoll(&mut fds[..nfds], timeout, None) {
+        Ok(_) | Err(Errno::EINTR) => {}
+        Err(e) => return Err(RunError::Sys(Error::new("poll", e))),
+    }
+    let ready = |i: usize| fds[i].revents().is_some_and(|r| !r.is_empty());
+    // A fragment's retry is due even though no write was reported.
+    let in_ready = in_slot.is_some_and(|i| ready(i) || input.retry_due(Instant::now()));
+    Ok((ready(0), in_ready))
+}
+
+/// SIGTERM (unless -p) and SIGHUP: stop reading; SIGALRM: rotate; SIGCHLD: reap.
+fn handle_signals(
+    sigfd: &nix::sys::signalfd::SignalFd,
+    opts: &Options,
+    out: &mut Outputs,
+    input: &mut Input,
+    warn: &mut dyn FnMut(&dyn Display),
+) {
+    while let Ok(Some(si)) = sigfd.read_signal() {
+        let now = Instant::now();
+        match Signal::try_from(si.ssi_signo as i32) {
+            Ok(Signal::SIGTERM) if !opts.protect => input.stop(),
+            Ok(Signal::SIGHUP) => input.stop(),
+            Ok(Signal::SIGALRM) => out.logdirs.iter_mut().for_each(Logdir::force_rotation),
+            Ok(Signal::SIGCHLD) => reap(&mut out.logdirs, now, warn),
+            _ => {}
+        }
+    }
 }
 
 fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)) {

@@ -199,11 +199,24 @@ fn number(rest: &[u8]) -> Option<u64> {
         .map(u64::from)
 }
 
-/// Parse a script (the operands of tend-log).
+/// Parse a script (the operands of tend-log): check every word as s6 does first, then
+/// read them in order into selections, settings and actions.
 pub fn parse(args: &[OsString]) -> Result<Script, ScriptError> {
-    let shown = |a: &[u8]| String::from_utf8_lossy(a).into_owned();
-    // First pass, as s6: every word must start with a known letter, and there must be
-    // an action somewhere.
+    check_words(args)?;
+    let mut parser = Parser::default();
+    for a in args {
+        parser.word(a)?;
+    }
+    Ok(parser.finish())
+}
+
+fn shown(a: &[u8]) -> String {
+    String::from_utf8_lossy(a).into_owned()
+}
+
+/// The first pass, as s6: every word must start with a known letter (one-letter
+/// directives alone), and there must be an action somewhere.
+fn check_words(args: &[OsString]) -> Result<(), ScriptError> {
     let mut actions = 0;
     for a in args {
         let b = a.as_bytes();
@@ -221,129 +234,174 @@ pub fn parse(args: &[OsString]) -> Result<Script, ScriptError> {
     if actions == 0 {
         return Err(ScriptError::NoAction);
     }
+    Ok(())
+}
 
-    let mut script = Script::default();
-    let mut cur = Element::default();
-    let mut count = DEFAULT_COUNT;
-    let mut size = DEFAULT_SIZE;
-    let mut total = 0;
-    let mut tolerance = DEFAULT_TOLERANCE;
-    let mut cooldown = DEFAULT_COOLDOWN_MS;
-    let mut alert = DEFAULT_ALERT;
-    let mut status = DEFAULT_STATUS;
-    let mut processor: Option<Processor> = None;
-    let mut next = Format::default();
+/// The second pass: what the words so far have set.
+struct Parser {
+    script: Script,
+    /// The element being built: its selections, then its actions.
+    cur: Element,
+    /// Settings for the next logdir (`n`, `s`, `S`, `l`, `r`, `!`/`?`).
+    count: u64,
+    size: u64,
+    total: u64,
+    tolerance: u64,
+    cooldown: u64,
+    processor: Option<Processor>,
+    /// `E` and `^`: how much of a line goes to an alert or a status file.
+    alert: usize,
+    status: usize,
+    /// The format of the next action (`p`, `t`, `T`, `z`, `j`).
+    next: Format,
+}
 
-    for a in args {
+impl Default for Parser {
+    fn default() -> Parser {
+        Parser {
+            script: Script::default(),
+            cur: Element::default(),
+            count: DEFAULT_COUNT,
+            size: DEFAULT_SIZE,
+            total: 0,
+            tolerance: DEFAULT_TOLERANCE,
+            cooldown: DEFAULT_COOLDOWN_MS,
+            processor: None,
+            alert: DEFAULT_ALERT,
+            status: DEFAULT_STATUS,
+            next: Format::default(),
+        }
+    }
+}
+
+impl Parser {
+    fn word(&mut self, a: &OsString) -> Result<(), ScriptError> {
         let b = a.as_bytes();
         let rest = &b[1..];
-        let single = |what: &mut bool| -> Result<(), ScriptError> {
-            if !rest.is_empty() {
-                return Err(ScriptError::Syntax(shown(b)));
-            }
-            *what = true;
-            Ok(())
-        };
         let num = || number(rest).ok_or_else(|| ScriptError::Unrecognized(shown(b)));
         match b[0] {
-            b'f' | b'+' | b'-' => {
-                if !cur.actions.is_empty() {
-                    script.elements.push(std::mem::take(&mut cur));
-                }
-                let sel = match b[0] {
-                    b'f' => {
-                        if !rest.is_empty() {
-                            return Err(ScriptError::Syntax(shown(b)));
-                        }
-                        Selection::Default
-                    }
-                    c => {
-                        let re =
-                            Regex::new(rest).map_err(|e| ScriptError::BadRegex(shown(b), e))?;
-                        if c == b'+' {
-                            Selection::Plus(re)
-                        } else {
-                            Selection::Minus(re)
-                        }
-                    }
-                };
-                script.selects = true;
-                cur.selections.push(sel);
-            }
-            b'n' => count = num()?,
-            b's' => size = num()?.clamp(MIN_SIZE, MAX_SIZE),
-            b'S' => total = num()?,
+            b'f' | b'+' | b'-' => self.select(b)?,
+            b'n' => self.count = num()?,
+            b's' => self.size = num()?.clamp(MIN_SIZE, MAX_SIZE),
+            b'S' => self.total = num()?,
             b'l' => {
                 let l = num()?;
-                if l > size / 2 {
+                if l > self.size / 2 {
                     return Err(ScriptError::Conflict(shown(b)));
                 }
-                tolerance = l;
+                self.tolerance = l;
             }
-            b'r' => cooldown = num()?,
-            b'E' => alert = usize::try_from(num()?).unwrap_or(usize::MAX),
-            b'^' => status = usize::try_from(num()?).unwrap_or(usize::MAX),
-            b'p' => next.prefix = (!rest.is_empty()).then(|| rest.to_vec()),
+            b'r' => self.cooldown = num()?,
+            b'E' => self.alert = usize::try_from(num()?).unwrap_or(usize::MAX),
+            b'^' => self.status = usize::try_from(num()?).unwrap_or(usize::MAX),
+            b'p' => self.next.prefix = (!rest.is_empty()).then(|| rest.to_vec()),
             b'!' | b'?' => {
                 let cmd = OsString::from_vec(rest.to_vec());
-                processor = match (rest.is_empty(), b[0]) {
+                self.processor = match (rest.is_empty(), b[0]) {
                     (true, _) => None,
                     (false, b'!') => Some(Processor::Execline(cmd)),
                     (false, _) => Some(Processor::Shell(cmd)),
                 }
             }
-            b't' => single(&mut next.tai)?,
-            b'T' => single(&mut next.local)?,
-            b'z' => single(&mut next.rfc3339)?,
-            b'j' => single(&mut next.json)?,
-            c @ (b'1' | b'2' | b'=' | b'/' | b'.') => {
-                let target = match c {
-                    b'1' | b'2' if !rest.is_empty() => {
-                        return Err(ScriptError::Syntax(shown(b)));
-                    }
-                    b'1' => Target::Stdout,
-                    b'2' => Target::Alert(alert),
-                    b'=' => {
-                        if rest.is_empty() {
-                            return Err(ScriptError::Syntax(shown(b)));
-                        }
-                        script.statuses.push(StatusSpec {
-                            path: PathBuf::from(OsString::from_vec(rest.to_vec())),
-                        });
-                        Target::Status(script.statuses.len() - 1, status)
-                    }
-                    _ => {
-                        script.logdirs.push(LogdirSpec {
-                            path: PathBuf::from(a.clone()),
-                            count,
-                            size,
-                            total,
-                            tolerance,
-                            cooldown_ms: cooldown,
-                            processor: processor.clone(),
-                        });
-                        Target::Logdir(script.logdirs.len() - 1)
-                    }
-                };
-                script.needs_tai |= next.tai;
-                script.needs_local |= next.local;
-                script.needs_rfc3339 |= next.rfc3339 || next.json;
-                cur.actions.push(Action {
-                    target,
-                    format: next.clone(),
-                });
-                next.tai = false;
-                next.local = false;
-                next.rfc3339 = false;
-                next.json = false;
-            }
+            b't' => self.next.tai = single(b)?,
+            b'T' => self.next.local = single(b)?,
+            b'z' => self.next.rfc3339 = single(b)?,
+            b'j' => self.next.json = single(b)?,
+            b'1' | b'2' | b'=' | b'/' | b'.' => self.action(a)?,
             _ => return Err(ScriptError::Unrecognized(shown(b))),
         }
+        Ok(())
     }
-    if !cur.actions.is_empty() {
-        script.elements.push(cur);
+
+    /// `f`, `+regex`, `-regex`: a selection, which after actions starts a new element.
+    fn select(&mut self, b: &[u8]) -> Result<(), ScriptError> {
+        if !self.cur.actions.is_empty() {
+            self.script.elements.push(std::mem::take(&mut self.cur));
+        }
+        let rest = &b[1..];
+        let sel = match b[0] {
+            b'f' => {
+                if !rest.is_empty() {
+                    return Err(ScriptError::Syntax(shown(b)));
+                }
+                Selection::Default
+            }
+            c => {
+                let re = Regex::new(rest).map_err(|e| ScriptError::BadRegex(shown(b), e))?;
+                if c == b'+' {
+                    Selection::Plus(re)
+                } else {
+                    Selection::Minus(re)
+                }
+            }
+        };
+        self.script.selects = true;
+        self.cur.selections.push(sel);
+        Ok(())
     }
-    Ok(script)
+
+    /// `1`, `2`, `=file`, a logdir: an action with the format set so far (whose
+    /// timestamp flags then reset).
+    fn action(&mut self, a: &OsString) -> Result<(), ScriptError> {
+        let b = a.as_bytes();
+        let rest = &b[1..];
+        let target = match b[0] {
+            b'1' | b'2' if !rest.is_empty() => {
+                return Err(ScriptError::Syntax(shown(b)));
+            }
+            b'1' => Target::Stdout,
+            b'2' => Target::Alert(self.alert),
+            b'=' => {
+                if rest.is_empty() {
+                    return Err(ScriptError::Syntax(shown(b)));
+                }
+                self.script.statuses.push(StatusSpec {
+                    path: PathBuf::from(OsString::from_vec(rest.to_vec())),
+                });
+                Target::Status(self.script.statuses.len() - 1, self.status)
+            }
+            _ => {
+                self.script.logdirs.push(LogdirSpec {
+                    path: PathBuf::from(a.clone()),
+                    count: self.count,
+                    size: self.size,
+                    total: self.total,
+                    tolerance: self.tolerance,
+                    cooldown_ms: self.cooldown,
+                    processor: self.processor.clone(),
+                });
+                Target::Logdir(self.script.logdirs.len() - 1)
+            }
+        };
+        let next = &mut self.next;
+        self.script.needs_tai |= next.tai;
+        self.script.needs_local |= next.local;
+        self.script.needs_rfc3339 |= next.rfc3339 || next.json;
+        self.cur.actions.push(Action {
+            target,
+            format: next.clone(),
+        });
+        next.tai = false;
+        next.local = false;
+        next.rfc3339 = false;
+        next.json = false;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Script {
+        if !self.cur.actions.is_empty() {
+            self.script.elements.push(self.cur);
+        }
+        self.script
+    }
+}
+
+/// A one-letter directive (`t`, `T`, `z`, `j`) stands alone.
+fn single(b: &[u8]) -> Result<bool, ScriptError> {
+    if b.len() > 1 {
+        return Err(ScriptError::Syntax(shown(b)));
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

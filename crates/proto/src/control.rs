@@ -3,11 +3,11 @@
 //! does not know).
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::stat::Mode;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
-use tend_sys::fd::{own, write_all};
+use tend_sys::fd::{open, write_all};
 
 /// A command to a supervisor, one letter on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,8 +80,7 @@ pub fn open_writer(fifo: &Path) -> Result<OwnedFd, Errno> {
         fifo,
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     let flags = OFlag::from_bits_truncate(fcntl(fd.as_raw_fd(), FcntlArg::F_GETFL)?);
     fcntl(
         fd.as_raw_fd(),
@@ -108,13 +107,51 @@ pub enum SendError {
     Sys(Errno),
 }
 
+impl SendError {
+    /// s6-svc 2.11's exit codes: 100 when nobody listens or the control directory is
+    /// broken, 111 for any other failure.
+    pub fn code(&self) -> i32 {
+        match self {
+            SendError::NotListening | SendError::Broken(_) => tend_sys::code::USAGE,
+            SendError::Sys(_) => tend_sys::code::SYSTEM,
+        }
+    }
+
+    /// s6-svc's (or s6-svscanctl's) message for `dir` (as shown), whose daemon keeps its
+    /// control FIFO in `subdir` (`supervise` or `.s6-svscan`).
+    pub fn describe<'a>(&'a self, dir: &'a str, subdir: &'a str) -> impl std::fmt::Display + 'a {
+        Described(self, dir, subdir)
+    }
+}
+
+struct Described<'a>(&'a SendError, &'a str, &'a str);
+
+impl std::fmt::Display for Described<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Described(e, dir, subdir) = *self;
+        let daemon = if subdir == crate::servicedir::SUPERVISE {
+            "supervisor"
+        } else {
+            "scanner"
+        };
+        match e {
+            SendError::NotListening => write!(f, "unable to control {dir}: {daemon} not listening"),
+            SendError::Broken(e) => write!(
+                f,
+                "something is wrong with the {dir}/{subdir} directory: {}",
+                e.desc()
+            ),
+            SendError::Sys(e) => write!(f, "unable to control {dir}: {}", e.desc()),
+        }
+    }
+}
+
 fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
     open(
         p,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map(own)
 }
 
 /// Write `letters` to `dir/subdir/control` in one write(2), with s6's diagnosis
@@ -165,14 +202,12 @@ pub fn open_reader(fifo: &Path) -> Result<(OwnedFd, OwnedFd), Errno> {
         fifo,
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     let w = open(
         fifo,
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
-    )
-    .map(own)?;
+    )?;
     Ok((r, w))
 }
 

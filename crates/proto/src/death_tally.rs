@@ -2,6 +2,7 @@
 //! first, the last `max-death-tally` deaths.
 
 use crate::Tai64n;
+use tend_sys::wait::{Ended, Wstat};
 
 pub const RECORD_SIZE: usize = 14;
 pub const DEFAULT_MAX: usize = 100;
@@ -20,19 +21,17 @@ pub struct Death {
 impl Death {
     /// From a raw wait status.
     pub fn from_wstat(stamp: Tai64n, wstat: i32) -> Death {
-        let sig = (wstat & 0x7f) as u8;
-        if sig == 0 {
-            Death {
+        match Wstat(wstat).ended() {
+            Ended::Exited(exitcode) => Death {
                 stamp,
-                exitcode: ((wstat >> 8) & 0xff) as u8,
+                exitcode,
                 signal: 0,
-            }
-        } else {
-            Death {
+            },
+            Ended::Signaled(sig) => Death {
                 stamp,
                 exitcode: 128u8.wrapping_add(sig),
                 signal: sig,
-            }
+            },
         }
     }
 

@@ -4,14 +4,14 @@
 
 use crate::Tai64n;
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open, openat};
+use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use nix::unistd::{UnlinkatFlags, unlinkat};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use tend_sys::Error;
-use tend_sys::fd::own;
+use tend_sys::fd::{open, openat};
 
 /// Length of a listener FIFO's name.
 pub const FIFO_NAME_LEN: usize = 39;
@@ -88,14 +88,12 @@ impl Subscription {
                 &hidden,
                 OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
                 Mode::empty(),
-            )
-            .map(own)?;
+            )?;
             let w = open(
                 &hidden,
                 OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
                 Mode::empty(),
-            )
-            .map(own)?;
+            )?;
             std::fs::rename(&hidden, &path)
                 .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))?;
             Ok::<_, Errno>((r, w))
@@ -147,19 +145,18 @@ impl EventDir {
             Mode::empty(),
         )
         .map_err(|e| Error::at("open", eventdir, e))?;
-        Ok(EventDir { dir: own(fd) })
+        Ok(EventDir { dir: fd })
     }
 
     /// Call `f` with the name of every listener FIFO. Reads the directory with a stack
     /// buffer (getdents64), so notifying allocates nothing.
     fn each_listener(&self, mut f: impl FnMut(&std::ffi::CStr)) {
         let Ok(fd) = openat(
-            Some(self.dir.as_raw_fd()),
+            &self.dir,
             ".",
             OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
             Mode::empty(),
-        )
-        .map(own) else {
+        ) else {
             return;
         };
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
@@ -178,13 +175,12 @@ impl EventDir {
         let dfd = self.dir.as_raw_fd();
         self.each_listener(|name| {
             match openat(
-                Some(dfd),
+                &self.dir,
                 name,
                 OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
                 Mode::empty(),
             ) {
                 Ok(fd) => {
-                    let fd = own(fd);
                     if let Err(Errno::EPIPE) = nix::unistd::write(&fd, events) {
                         let _ = unlinkat(Some(dfd), name, UnlinkatFlags::NoRemoveDir);
                     }
@@ -202,13 +198,11 @@ impl EventDir {
         let dfd = self.dir.as_raw_fd();
         self.each_listener(|name| {
             if let Err(Errno::ENXIO) = openat(
-                Some(dfd),
+                &self.dir,
                 name,
                 OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
                 Mode::empty(),
-            )
-            .map(own)
-            {
+            ) {
                 let _ = unlinkat(Some(dfd), name, UnlinkatFlags::NoRemoveDir);
             }
         });

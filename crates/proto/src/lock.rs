@@ -6,11 +6,11 @@
 //! (s6-setlock's job; tend-supervise's `lock-fd` takes the same kind in crates/sys).
 
 use nix::errno::Errno;
-use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::stat::Mode;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::Path;
-use tend_sys::fd::own;
+use tend_sys::fd::open;
 
 /// Why a lock could not be taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +38,6 @@ pub fn acquire(path: &Path, mode: u32) -> Result<OwnedFd, LockError> {
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CREAT | OFlag::O_CLOEXEC,
         Mode::from_bits_truncate(mode),
     )
-    .map(own)
     .map_err(LockError::Sys)?;
     try_lock(&fd)?;
     Ok(fd)
@@ -62,7 +61,7 @@ pub fn is_held(path: &Path) -> Result<bool, Errno> {
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) {
-        Ok(fd) => own(fd),
+        Ok(fd) => fd,
         Err(Errno::ENOENT) => return Ok(false),
         Err(e) => return Err(e),
     };
@@ -107,23 +106,21 @@ pub fn open_inheritable(path: &Path, kind: Kind) -> Result<OwnedFd, tend_sys::Er
     let create = OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CREAT;
     let mode = Mode::from_bits_truncate(0o666);
     match kind {
-        Kind::Exclusive => open(path, create, mode)
-            .map(own)
-            .map_err(|e| tend_sys::Error::at("open for writing", path, e)),
+        Kind::Exclusive => {
+            open(path, create, mode).map_err(|e| tend_sys::Error::at("open for writing", path, e))
+        }
         Kind::Shared => {
             let read = OFlag::O_RDONLY | OFlag::O_NONBLOCK;
             match open(path, read, Mode::empty()) {
-                Ok(fd) => return Ok(own(fd)),
+                Ok(fd) => return Ok(fd),
                 Err(Errno::ENOENT) => {}
                 Err(e) => return Err(tend_sys::Error::at("open for reading", path, e)),
             }
             drop(
                 open(path, create | OFlag::O_CLOEXEC, mode)
-                    .map(own)
                     .map_err(|e| tend_sys::Error::at("create", path, e))?,
             );
             open(path, read, Mode::empty())
-                .map(own)
                 .map_err(|e| tend_sys::Error::at("open for reading", path, e))
         }
     }
@@ -173,36 +170,18 @@ fn lock_ofd_until(
     fl: &libc::flock,
     deadline: std::time::Instant,
 ) -> Result<(), OfdError> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use tend_sys::process::{Forked, exit_now, fork};
+    use nix::poll::{PollFd, PollFlags, poll};
     let (r, w) = nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(OfdError::Sys)?;
-    let child = match fork().map_err(OfdError::Sys)? {
-        Forked::Child => {
-            let answer = loop {
-                match fcntl(fd.as_raw_fd(), FcntlArg::F_OFD_SETLKW(fl)) {
-                    Ok(_) => break 0u8,
-                    Err(Errno::EINTR) => {}
-                    Err(e) => break e as i32 as u8,
-                }
-            };
-            let _ = nix::unistd::write(&w, &[answer]);
-            exit_now(0)
-        }
-        Forked::Parent(pid) => pid,
-    };
+    let child =
+        tend_sys::process::fork_lock_waiter(fd.as_fd(), fl, w.as_fd()).map_err(OfdError::Sys)?;
     drop(w);
     let answer = loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
             break None;
         }
-        // Rounded up: poll's milliseconds must not end the wait before the deadline.
-        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
         let mut fds = [PollFd::new(r.as_fd(), PollFlags::POLLIN)];
-        match poll(
-            &mut fds,
-            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
-        ) {
+        match poll(&mut fds, tend_sys::deadline::ms_rounded_up(left)) {
             Ok(0) => {}
             Ok(_) => {
                 let mut b = [0u8; 1];

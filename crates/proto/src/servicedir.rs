@@ -10,6 +10,8 @@ pub const DOWN_SIGNAL: &str = "down-signal";
 pub const MAX_DEATH_TALLY: &str = "max-death-tally";
 pub const LOCK_FD: &str = "lock-fd";
 pub const SUPERVISE: &str = "supervise";
+/// A scan directory's control directory (the scanner's `supervise/`).
+pub const SVSCAN: &str = ".s6-svscan";
 pub const EVENT: &str = "event";
 pub const CONTROL: &str = "supervise/control";
 pub const STATUS: &str = "supervise/status";
@@ -49,12 +51,12 @@ const SETTING_MAX: usize = 64;
 /// any read, so a FIFO or a device can neither hang the caller nor feed it endless data.
 fn read_small<'a>(name: &str, buf: &'a mut [u8; SETTING_MAX]) -> Setting<&'a [u8]> {
     use std::os::fd::AsRawFd;
-    let fd = match nix::fcntl::open(
+    let fd = match tend_sys::fd::open(
         name,
         nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
     ) {
-        Ok(fd) => tend_sys::fd::own(fd),
+        Ok(fd) => fd,
         Err(nix::errno::Errno::EISDIR) => return Setting::NotAFile("a directory"),
         Err(_) => return Setting::Absent,
     };

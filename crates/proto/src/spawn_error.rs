@@ -12,7 +12,7 @@ use crate::Tai64n;
 
 /// One recorded spawn failure.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SpawnError {
+pub struct SpawnRecord {
     /// When the spawn failed.
     pub stamp: Tai64n,
     /// The errno of the failure.
@@ -23,7 +23,7 @@ pub struct SpawnError {
     pub why: Vec<u8>,
 }
 
-impl SpawnError {
+impl SpawnRecord {
     /// The file's bytes: one line ending in `\n`.
     pub fn encode(&self) -> Vec<u8> {
         let errno = self.errno.to_string();
@@ -54,7 +54,7 @@ impl SpawnError {
 
     /// Parse the file's bytes; None unless it is one well-formed line, optionally followed
     /// by one line of diagnosis (a missing final newline is tolerated).
-    pub fn decode(data: &[u8]) -> Option<SpawnError> {
+    pub fn decode(data: &[u8]) -> Option<SpawnRecord> {
         let data = data.strip_suffix(b"\n").unwrap_or(data);
         let (line, why) = match data.iter().position(|&b| b == b'\n') {
             Some(i) => (&data[..i], &data[i + 1..]),
@@ -78,7 +78,7 @@ impl SpawnError {
         if program.is_empty() {
             return None;
         }
-        Some(SpawnError {
+        Some(SpawnRecord {
             stamp,
             errno,
             program,
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn golden_line_and_round_trip() {
-        let e = SpawnError {
+        let e = SpawnRecord {
             stamp: Tai64n {
                 secs: 0x4000_0000_6b0c_39d1,
                 nanos: 0x11fe_4f77,
@@ -104,15 +104,15 @@ mod tests {
         };
         let b = e.encode();
         assert_eq!(b, b"@400000006b0c39d111fe4f77 13 ./run\n");
-        assert_eq!(SpawnError::decode(&b), Some(e.clone()));
+        assert_eq!(SpawnRecord::decode(&b), Some(e.clone()));
         assert_eq!(
-            SpawnError::decode(b"@400000006b0c39d111fe4f77 13 ./run"),
+            SpawnRecord::decode(b"@400000006b0c39d111fe4f77 13 ./run"),
             Some(e)
         );
-        let spaced = SpawnError::decode(b"@400000006b0c39d111fe4f77 2 ./my run\n").unwrap();
+        let spaced = SpawnRecord::decode(b"@400000006b0c39d111fe4f77 2 ./my run\n").unwrap();
         assert_eq!(spaced.program, b"./my run");
         assert_eq!(spaced.errno, 2);
-        let why = SpawnError {
+        let why = SpawnRecord {
             why: b"interpreter /bin/sh\\r not found".to_vec(),
             ..spaced.clone()
         };
@@ -121,7 +121,7 @@ mod tests {
             b,
             b"@400000006b0c39d111fe4f77 2 ./my run\ninterpreter /bin/sh\\r not found\n"
         );
-        assert_eq!(SpawnError::decode(&b), Some(why.clone()));
+        assert_eq!(SpawnRecord::decode(&b), Some(why.clone()));
         assert_eq!(why.reason(), "interpreter /bin/sh\\r not found");
         assert_eq!(spaced.reason(), "No such file or directory");
     }
@@ -142,7 +142,7 @@ mod tests {
             b"@400000006b0c39d111fe4f77x13 ./run\n",
         ] {
             assert_eq!(
-                SpawnError::decode(bad),
+                SpawnRecord::decode(bad),
                 None,
                 "{:?}",
                 String::from_utf8_lossy(bad)

@@ -5,13 +5,13 @@
 
 use crate::Tai64n;
 use nix::errno::Errno;
-use nix::fcntl::{OFlag, open, renameat};
+use nix::fcntl::{OFlag, renameat};
 use nix::sys::stat::Mode;
 use std::ffi::CStr;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use tend_sys::Error;
-use tend_sys::fd::{own, write_all};
+use tend_sys::fd::{open, openat, write_all};
 
 pub const STATUS_SIZE: usize = 35;
 
@@ -91,22 +91,17 @@ impl StatusRecord {
 
     /// Exit code of the last ./run, if it exited normally.
     pub fn exitcode(&self) -> Option<u8> {
-        if self.wstat & 0x7f == 0 {
-            Some((self.wstat >> 8) as u8)
-        } else {
-            None
-        }
+        tend_sys::wait::Wstat::from(self.wstat).exit_code()
     }
 
     /// Signal that killed the last ./run, if any.
     pub fn signal(&self) -> Option<u8> {
-        let s = (self.wstat & 0x7f) as u8;
-        if s != 0 && s != 0x7f { Some(s) } else { None }
+        tend_sys::wait::Wstat::from(self.wstat).term_signal()
     }
 
     /// Read `dir/supervise/status`.
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
-        let path = servicedir.join("supervise/status");
+        let path = servicedir.join(crate::servicedir::STATUS);
         let data = tend_sys::fd::read_regular(&path, STATUS_SIZE + 1)
             .map_err(|e| Error::at("read", &path, e))?;
         StatusRecord::decode(&data).ok_or(Error::at("read", &path, Errno::EPIPE))
@@ -131,7 +126,7 @@ impl StatusFile {
             Mode::empty(),
         )
         .map_err(|e| Error::at("open", supervise_dir, e))?;
-        Ok(StatusFile { dir: own(dir) })
+        Ok(StatusFile { dir })
     }
 
     /// The open `supervise/` directory, for the supervisor's other atomic writes.
@@ -157,8 +152,8 @@ pub fn write_atomic_at(
     // as `tmp` is removed and the open retried once, instead of hanging or writing
     // elsewhere.
     let open_tmp = || {
-        nix::fcntl::openat(
-            Some(dir.as_raw_fd()),
+        openat(
+            dir,
             tmp,
             OFlag::O_WRONLY
                 | OFlag::O_CREAT
@@ -180,7 +175,7 @@ pub fn write_atomic_at(
         }
         other => other?,
     };
-    write_all(own(fd), data)?;
+    write_all(fd, data)?;
     renameat(Some(dir.as_raw_fd()), tmp, Some(dir.as_raw_fd()), name)
 }
 

@@ -27,12 +27,13 @@ use tend_proto::lock::{self, LockError};
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+pub use tend_sys::warn::Warn;
 
 /// The supervisor program every service gets, looked for beside our own executable,
 /// then on PATH.
 pub const SUPERVISOR: &str = "tend-supervise";
 /// s6's control directory, FIFO and lock, relative to the scan directory.
-pub const CONTROL_DIR: &str = ".s6-svscan";
+pub const CONTROL_DIR: &str = tend_proto::servicedir::SVSCAN;
 pub const CONTROL_FIFO: &str = ".s6-svscan/control";
 pub const LOCK_FILE: &str = ".s6-svscan/lock";
 pub const FINISH: &str = ".s6-svscan/finish";
@@ -49,7 +50,7 @@ pub const MAX_MAX: usize = 90000;
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `-d`: write a newline here once the control FIFO is ready.
-    pub notif: Option<RawFd>,
+    pub notify: Option<RawFd>,
     /// `-X`: the console, given as stderr to the catch-all logger's supervisor.
     pub console: Option<RawFd>,
     /// `-c`: at most this many services (clamped to 2..=90000).
@@ -69,6 +70,15 @@ pub enum StartError {
     Sys(Error),
 }
 
+impl StartError {
+    pub fn code(&self) -> i32 {
+        match self {
+            StartError::Usage(_) => tend_sys::code::USAGE,
+            StartError::Sys(e) => e.code(),
+        }
+    }
+}
+
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -85,17 +95,6 @@ pub enum Ending {
     Finish,
     /// A system call the scanner cannot live without failed: exec `.s6-svscan/crash`.
     Crash(Error),
-}
-
-/// Where warnings go (the caller prints them: libraries do not).
-pub trait Warn {
-    fn warn(&mut self, msg: fmt::Arguments<'_>);
-}
-
-impl<F: FnMut(fmt::Arguments<'_>)> Warn for F {
-    fn warn(&mut self, msg: fmt::Arguments<'_>) {
-        self(msg)
-    }
 }
 
 /// Text of a name from the scan directory, for messages.
@@ -134,12 +133,12 @@ struct Scanner<'w> {
     script: Prepared,
     spawn_opts: SpawnOptions,
     logname: Vec<u8>,
-    warn: &'w mut dyn Warn,
+    warn: &'w dyn Warn,
 }
 
 /// Run the scanner until it is told to stop. Returns an error only for start-up
 /// failures; once the loop runs, everything ends in `Ending`.
-pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
+pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
     check_fds(opts)?;
     open_stdio()?;
     if let Some(dir) = &opts.dir {
@@ -156,9 +155,13 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
         .map_err(|e| StartError::Sys(Error::new("prepare the supervisor's command line", e)))?;
     let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
-    if let Some(fd) = opts.notif {
-        let fd = tend_sys::fd::own(fd);
-        let _ = nix::unistd::write(&fd, b"\n");
+    if let Some(fd) = opts.notify {
+        // Borrowed, written to, then closed by number: check_fds saw it open, and nothing
+        // else in the process owns it.
+        if let Ok(notify) = tend_sys::fd::inherited(fd) {
+            let _ = nix::unistd::write(notify, b"\n");
+        }
+        let _ = nix::unistd::close(fd);
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);
     let envp_ptrs = supervisor.envp_pointers();
@@ -187,7 +190,7 @@ pub fn run(opts: &Options, warn: &mut dyn Warn) -> Result<Ending, StartError> {
 }
 
 fn check_fds(opts: &Options) -> Result<(), StartError> {
-    if let Some(fd) = opts.notif {
+    if let Some(fd) = opts.notify {
         if fd < 3 {
             return Err(StartError::Usage(
                 "notification fd must be 3 or more".into(),
@@ -347,15 +350,7 @@ impl Scanner<'_> {
     }
 
     fn timeout(&self) -> PollTimeout {
-        match self.table.deadline() {
-            None => PollTimeout::NONE,
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                // Round up so we never wake a hair early and spin.
-                let ms = left.as_millis() + u128::from(left.subsec_nanos() % 1_000_000 != 0);
-                PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
-            }
-        }
+        tend_sys::deadline::poll_timeout(self.table.deadline(), Instant::now())
     }
 
     fn crash(&mut self, e: Error) -> Ending {
@@ -381,7 +376,7 @@ impl Scanner<'_> {
                     Err(Errno::EINTR) => {}
                     Err(Errno::ECHILD) => break,
                     Err(e) => {
-                        self.warn.warn(format_args!(
+                        self.warn.warn(&format_args!(
                             "unable to wait for all supervisors: {}",
                             e.desc()
                         ));
@@ -445,7 +440,7 @@ impl Scanner<'_> {
             Ok(d) => d,
             Err(e) => {
                 self.warn
-                    .warn(format_args!("unable to opendir .: {}", e.desc()));
+                    .warn(&format_args!("unable to opendir .: {}", e.desc()));
                 self.table.retry_later(now);
                 return;
             }
@@ -455,7 +450,7 @@ impl Scanner<'_> {
                 Ok(e) => self.check(e.file_name(), now),
                 Err(e) => {
                     self.warn
-                        .warn(format_args!("unable to readdir .: {}", e.desc()));
+                        .warn(&format_args!("unable to readdir .: {}", e.desc()));
                     self.table.retry_later(now);
                     break;
                 }
@@ -473,7 +468,7 @@ impl Scanner<'_> {
         let st = match stat(name) {
             Ok(st) => st,
             Err(e) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to stat {}: {}",
                     shown(bytes),
                     e.desc()
@@ -490,7 +485,7 @@ impl Scanner<'_> {
             Lookup::Known => {}
             Lookup::Leaving => return,
             Lookup::Full => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to start supervisor for {}: too many services",
                     shown(bytes)
                 ));
@@ -503,7 +498,7 @@ impl Scanner<'_> {
                 let pipe = match stat(self.logname.as_slice()) {
                     Err(Errno::ENOENT) => Pipe::None,
                     Err(e) => {
-                        self.warn.warn(format_args!(
+                        self.warn.warn(&format_args!(
                             "unable to stat {}: {}",
                             shown(&self.logname),
                             e.desc()
@@ -520,7 +515,8 @@ impl Scanner<'_> {
                             write: w.into_raw_fd(),
                         },
                         Err(e) => {
-                            self.warn.warn(format_args!("unable to pipe: {}", e.desc()));
+                            self.warn
+                                .warn(&format_args!("unable to pipe: {}", e.desc()));
                             self.table.retry_later(now);
                             return;
                         }
@@ -559,7 +555,7 @@ impl Scanner<'_> {
         match self.spawn_supervisor() {
             Ok(pid) => self.table.started(key, side, pid.as_raw()),
             Err(SpawnError::Fork(e)) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to fork for {}{}: {}",
                     shown(name),
                     shown(suffix),
@@ -568,7 +564,7 @@ impl Scanner<'_> {
                 self.table.start_failed(key, side, now, FORK_RETRY_DELAY);
             }
             Err(SpawnError::Exec(e)) => {
-                self.warn.warn(format_args!(
+                self.warn.warn(&format_args!(
                     "unable to spawn {SUPERVISOR} for {}{}: {}",
                     shown(name),
                     shown(suffix),
@@ -582,42 +578,24 @@ impl Scanner<'_> {
     /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
     /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
-    /// The child only makes async-signal-safe calls on memory prepared before the fork.
     #[cfg(not(feature = "forked"))]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        use tend_sys::process::{Forked, exit_now, fork, reset_signals};
         self.argv_ptrs.clear();
         self.argv_ptrs
             .extend(self.supervisor.argv.iter().map(|c| c.as_ptr()));
         self.argv_ptrs.push(std::ptr::null());
-        match fork() {
-            Ok(Forked::Parent(pid)) => Ok(pid),
-            Ok(Forked::Child) => {
-                for &(src, dst) in &self.spawn_opts.fds {
-                    if nix::unistd::dup2(src, dst).is_err() {
-                        exit_now(111);
-                    }
-                }
-                reset_signals();
-                let e = tend_sys::exec::execve_prepared(
-                    &self.argv_ptrs,
-                    &self.envp_ptrs,
-                    &self.supervisor.candidates,
-                );
-                let err = std::io::stderr();
-                for part in [
-                    "tend-svscan (child): fatal: unable to exec ",
-                    SUPERVISOR,
-                    ": ",
-                    e.desc(),
-                    "\n",
-                ] {
-                    let _ = nix::unistd::write(&err, part.as_bytes());
-                }
-                exit_now(111)
-            }
-            Err(e) => Err(SpawnError::Fork(e)),
-        }
+        tend_sys::process::spawn_unreported(
+            &self.argv_ptrs,
+            &self.envp_ptrs,
+            &self.supervisor.candidates,
+            &self.spawn_opts,
+            &[
+                "tend-svscan (child): fatal: unable to exec ",
+                SUPERVISOR,
+                ": ",
+            ],
+        )
+        .map_err(SpawnError::Fork)
     }
 
     /// Experimental forked mode: the supervisor is a forked child running
@@ -674,12 +652,12 @@ impl Scanner<'_> {
             Err(SpawnError::Exec(e)) => {
                 let why = tend_sys::diagnose::describe(OsStr::new(script), e);
                 self.warn
-                    .warn(format_args!("unable to spawn {script}: {why}"));
+                    .warn(&format_args!("unable to spawn {script}: {why}"));
                 false
             }
             Err(SpawnError::Fork(e)) => {
                 self.warn
-                    .warn(format_args!("unable to fork for {script}: {}", e.desc()));
+                    .warn(&format_args!("unable to fork for {script}: {}", e.desc()));
                 false
             }
         }
@@ -697,7 +675,7 @@ impl Scanner<'_> {
             for &b in &buf[..n] {
                 match Command::from_byte(b) {
                     Some(c) => self.wants.apply(c),
-                    None => self.warn.warn(format_args!(
+                    None => self.warn.warn(&format_args!(
                         "received unknown control command: {}",
                         std::ascii::escape_default(b)
                     )),
@@ -711,7 +689,7 @@ impl Scanner<'_> {
 #[cfg(feature = "forked")]
 fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
     use std::io::Write;
-    use tend_supervise::{Reporter, StartError as SupStart, Supervisor};
+    use tend_supervise::{Reporter, Supervisor};
     for &(src, dst) in fds {
         if nix::unistd::dup2(src, dst).is_err() {
             tend_sys::process::exit_now(111);
@@ -736,10 +714,7 @@ fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
         Err(e) => {
             let line = format!("tend-supervise: fatal: {e}\n");
             let _ = std::io::stderr().write_all(line.as_bytes());
-            match e {
-                SupStart::AlreadyRunning | SupStart::Misconfigured(_) => 100,
-                SupStart::Sys(_) => 111,
-            }
+            e.code()
         }
     };
     tend_sys::process::exit_now(code)

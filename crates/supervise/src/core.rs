@@ -7,6 +7,7 @@
 
 use crate::policy::{self, Policy, Tally, Then};
 use tend_proto::{ControlCommand, StatusRecord, Tai64n};
+use tend_sys::wait::Wstat;
 
 /// Monotonic milliseconds.
 pub type Ms = u64;
@@ -85,24 +86,34 @@ pub enum Action {
     Exit,
 }
 
-/// A short, fixed-capacity list of actions (no allocation per event).
+/// A short, fixed-capacity list of actions (no allocation per event). No transition
+/// pushes more than [`Actions::CAPACITY`]: the longest path (`D` on a live ./run, or a
+/// death without ./finish) pushes 4, and the tests drive every transition from every
+/// phase with debug assertions on, so a push past the capacity fails them.
 #[derive(Debug, Clone, Copy)]
 pub struct Actions {
-    buf: [Action; 8],
+    buf: [Action; Actions::CAPACITY],
     len: usize,
 }
 
 impl Actions {
+    pub const CAPACITY: usize = 8;
+
     fn new() -> Actions {
         Actions {
-            buf: [Action::WriteStatus; 8],
+            buf: [Action::WriteStatus; Actions::CAPACITY],
             len: 0,
         }
     }
 
     fn push(&mut self, a: Action) {
-        if self.len < self.buf.len() {
-            self.buf[self.len] = a;
+        debug_assert!(
+            self.len < Actions::CAPACITY,
+            "more than {} actions",
+            Actions::CAPACITY
+        );
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = a;
             self.len += 1;
         }
     }
@@ -112,34 +123,35 @@ impl Actions {
     }
 }
 
-/// The whole state of one supervisor.
+/// The whole state of one supervisor. Private: only the transitions below change it;
+/// the driver reads it through the accessors.
 #[derive(Debug, Clone)]
 pub struct Core {
-    pub phase: Phase,
-    pub want_up: bool,
+    phase: Phase,
+    want_up: bool,
     /// Exit once the service is down and ./finish is done (`x`, SIGHUP, SIGTERM).
-    pub exit_after: bool,
-    pub paused: bool,
-    pub ready: bool,
+    exit_after: bool,
+    paused: bool,
+    ready: bool,
     /// ./run's pid when Up, ./finish's pid when Finishing (0 if finish was not forked).
-    pub pid: i32,
-    pub wstat: u16,
-    pub stamp: Tai64n,
-    pub readystamp: Tai64n,
-    pub last_spawn: Option<Ms>,
+    pid: i32,
+    wstat: u16,
+    stamp: Tai64n,
+    readystamp: Tai64n,
+    last_spawn: Option<Ms>,
     /// When ./run is due to be (re)started.
-    pub spawn_at: Option<Ms>,
+    spawn_at: Option<Ms>,
     /// timeout-kill deadline after `d`.
-    pub kill_at: Option<Ms>,
+    kill_at: Option<Ms>,
     /// timeout-finish deadline.
-    pub finish_kill_at: Option<Ms>,
-    pub settings: Settings,
+    finish_kill_at: Option<Ms>,
+    settings: Settings,
     /// `restart-policy`, re-read at every start of ./run.
-    pub policy: Option<Policy>,
+    policy: Option<Policy>,
     /// The deaths the policy counts.
-    pub tally: Tally,
+    tally: Tally,
     /// The policy's verdict on the last death, until ./finish is done.
-    pub fired: Option<Then>,
+    fired: Option<Then>,
 }
 
 impl Core {
@@ -164,6 +176,44 @@ impl Core {
             tally: Tally::default(),
             fired: None,
         }
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// ./run's pid when Up, ./finish's when Finishing (0 if finish was not forked).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn want_up(&self) -> bool {
+        self.want_up
+    }
+
+    /// When ./run was last spawned (monotonic ms).
+    pub fn last_spawn(&self) -> Option<Ms> {
+        self.last_spawn
+    }
+
+    /// When the state last changed (wall clock), as the status record says.
+    pub fn stamp(&self) -> Tai64n {
+        self.stamp
+    }
+
+    /// The crash-restart policy in effect (`restart-policy`), if any.
+    pub fn policy(&self) -> Option<Policy> {
+        self.policy
+    }
+
+    /// The policy read from the service directory before each start of ./run.
+    pub fn set_policy(&mut self, policy: Option<Policy>) {
+        self.policy = policy;
+    }
+
+    /// The settings read from the service directory before each start of ./run.
+    pub fn set_settings(&mut self, settings: Settings) {
+        self.settings = settings;
     }
 
     /// The status record to publish.
@@ -305,7 +355,8 @@ impl Core {
     /// ./finish exited with `wstat`.
     pub fn finish_died(&mut self, wstat: i32, now: Now) -> Actions {
         let mut a = Actions::new();
-        let permanent = wstat & 0x7f == 0 && (wstat >> 8) & 0xff == 125;
+        // s6: ./finish exiting 125 means "do not restart".
+        let permanent = Wstat(wstat).exit_code() == Some(125);
         self.finish_done(permanent, now, &mut a);
         a
     }
@@ -585,31 +636,6 @@ mod tests {
             (r.pid, r.ready, r.want_up, r.finishing),
             (100, false, true, false)
         );
-    }
-
-    #[test]
-    fn signal_letters_only_reach_a_live_run() {
-        let letters = [
-            (b'a', libc::SIGALRM),
-            (b'b', libc::SIGABRT),
-            (b'q', libc::SIGQUIT),
-            (b'h', libc::SIGHUP),
-            (b'k', libc::SIGKILL),
-            (b't', libc::SIGTERM),
-            (b'i', libc::SIGINT),
-            (b'1', libc::SIGUSR1),
-            (b'2', libc::SIGUSR2),
-            (b'y', libc::SIGWINCH),
-        ];
-        for (l, sig) in letters {
-            let cmd = ControlCommand::from_byte(l).unwrap();
-            assert_eq!(
-                acts(up().control(cmd, at(10))),
-                vec![Kill { pid: 100, sig }]
-            );
-            assert_eq!(acts(down().control(cmd, at(10))), vec![]);
-            assert_eq!(acts(finishing().control(cmd, at(5001))), vec![]);
-        }
     }
 
     #[test]
@@ -930,5 +956,167 @@ mod tests {
             ]
         );
         assert_eq!(acts(down().signal(libc::SIGINT, at(1))), vec![Exit]);
+    }
+
+    /// The phases a cell starts from, by name: Down (not wanted up), Up (./run is pid
+    /// 100, wanted up), Finishing (./finish is pid 200, wanted up).
+    fn phase(name: &str) -> Core {
+        match name {
+            "down" => down(),
+            "up" => up(),
+            "finishing" => finishing(),
+            _ => unreachable!("{name}"),
+        }
+    }
+
+    const TERM: i32 = libc::SIGTERM;
+    const CONT: i32 = libc::SIGCONT;
+
+    /// Every control letter × phase: (letter, phase, actions, want_up after, exit_after
+    /// after). The phase itself never changes on a letter: only deaths and spawns do.
+    #[test]
+    fn control_matrix() {
+        let k = |sig| Kill { pid: 100, sig };
+        let signal_letters = [
+            (b'a', libc::SIGALRM),
+            (b'b', libc::SIGABRT),
+            (b'q', libc::SIGQUIT),
+            (b'h', libc::SIGHUP),
+            (b'k', libc::SIGKILL),
+            (b't', libc::SIGTERM),
+            (b'i', libc::SIGINT),
+            (b'1', libc::SIGUSR1),
+            (b'2', libc::SIGUSR2),
+            (b'y', libc::SIGWINCH),
+        ];
+        let mut rows: Vec<(u8, &str, Vec<Action>, bool, bool)> = Vec::new();
+        for (l, sig) in signal_letters {
+            rows.push((l, "down", vec![], false, false));
+            rows.push((l, "up", vec![k(sig)], true, false));
+            rows.push((l, "finishing", vec![], true, false));
+        }
+        #[rustfmt::skip]
+        rows.extend([
+            (b'p', "down", vec![], false, false),
+            (b'p', "up", vec![k(libc::SIGSTOP), WriteStatus], true, false),
+            (b'p', "finishing", vec![], true, false),
+            (b'c', "down", vec![], false, false),
+            (b'c', "up", vec![k(CONT), WriteStatus], true, false),
+            (b'c', "finishing", vec![], true, false),
+            (b'r', "down", vec![], false, false),
+            (b'r', "up", vec![k(TERM)], true, false),
+            (b'r', "finishing", vec![], true, false),
+            (b'o', "down", vec![WriteStatus, SpawnRun], false, false),
+            (b'o', "up", vec![WriteStatus], false, false),
+            (b'o', "finishing", vec![WriteStatus], false, false),
+            (b'd', "down", vec![WriteStatus], false, false),
+            (b'd', "up", vec![k(TERM), k(CONT), WriteStatus], false, false),
+            (b'd', "finishing", vec![WriteStatus], false, false),
+            (b'u', "down", vec![WriteStatus, SpawnRun], true, false),
+            (b'u', "up", vec![WriteStatus], true, false),
+            (b'u', "finishing", vec![WriteStatus], true, false),
+            (b'D', "down", vec![CreateDown, WriteStatus], false, false),
+            (b'D', "up", vec![CreateDown, k(TERM), k(CONT), WriteStatus], false, false),
+            (b'D', "finishing", vec![CreateDown, WriteStatus], false, false),
+            (b'U', "down", vec![RemoveDown, WriteStatus, SpawnRun], true, false),
+            (b'U', "up", vec![RemoveDown, WriteStatus], true, false),
+            (b'U', "finishing", vec![RemoveDown, WriteStatus], true, false),
+            (b'x', "down", vec![Exit], false, false),
+            (b'x', "up", vec![CloseStdio], true, true),
+            (b'x', "finishing", vec![CloseStdio], true, true),
+            (b'O', "down", vec![WriteStatus], false, false),
+            (b'O', "up", vec![WriteStatus], false, false),
+            (b'O', "finishing", vec![WriteStatus], false, false),
+            (b'Q', "down", vec![CreateDown, WriteStatus], false, false),
+            (b'Q', "up", vec![CreateDown, WriteStatus], false, false),
+            (b'Q', "finishing", vec![CreateDown, WriteStatus], false, false),
+        ]);
+        // Every letter a client may send, from every phase, exactly once.
+        assert_eq!(rows.len(), tend_proto::control::LETTERS.len() * 3);
+        for l in tend_proto::control::LETTERS.bytes() {
+            assert_eq!(rows.iter().filter(|r| r.0 == l).count(), 3, "{}", l as char);
+        }
+        for (letter, from, actions, want_up, exit_after) in rows {
+            let cell = format!("letter {} in {from}", letter as char);
+            let mut c = phase(from);
+            let before = c.phase;
+            let cmd = ControlCommand::from_byte(letter).unwrap();
+            assert_eq!(acts(c.control(cmd, at(5001))), actions, "{cell}");
+            assert_eq!(c.phase, before, "{cell}: phase");
+            assert_eq!(c.want_up, want_up, "{cell}: want_up");
+            assert_eq!(c.exit_after, exit_after, "{cell}: exit_after");
+        }
+    }
+
+    /// Every signal the supervisor acts on (and one it ignores) × phase.
+    #[test]
+    fn signal_matrix() {
+        #[rustfmt::skip]
+        let rows: Vec<(i32, &str, Vec<Action>, bool)> = vec![
+            (TERM, "down", vec![Exit], false),
+            (TERM, "up", vec![Kill { pid: 100, sig: TERM }, Kill { pid: 100, sig: CONT }, WriteStatus], true),
+            (TERM, "finishing", vec![CloseStdio], true),
+            (libc::SIGHUP, "down", vec![Exit], false),
+            (libc::SIGHUP, "up", vec![CloseStdio], true),
+            (libc::SIGHUP, "finishing", vec![CloseStdio], true),
+            (libc::SIGQUIT, "down", vec![Exit], false),
+            (libc::SIGQUIT, "up", vec![Exit], false),
+            (libc::SIGQUIT, "finishing", vec![Exit], false),
+            (libc::SIGINT, "down", vec![Exit], false),
+            (libc::SIGINT, "up", vec![KillGroup { pid: 100, sig: libc::SIGINT }, Exit], false),
+            (libc::SIGINT, "finishing", vec![Exit], false),
+            (libc::SIGUSR1, "down", vec![], false),
+            (libc::SIGUSR1, "up", vec![], false),
+            (libc::SIGUSR1, "finishing", vec![], false),
+        ];
+        for (sig, from, actions, exit_after) in rows {
+            let cell = format!("signal {sig} in {from}");
+            let mut c = phase(from);
+            let before = c.phase;
+            assert_eq!(acts(c.signal(sig, at(5001))), actions, "{cell}");
+            assert_eq!(c.phase, before, "{cell}: phase");
+            assert_eq!(c.exit_after, exit_after, "{cell}: exit_after");
+        }
+    }
+
+    /// Every event input from every phase, wanted up or not, exiting or not, stays
+    /// within the action list's capacity (push asserts it in debug builds).
+    #[test]
+    fn no_transition_overflows_the_action_list() {
+        type Input = fn(&mut Core) -> Actions;
+        let inputs: [Input; 12] = [
+            |c| c.start(at(9000)),
+            |c| c.spawned(300, at(9000)),
+            |c| c.spawn_failed(Some(127), at(9000)),
+            |c| c.spawn_failed(None, at(9000)),
+            |c| c.became_ready(at(9000)),
+            |c| c.run_died(9, true, at(9000)),
+            |c| c.run_died(0, false, at(9000)),
+            |c| c.finish_spawned(Some(400), at(9000)),
+            |c| c.finish_spawned(None, at(9000)),
+            |c| c.finish_died(125 << 8, at(9000)),
+            |c| c.finish_died(0, at(9000)),
+            |c| c.tick(at(99_000)),
+        ];
+        for from in ["down", "up", "finishing"] {
+            for want_up in [false, true] {
+                for exit_after in [false, true] {
+                    for (i, input) in inputs.iter().enumerate() {
+                        let mut c = phase(from);
+                        c.want_up = want_up;
+                        c.exit_after = exit_after;
+                        c.settings.timeout_kill = 1;
+                        c.kill_at = Some(1);
+                        c.finish_kill_at = Some(1);
+                        c.spawn_at = Some(1);
+                        let n = input(&mut c).as_slice().len();
+                        assert!(
+                            n <= 4,
+                            "input {i} in {from} (want_up {want_up}, exit_after {exit_after}): {n} actions"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -15,7 +15,6 @@ use nix::sys::signalfd::SignalFd;
 use nix::sys::stat::Mode;
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt::Display;
-use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
@@ -30,8 +29,11 @@ use tend_proto::{ControlCommand, StatusFile, Tai64n};
 use tend_sys::Error;
 use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
-use tend_sys::fd::own;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
+use tend_sys::wait::{Ended, Wstat};
+
+/// How long to pause after poll itself failed, before the next try.
+const POLL_FAILURE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Why the supervisor could not start.
 #[derive(Debug)]
@@ -42,6 +44,15 @@ pub enum StartError {
     Misconfigured(String),
     /// A system call failed (111).
     Sys(Error),
+}
+
+impl StartError {
+    pub fn code(&self) -> i32 {
+        match self {
+            StartError::AlreadyRunning | StartError::Misconfigured(_) => tend_sys::code::USAGE,
+            StartError::Sys(e) => e.code(),
+        }
+    }
 }
 
 impl Display for StartError {
@@ -61,6 +72,12 @@ pub struct Reporter {
     prefix: String,
 }
 
+impl tend_sys::warn::Warn for Reporter {
+    fn warn(&self, msg: &dyn Display) {
+        Reporter::warn(self, msg);
+    }
+}
+
 impl Reporter {
     pub fn new(dir: &OsStr) -> Reporter {
         Reporter {
@@ -68,14 +85,9 @@ impl Reporter {
         }
     }
 
-    /// One line, as tend_cli's: a newline or CR inside is shown as `\n` / `\r`.
+    /// One line, as every program's (tend_sys::warn::line).
     pub fn warn(&self, msg: impl Display) {
-        let mut line = format!("{}: warning: {}", self.prefix, msg);
-        if line.contains(['\n', '\r']) {
-            line = line.replace('\n', "\\n").replace('\r', "\\r");
-        }
-        line.push('\n');
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        tend_sys::warn::line(&self.prefix, "warning", &msg);
     }
 
     /// A setting's value, or None (the default applies) with a warning when the file is
@@ -154,6 +166,54 @@ const WATCHED: [Signal; 5] = [
     Signal::SIGINT,
 ];
 
+/// `event/` as s6 makes it (a fifodir owned by our group), or the reason it cannot be.
+fn make_event_dir() -> Result<(), StartError> {
+    match fifodir::make_fifodir(Path::new(sd::EVENT), nix::unistd::getegid()) {
+        Ok(()) => Ok(()),
+        Err(Errno::ENOTDIR) => Err(StartError::Misconfigured(format!(
+            "{} exists and is not a directory",
+            sd::EVENT
+        ))),
+        Err(Errno::ENOENT) => make_dir(sd::EVENT),
+        Err(e) => Err(StartError::Sys(Error::at("mkdir", sd::EVENT, e))),
+    }
+}
+
+/// `supervise/lock`, held for our lifetime: a second supervisor gets AlreadyRunning.
+fn take_lock() -> Result<OwnedFd, StartError> {
+    match lock::acquire(Path::new(sd::LOCK), 0o644) {
+        Ok(fd) => Ok(fd),
+        Err(LockError::Busy) => Err(StartError::AlreadyRunning),
+        Err(LockError::Sys(e)) => Err(StartError::Sys(Error::at("lock", sd::LOCK, e))),
+    }
+}
+
+/// `supervise/control`, made if missing, open for reading (and writing, so it never
+/// reports EOF).
+fn open_control() -> Result<(OwnedFd, OwnedFd), StartError> {
+    match tend_proto::control::make_fifo(Path::new(sd::CONTROL)) {
+        Ok(()) => {}
+        Err(Errno::EEXIST) => {
+            return Err(StartError::Misconfigured(format!(
+                "{} exists and is not a fifo",
+                sd::CONTROL
+            )));
+        }
+        Err(e) => return Err(StartError::Sys(Error::at("mkfifo", sd::CONTROL, e))),
+    }
+    tend_proto::control::open_reader(Path::new(sd::CONTROL))
+        .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))
+}
+
+/// How many deaths `supervise/death_tally` keeps (`max-death-tally`, capped).
+fn max_deaths(report: &Reporter) -> usize {
+    report
+        .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
+        .map_or(death_tally::DEFAULT_MAX, |v| {
+            usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
+        })
+}
+
 impl Supervisor {
     /// Set up the service directory `dir` (as given on the command line) and take the lock.
     pub fn new(dir: &OsStr, report: Reporter) -> Result<Supervisor, StartError> {
@@ -161,35 +221,9 @@ impl Supervisor {
         nix::unistd::chdir(dirpath)
             .map_err(|e| StartError::Sys(Error::at("chdir to", dirpath, e)))?;
         make_dir(sd::SUPERVISE)?;
-        let egid = nix::unistd::getegid();
-        match fifodir::make_fifodir(Path::new(sd::EVENT), egid) {
-            Ok(()) => {}
-            Err(Errno::ENOTDIR) => {
-                return Err(StartError::Misconfigured(format!(
-                    "{} exists and is not a directory",
-                    sd::EVENT
-                )));
-            }
-            Err(Errno::ENOENT) => make_dir(sd::EVENT)?,
-            Err(e) => return Err(StartError::Sys(Error::at("mkdir", sd::EVENT, e))),
-        }
-        let lock = match lock::acquire(Path::new(sd::LOCK), 0o644) {
-            Ok(fd) => fd,
-            Err(LockError::Busy) => return Err(StartError::AlreadyRunning),
-            Err(LockError::Sys(e)) => return Err(StartError::Sys(Error::at("lock", sd::LOCK, e))),
-        };
-        match tend_proto::control::make_fifo(Path::new(sd::CONTROL)) {
-            Ok(()) => {}
-            Err(Errno::EEXIST) => {
-                return Err(StartError::Misconfigured(format!(
-                    "{} exists and is not a fifo",
-                    sd::CONTROL
-                )));
-            }
-            Err(e) => return Err(StartError::Sys(Error::at("mkfifo", sd::CONTROL, e))),
-        }
-        let (control, control_writer) = tend_proto::control::open_reader(Path::new(sd::CONTROL))
-            .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))?;
+        make_event_dir()?;
+        let lock = take_lock()?;
+        let (control, control_writer) = open_control()?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
         // Replaced, not truncated in place: a FIFO planted there must not block us.
         write_atomic_at(status.dir(), c"death_tally.new", c"death_tally", b"")
@@ -202,11 +236,7 @@ impl Supervisor {
             .map_err(|e| StartError::Sys(Error::new("create signalfd", e)))?;
         let run = Prepared::with_current_env(&[OsString::from("./run"), dir.to_os_string()])
             .map_err(|e| StartError::Sys(Error::new("prepare ./run", e)))?;
-        let max_deaths = report
-            .setting(sd::MAX_DEATH_TALLY, sd::read_number(sd::MAX_DEATH_TALLY))
-            .map_or(death_tally::DEFAULT_MAX, |v| {
-                usize::try_from(v).map_or(death_tally::LIMIT, |v| v.min(death_tally::LIMIT))
-            });
+        let max_deaths = max_deaths(&report);
         let normally_up = !Path::new(sd::DOWN).exists();
         Ok(Supervisor {
             core: Core::new(now(), normally_up),
@@ -239,8 +269,9 @@ impl Supervisor {
     fn wait_and_dispatch(&mut self) {
         let t = now();
         let timeout = match self.core.next_deadline() {
-            Some(d) if d <= t.mono => PollTimeout::ZERO,
-            Some(d) => PollTimeout::try_from(d - t.mono).unwrap_or(PollTimeout::MAX),
+            Some(d) => tend_sys::deadline::ms_rounded_up(std::time::Duration::from_millis(
+                d.saturating_sub(t.mono),
+            )),
             None => PollTimeout::NONE,
         };
         let (sig_ready, ctl_ready, note_ready) = {
@@ -260,7 +291,8 @@ impl Supervisor {
                 Err(Errno::EINTR) => return,
                 Err(e) => {
                     self.report.warn(Error::new("poll", e));
-                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    // Not to spin on a poll that keeps failing (EINVAL, ENOMEM).
+                    std::thread::sleep(POLL_FAILURE_PAUSE);
                     return;
                 }
             }
@@ -299,11 +331,11 @@ impl Supervisor {
 
     fn reap(&mut self) {
         while let Some((pid, wstat)) = process::reap_any() {
-            if pid != self.core.pid {
+            if pid != self.core.pid() {
                 continue;
             }
             let t = now();
-            match self.core.phase {
+            match self.core.phase() {
                 Phase::Up => {
                     self.notify_pipe = None;
                     self.warn_if_quick_death(wstat, t);
@@ -325,20 +357,19 @@ impl Supervisor {
 
     /// A crash loop gets one line per attempt saying how ./run ended.
     fn warn_if_quick_death(&self, wstat: i32, t: Now) {
-        let Some(started) = self.core.last_spawn else {
+        let Some(started) = self.core.last_spawn() else {
             return;
         };
         let lived = t.mono.saturating_sub(started);
-        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up {
+        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up() {
             return;
         }
-        let how = if wstat & 0x7f == 0 {
-            format!("exitcode {}", (wstat >> 8) & 0xff)
-        } else {
-            format!(
+        let how = match Wstat(wstat).ended() {
+            Ended::Exited(code) => format!("exitcode {code}"),
+            Ended::Signaled(sig) => format!(
                 "signal {}",
-                tend_sys::signals::name(wstat & 0x7f).unwrap_or("unknown")
-            )
+                tend_sys::signals::name(i32::from(sig)).unwrap_or("unknown")
+            ),
         };
         self.report.warn(format_args!(
             "./run died after {lived} ms ({how}): restarting in {} ms",
@@ -451,8 +482,7 @@ impl Supervisor {
             },
             Action::CloseStdio => {
                 if let Ok(null) =
-                    nix::fcntl::open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
-                        .map(own)
+                    tend_sys::fd::open("/dev/null", OFlag::O_RDWR | OFlag::O_CLOEXEC, Mode::empty())
                 {
                     let _ = nix::unistd::dup2(null.as_raw_fd(), 0);
                     let _ = nix::unistd::dup2(null.as_raw_fd(), 1);
@@ -474,7 +504,7 @@ impl Supervisor {
             self.deaths.drain(..death_tally::RECORD_SIZE);
         }
         self.deaths
-            .extend_from_slice(&Death::from_wstat(self.core.stamp, wstat).encode());
+            .extend_from_slice(&Death::from_wstat(self.core.stamp(), wstat).encode());
         if let Err(e) = write_atomic_at(
             self.status.dir(),
             c"death_tally.new",
@@ -489,9 +519,9 @@ impl Supervisor {
     fn record_policy(&mut self, then: Then, wstat: i32) {
         let (deaths, secs) = self
             .core
-            .policy
+            .policy()
             .map_or((0, 0), |p| (p.deaths, p.within_ms / 1000));
-        let death = Death::from_wstat(self.core.stamp, wstat);
+        let death = Death::from_wstat(self.core.stamp(), wstat);
         let last = if death.signal != 0 {
             format!("signal {}", death.signal)
         } else {
@@ -517,12 +547,12 @@ impl Supervisor {
     /// `restart-policy`, if present and valid (a FIFO, a device or a huge file is refused
     /// without blocking: it is opened non-blocking and checked to be a small regular file).
     fn read_policy(&self) -> Option<Policy> {
-        let fd = match nix::fcntl::open(
+        let fd = match tend_sys::fd::open(
             POLICY_FILE,
             OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
             Mode::empty(),
         ) {
-            Ok(fd) => own(fd),
+            Ok(fd) => fd,
             Err(Errno::ENOENT) => return None,
             Err(e) => {
                 self.report.warn(Error::at("open", POLICY_FILE, e));
@@ -581,8 +611,8 @@ impl Supervisor {
         {
             settings.down_signal = sig as i32;
         }
-        self.core.settings = settings;
-        self.core.policy = self.read_policy();
+        self.core.set_settings(settings);
+        self.core.set_policy(self.read_policy());
         (notification, lockfd)
     }
 
@@ -656,7 +686,7 @@ impl Supervisor {
 
     /// tend's own `supervise/spawn-error` (see proto::spawn_error), for tend-svstat.
     fn write_spawn_error(&self, e: Errno, why: ExecDiagnosis, t: Now) {
-        let record = tend_proto::spawn_error::SpawnError {
+        let record = tend_proto::spawn_error::SpawnRecord {
             stamp: t.wall,
             errno: e as i32,
             program: b"./run".to_vec(),
@@ -677,10 +707,9 @@ impl Supervisor {
     }
 
     fn spawn_finish(&mut self, wstat: i32) {
-        let (code, sig) = if wstat & 0x7f == 0 {
-            ((wstat >> 8) & 0xff, 0)
-        } else {
-            (256, wstat & 0x7f)
+        let (code, sig) = match Wstat(wstat).ended() {
+            Ended::Exited(code) => (i32::from(code), 0),
+            Ended::Signaled(sig) => (256, i32::from(sig)),
         };
         let arg = |v: i32| CString::new(v.to_string()).unwrap_or_default();
         let dir = CString::new(self.dir_arg.as_bytes()).unwrap_or_default();

@@ -15,6 +15,7 @@
 //! Without the file nothing changes (s6's one-second pacing, restart forever).
 
 use crate::core::Ms;
+use tend_sys::wait::Ended;
 
 /// The policy file's name in the service directory.
 pub const POLICY_FILE: &str = "restart-policy";
@@ -154,11 +155,9 @@ impl Policy {
         if self.any {
             return true;
         }
-        let sig = (wstat & 0x7f) as usize;
-        if sig == 0 {
-            self.codes[((wstat >> 8) & 0xff) as usize]
-        } else {
-            self.signals.get(sig).copied().unwrap_or(false)
+        match tend_sys::wait::Wstat(wstat).ended() {
+            Ended::Exited(code) => self.codes[usize::from(code)],
+            Ended::Signaled(sig) => self.signals.get(usize::from(sig)).copied().unwrap_or(false),
         }
     }
 }

@@ -36,6 +36,13 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The exit code for a failed system call.
+    pub fn code(&self) -> i32 {
+        crate::code::SYSTEM
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.path {
@@ -64,11 +71,10 @@ mod tests {
             e.to_string(),
             "unable to open /x/y: No such file or directory"
         );
-        assert_eq!(
+        assert!(
             Error::new("fork", Errno::EAGAIN)
                 .to_string()
-                .starts_with("unable to fork: "),
-            true
+                .starts_with("unable to fork: ")
         );
     }
 }

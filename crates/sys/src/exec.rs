@@ -196,8 +196,8 @@ pub fn exec_with_env(argv: &[OsString], env: &[(OsString, OsString)]) -> Errno {
 /// The exit code a chain-loader uses when exec failed: 127 not found, 126 otherwise.
 pub fn exit_code_for(e: Errno) -> i32 {
     match e {
-        Errno::ENOENT | Errno::ENOTDIR => 127,
-        _ => 126,
+        Errno::ENOENT | Errno::ENOTDIR => crate::code::EXEC_NOT_FOUND,
+        _ => crate::code::EXEC_FAILED,
     }
 }
 

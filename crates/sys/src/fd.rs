@@ -1,20 +1,44 @@
-//! Raw file descriptors: taking ownership of fds returned by nix 0.29 calls (`open`,
-//! `openat`, …), borrowing fds a program inherited by number (a notification fd, a
+//! Raw file descriptors: `open`/`openat` that return an owned fd (nix 0.29 returns a bare
+//! number), borrowing fds a program inherited by number (a notification fd, a
 //! controlling terminal given with `-d`), and writing to one.
 
 #![allow(unsafe_code)]
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
-use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Wrap an fd that a system call just returned to us.
 ///
-/// Only for fds fresh from a successful `open`/`openat`/`dup`/`socket` that nothing else
-/// owns; the caller must not close the raw number itself afterwards.
-pub fn own(fd: RawFd) -> OwnedFd {
-    // SAFETY: per the contract above, fd is valid, open and owned by nobody else.
+/// # Safety
+/// `fd` must be fresh from a successful `open`/`openat`/`dup`/`socket` call, owned by
+/// nothing else, and its raw number must not be closed elsewhere afterwards.
+pub(crate) unsafe fn own(fd: RawFd) -> OwnedFd {
+    // SAFETY: the caller guarantees fd is open and owned by nobody else.
     unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// open(2), as `nix::fcntl::open`, returning an owned fd.
+pub fn open<P: ?Sized + nix::NixPath>(
+    path: &P,
+    flags: nix::fcntl::OFlag,
+    mode: nix::sys::stat::Mode,
+) -> Result<OwnedFd, Errno> {
+    let fd = nix::fcntl::open(path, flags, mode)?;
+    // SAFETY: open just returned fd; nothing else knows it.
+    Ok(unsafe { own(fd) })
+}
+
+/// openat(2), as `nix::fcntl::openat`, returning an owned fd.
+pub fn openat<P: ?Sized + nix::NixPath>(
+    dir: impl AsFd,
+    path: &P,
+    flags: nix::fcntl::OFlag,
+    mode: nix::sys::stat::Mode,
+) -> Result<OwnedFd, Errno> {
+    let fd = nix::fcntl::openat(Some(dir.as_fd().as_raw_fd()), path, flags, mode)?;
+    // SAFETY: openat just returned fd; nothing else knows it.
+    Ok(unsafe { own(fd) })
 }
 
 /// Read at most `max` bytes of the file at `path`, as s6's clients do: opened
@@ -22,13 +46,12 @@ pub fn own(fd: RawFd) -> OwnedFd {
 /// regular file reads as empty (what a FIFO without a writer gives s6).
 pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, Errno> {
     use nix::fcntl::OFlag;
-    let fd = nix::fcntl::open(
+    let fd = open(
         path,
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
-    )
-    .map(own)?;
-    let st = nix::sys::stat::fstat(std::os::fd::AsRawFd::as_raw_fd(&fd))?;
+    )?;
+    let st = nix::sys::stat::fstat(fd.as_raw_fd())?;
     let mut out = Vec::new();
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Ok(out);
@@ -36,7 +59,7 @@ pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, Errno
     out.resize(max, 0);
     let mut got = 0;
     while got < max {
-        match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut out[got..]) {
+        match nix::unistd::read(fd.as_raw_fd(), &mut out[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(Errno::EINTR) => {}

@@ -1,7 +1,12 @@
 //! The only crate of tend with `unsafe` code.
 //!
-//! It wraps what nix leaves unsafe — `fork`, `sigaction`, the child side of a spawn —
-//! behind safe functions, one module each, and carries the toolkit's system error type.
+//! It wraps what nix leaves unsafe — `fork` (checked single-threaded), `sigaction`, the
+//! child side of a spawn (named steps, each an `unsafe fn` with its `# Safety`), owning
+//! and borrowing fds by number, POSIX `regcomp`, `localtime_r`, a raw `write` — behind
+//! safe functions, one module each. It also holds the system facts every program shares,
+//! each written once: the exit codes ([`code`]), the wait-status bits ([`wait`]),
+//! deadline → poll timeout ([`deadline`]), signal names ([`signals`]), exec failure →
+//! 126/127 ([`exec::exit_code_for`]), and the toolkit's system error type.
 //! Everything here is policy-free: no messages are printed and nothing exits, except the
 //! child half of a spawn, which can only `_exit`.
 //!
@@ -9,6 +14,8 @@
 //! missing interpreter or loader, a noexec mount...): every program that execs or
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
+pub mod code;
+pub mod deadline;
 pub mod diagnose;
 pub mod error;
 pub mod exec;
@@ -18,6 +25,8 @@ pub mod machine;
 pub mod process;
 pub mod regex;
 pub mod signals;
+pub mod wait;
+pub mod warn;
 
 pub use error::Error;
 pub use nix::errno::Errno;

@@ -105,7 +105,8 @@ pub fn loopback_up() -> Result<(), Errno> {
     if s == -1 {
         return Err(Errno::last());
     }
-    let sock = crate::fd::own(s);
+    // SAFETY: socket just returned s; nothing else owns it.
+    let sock = unsafe { crate::fd::own(s) };
     let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
     // SAFETY: ifreq is plain old data; all-zero is a valid value.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };

@@ -8,7 +8,7 @@ use crate::exec::{Prepared, pointers};
 use nix::errno::Errno;
 use nix::unistd::Pid;
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 
 /// Which side of a fork we are on.
 pub enum Forked {
@@ -16,15 +16,66 @@ pub enum Forked {
     Child,
 }
 
-/// fork(2). The caller must be single-threaded (every tend daemon is) so the child may
-/// use any function, not only async-signal-safe ones.
+/// fork(2), for a child that goes on running Rust code (not only async-signal-safe
+/// calls). That is sound only while the process has one thread, so it is checked here
+/// (the thread count in `/proc/self/stat`) at each call, not assumed: a process with
+/// other threads, or without /proc, gets EAGAIN or the errno of the read, and no child.
 pub fn fork() -> Result<Forked, Errno> {
-    // SAFETY: tend's long-lived programs are single-threaded; the child inherits no
-    // locks held by other threads.
+    if threads()? != 1 {
+        return Err(Errno::EAGAIN);
+    }
+    // SAFETY: the process has one thread (checked just above, and only this thread could
+    // have started another since), so the child inherits no lock another thread holds.
     match unsafe { nix::unistd::fork() }? {
         nix::unistd::ForkResult::Parent { child } => Ok(Forked::Parent(child)),
         nix::unistd::ForkResult::Child => Ok(Forked::Child),
     }
+}
+
+/// The number of threads of this process: field 20 of `/proc/self/stat`, counted after
+/// the command name's closing parenthesis (the name itself may hold spaces).
+fn threads() -> Result<u64, Errno> {
+    let stat = crate::fd::read_regular(std::path::Path::new("/proc/self/stat"), 1024)?;
+    let after_name = stat.iter().rposition(|&b| b == b')').ok_or(Errno::EIO)?;
+    std::str::from_utf8(&stat[after_name + 1..])
+        .ok()
+        .and_then(|rest| rest.split_ascii_whitespace().nth(20 - 3))
+        .and_then(|n| n.parse().ok())
+        .ok_or(Errno::EIO)
+}
+
+/// Fork a child that waits for the OFD lock `fl` on `fd` (F_OFD_SETLKW, so the lock it
+/// takes belongs to the open file description it shares with us), then writes one byte
+/// to `report`, 0 or the errno, and exits. Kill it to give up. The child makes only
+/// async-signal-safe calls, so this is sound in any process.
+pub fn fork_lock_waiter(
+    fd: BorrowedFd,
+    fl: &libc::flock,
+    report: BorrowedFd,
+) -> Result<Pid, Errno> {
+    let (fd, report) = (fd.as_raw_fd(), report.as_raw_fd());
+    // SAFETY: the child below calls only fcntl, write and _exit (async-signal-safe) on
+    // fds and a flock that stay valid in it.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Errno::last());
+    }
+    if pid == 0 {
+        let answer = loop {
+            // SAFETY: fl points to a live flock; fcntl is async-signal-safe.
+            if unsafe { libc::fcntl(fd, libc::F_OFD_SETLKW, fl) } == 0 {
+                break 0u8;
+            }
+            match Errno::last_raw() {
+                libc::EINTR => {}
+                e => break e as u8,
+            }
+        };
+        // SAFETY: answer is one byte on our stack; write is async-signal-safe.
+        unsafe { libc::write(report, (&answer as *const u8).cast(), 1) };
+        exit_now(0)
+    }
+    Ok(Pid::from_raw(pid))
 }
 
 /// Leave the process now, without running destructors or flushing stdio (for children).
@@ -32,6 +83,10 @@ pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit is always safe to call; it never returns.
     unsafe { libc::_exit(code) }
 }
+
+/// The most fd moves one spawn takes: the child moves them through a stack array (it
+/// may not allocate). `spawn` refuses more with E2BIG before forking.
+pub const MAX_FD_MOVES: usize = 16;
 
 /// How to start a child.
 #[derive(Debug, Default)]
@@ -73,7 +128,8 @@ pub struct ServiceLock {
 /// Why a spawn failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpawnError {
-    /// pipe or fork failed: a system problem, retry later.
+    /// pipe or fork failed (a system problem, retry later), or E2BIG: more than
+    /// [`MAX_FD_MOVES`] fd moves were asked for (nothing was forked).
     Fork(Errno),
     /// The child could not exec the program (errno from execve, chdir or dup2).
     Exec(Errno),
@@ -82,21 +138,29 @@ pub enum SpawnError {
 /// Fork and exec `prog`. Returns the child's pid once it has exec'd, or the reason it
 /// could not. Between fork and exec the child makes only async-signal-safe calls.
 pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
+    if opts.fds.len() > MAX_FD_MOVES {
+        return Err(SpawnError::Fork(Errno::E2BIG));
+    }
     let argv = pointers(&prog.argv);
     let envp = prog.envp_pointers();
     let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(SpawnError::Fork)?;
-    let cwd_ptr = opts.cwd.as_ref().map(|c| c.as_ptr());
-    let wr_fd = wr.as_raw_fd();
-    // SAFETY: the child only calls async-signal-safe functions (setsid, tcsetpgrp, fcntl, dup2,
-    // close, chdir, sigaction, sigprocmask, execve, write, _exit) on memory prepared
-    // before the fork, then execs or exits.
+    let child = Child {
+        opts,
+        cwd: opts.cwd.as_ref().map(|c| c.as_ptr()),
+        argv: &argv,
+        envp: &envp,
+        candidates: &prog.candidates,
+        report: Report::Pipe(wr.as_raw_fd()),
+    };
+    // SAFETY: the child half (Child::exec) only makes async-signal-safe calls on memory
+    // prepared before the fork, then execs or _exits; the parent goes on as usual.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(SpawnError::Fork(Errno::last()));
     }
     if pid == 0 {
-        // SAFETY: see above; child_exec never returns.
-        unsafe { child_exec(opts, cwd_ptr, wr_fd, &argv, &envp, &prog.candidates) }
+        // SAFETY: we are the freshly forked child; exec never returns.
+        unsafe { child.exec() }
     }
     drop(wr);
     let mut buf = [0u8; 4];
@@ -118,103 +182,249 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
     Ok(pid)
 }
 
-/// The child half of spawn.
-///
-/// # Safety
-/// Must only be called in a freshly forked child; it never returns.
-unsafe fn child_exec(
-    opts: &SpawnOptions,
-    cwd: Option<*const libc::c_char>,
-    report: RawFd,
+/// Fork and exec without waiting for the exec (s6-svscan's way of starting a
+/// supervisor): the parent returns as soon as it has forked. Only `opts.fds` is
+/// applied. If the exec fails, the child writes `exec_failed` followed by the reason to
+/// stderr and exits 111; if a move fails, it exits 111 silently. `argv` and `envp` are
+/// NULL-terminated pointer arrays the caller built before (so this allocates nothing).
+pub fn spawn_unreported(
     argv: &[*const libc::c_char],
     envp: &[*const libc::c_char],
     candidates: &[CString],
-) -> ! {
-    let fail = |e: i32| -> ! {
-        let b = e.to_ne_bytes();
-        // SAFETY: write and _exit are async-signal-safe; report is our pipe.
-        unsafe {
-            libc::write(report, b.as_ptr().cast(), 4);
-            libc::_exit(if e == libc::ENOENT { 127 } else { 126 })
-        }
+    opts: &SpawnOptions,
+    exec_failed: &[&str],
+) -> Result<Pid, Errno> {
+    if opts.fds.len() > MAX_FD_MOVES {
+        return Err(Errno::E2BIG);
+    }
+    let child = Child {
+        opts,
+        cwd: None,
+        argv,
+        envp,
+        candidates,
+        report: Report::Stderr(exec_failed),
     };
-    // SAFETY: every call below is async-signal-safe and operates on plain integers or
-    // pointers into memory prepared before the fork.
-    unsafe {
-        if opts.setsid && libc::setsid() < 0 {
-            fail(*libc::__errno_location());
-        }
-        if opts.setpgid && libc::setpgid(0, 0) < 0 {
-            fail(*libc::__errno_location());
-        }
-        if let Some(tty) = opts.foreground
-            && libc::tcsetpgrp(tty, libc::getpgrp()) < 0
-        {
-            match *libc::__errno_location() {
-                libc::ENOTTY | libc::ENXIO | libc::EBADF | libc::EINVAL | libc::EPERM => {}
-                e => fail(e),
+    // SAFETY: as in spawn: the child only makes async-signal-safe calls, then execs or
+    // _exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Errno::last());
+    }
+    if pid == 0 {
+        // SAFETY: we are the freshly forked child; exec never returns.
+        unsafe { child.exec() }
+    }
+    Ok(Pid::from_raw(pid))
+}
+
+/// How a child tells why it did not exec.
+#[derive(Clone, Copy)]
+enum Report<'a> {
+    /// Write the errno to this close-on-exec pipe, then exit 126/127 (`spawn`).
+    Pipe(RawFd),
+    /// Exit 111; after a failed exec, first write these words and the reason to stderr.
+    Stderr(&'a [&'a str]),
+}
+
+/// What the child half of a spawn works on, all prepared before the fork.
+struct Child<'a> {
+    opts: &'a SpawnOptions,
+    cwd: Option<*const libc::c_char>,
+    argv: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
+    candidates: &'a [CString],
+    report: Report<'a>,
+}
+
+/// A step of the child failed with this errno.
+type Step = Result<(), i32>;
+
+fn check(r: libc::c_int) -> Step {
+    if r < 0 {
+        Err(Errno::last_raw())
+    } else {
+        Ok(())
+    }
+}
+
+impl Child<'_> {
+    /// The child half of a spawn: each step, then exec; a failed step reports and exits.
+    ///
+    /// # Safety
+    /// Only in a freshly forked child: the steps overwrite and close fds by number,
+    /// which would break the ownership of fds held by the code of any other process.
+    unsafe fn exec(&self) -> ! {
+        // SAFETY: we are the forked child (this function's contract).
+        let (e, exec) = match unsafe { self.steps() } {
+            Err(e) => (e, false),
+            Ok(()) => {
+                let e = crate::exec::execve_prepared(self.argv, self.envp, self.candidates);
+                (e as i32, true)
             }
+        };
+        // SAFETY: as above; fail exits the child.
+        unsafe { self.fail(e, exec) }
+    }
+
+    /// Every step before exec, in order; the first failure's errno.
+    ///
+    /// # Safety
+    /// Only in a freshly forked child (see `exec`).
+    unsafe fn steps(&self) -> Step {
+        let opts = self.opts;
+        // SAFETY: forked child about to exec (this function's contract).
+        unsafe { new_session(opts)? };
+        if let Some(tty) = opts.foreground {
+            // SAFETY: forked child about to exec.
+            unsafe { take_terminal(tty)? };
         }
         if let Some(lock) = &opts.lock {
-            let fd = libc::open(
-                lock.path.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_NONBLOCK | libc::O_CLOEXEC,
-                0o644,
-            );
-            if fd < 0 {
-                fail(*libc::__errno_location());
+            // SAFETY: forked child about to exec; the report pipe is ours to close.
+            unsafe { take_lock(lock, self.report)? };
+        }
+        // SAFETY: forked child about to exec; the spawn functions checked the count.
+        unsafe { move_fds(&opts.fds)? };
+        // SAFETY: forked child about to exec.
+        unsafe { close_fds(&opts.close, &opts.fds) };
+        if let Some(dir) = self.cwd {
+            // SAFETY: dir points into opts.cwd, a CString that outlives the child.
+            check(unsafe { libc::chdir(dir) })?;
+        }
+        // SAFETY: forked child about to exec.
+        unsafe { reset_signals_raw() };
+        Ok(())
+    }
+
+    /// Say why the child did not exec, and exit.
+    ///
+    /// # Safety
+    /// Only in a forked child (it exits the process without any cleanup).
+    unsafe fn fail(&self, e: i32, exec: bool) -> ! {
+        match self.report {
+            Report::Pipe(fd) => {
+                let b = e.to_ne_bytes();
+                // SAFETY: write is async-signal-safe; b is 4 bytes on our stack.
+                unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+                exit_now(crate::exec::exit_code_for(Errno::from_raw(e)))
             }
-            let mut fl: libc::flock = std::mem::zeroed();
-            fl.l_type = libc::F_WRLCK as i16;
-            fl.l_whence = libc::SEEK_SET as i16;
-            if libc::fcntl(fd, libc::F_OFD_SETLK, &fl) < 0 {
-                let e = *libc::__errno_location();
-                if e != libc::EAGAIN && e != libc::EACCES {
-                    fail(e);
-                }
-                libc::write(2, lock.warning.as_ptr().cast(), lock.warning.len());
-                libc::close(report);
-                while libc::fcntl(fd, libc::F_OFD_SETLKW, &fl) < 0 {
-                    if *libc::__errno_location() != libc::EINTR {
-                        libc::_exit(111);
+            Report::Stderr(words) => {
+                if exec {
+                    let why = Errno::from_raw(e).desc();
+                    for part in words.iter().chain([&why, &"\n"]) {
+                        // SAFETY: write is async-signal-safe; part is a live &str.
+                        unsafe { libc::write(2, part.as_ptr().cast(), part.len()) };
                     }
                 }
+                exit_now(111)
             }
-            if libc::dup2(fd, lock.fd) < 0 {
-                fail(*libc::__errno_location());
+        }
+    }
+}
+
+/// setsid / setpgid as asked.
+///
+/// # Safety
+/// Only in a forked child about to exec.
+unsafe fn new_session(opts: &SpawnOptions) -> Step {
+    // SAFETY: setsid and setpgid take no pointers and are async-signal-safe.
+    unsafe {
+        if opts.setsid {
+            check(libc::setsid())?;
+        }
+        if opts.setpgid {
+            check(libc::setpgid(0, 0))?;
+        }
+    }
+    Ok(())
+}
+
+/// Make our process group the terminal's foreground group; a terminal that is not ours
+/// (or not a terminal) is not an error.
+///
+/// # Safety
+/// Only in a forked child about to exec.
+unsafe fn take_terminal(tty: RawFd) -> Step {
+    // SAFETY: tcsetpgrp and getpgrp take no pointers and are async-signal-safe.
+    match check(unsafe { libc::tcsetpgrp(tty, libc::getpgrp()) }) {
+        Err(libc::ENOTTY | libc::ENXIO | libc::EBADF | libc::EINVAL | libc::EPERM) => Ok(()),
+        other => other,
+    }
+}
+
+/// s6's lock-fd: open the lock file, take an OFD write lock (after a warning and
+/// silencing the report pipe if it is held, wait for it), and put it on `lock.fd`.
+///
+/// # Safety
+/// Only in a forked child about to exec: it closes the report pipe by number.
+unsafe fn take_lock(lock: &ServiceLock, report: Report) -> Step {
+    // SAFETY: open, fcntl, write, close and dup2 are async-signal-safe; the pointers are
+    // to lock's CString and buffer and to fl on our stack, all live across the calls.
+    unsafe {
+        let fd = libc::open(
+            lock.path.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            0o644,
+        );
+        check(fd)?;
+        let mut fl: libc::flock = std::mem::zeroed();
+        fl.l_type = libc::F_WRLCK as i16;
+        fl.l_whence = libc::SEEK_SET as i16;
+        if libc::fcntl(fd, libc::F_OFD_SETLK, &fl) < 0 {
+            let e = Errno::last_raw();
+            if e != libc::EAGAIN && e != libc::EACCES {
+                return Err(e);
             }
-            if fd != lock.fd {
+            libc::write(2, lock.warning.as_ptr().cast(), lock.warning.len());
+            if let Report::Pipe(fd) = report {
                 libc::close(fd);
             }
-        }
-        // Move sources out of the way first (above every target), then into place.
-        let mut moved = [-1 as RawFd; 16];
-        for (i, (src, _)) in opts.fds.iter().enumerate().take(16) {
-            let fd = libc::fcntl(*src, libc::F_DUPFD_CLOEXEC, 64);
-            if fd < 0 {
-                fail(*libc::__errno_location());
-            }
-            moved[i] = fd;
-        }
-        for (i, (_, dst)) in opts.fds.iter().enumerate().take(16) {
-            if libc::dup2(moved[i], *dst) < 0 {
-                fail(*libc::__errno_location());
+            while libc::fcntl(fd, libc::F_OFD_SETLKW, &fl) < 0 {
+                if Errno::last_raw() != libc::EINTR {
+                    libc::_exit(111);
+                }
             }
         }
-        for fd in &opts.close {
-            if !opts.fds.iter().any(|(_, d)| d == fd) {
-                libc::close(*fd);
-            }
+        check(libc::dup2(fd, lock.fd))?;
+        if fd != lock.fd {
+            libc::close(fd);
         }
-        if let Some(dir) = cwd
-            && libc::chdir(dir) < 0
-        {
-            fail(*libc::__errno_location());
-        }
-        reset_signals_raw();
     }
-    let e = crate::exec::execve_prepared(argv, envp, candidates);
-    fail(e as i32)
+    Ok(())
+}
+
+/// Apply every (source, target) move as if all happened at once: first each source to a
+/// close-on-exec copy above every target, then each copy into place.
+///
+/// # Safety
+/// Only in a forked child about to exec; `fds.len() <= MAX_FD_MOVES` (checked by the
+/// spawn functions before forking).
+unsafe fn move_fds(fds: &[(RawFd, RawFd)]) -> Step {
+    let mut moved = [-1 as RawFd; MAX_FD_MOVES];
+    for (slot, (src, _)) in moved.iter_mut().zip(fds) {
+        // SAFETY: fcntl(F_DUPFD_CLOEXEC) takes no pointer and is async-signal-safe.
+        let fd = unsafe { libc::fcntl(*src, libc::F_DUPFD_CLOEXEC, 64) };
+        check(fd)?;
+        *slot = fd;
+    }
+    for (copy, (_, dst)) in moved.iter().zip(fds) {
+        // SAFETY: dup2 takes no pointer and is async-signal-safe.
+        check(unsafe { libc::dup2(*copy, *dst) })?;
+    }
+    Ok(())
+}
+
+/// Close `close`, except the fds just moved into place.
+///
+/// # Safety
+/// Only in a forked child about to exec.
+unsafe fn close_fds(close: &[RawFd], moved: &[(RawFd, RawFd)]) {
+    for fd in close {
+        if !moved.iter().any(|(_, d)| d == fd) {
+            // SAFETY: close takes no pointer and is async-signal-safe.
+            unsafe { libc::close(*fd) };
+        }
+    }
 }
 
 /// Reap one dead child without blocking: Some((pid, raw wait status)), or None when no
@@ -265,6 +475,27 @@ mod tests {
             spawn(&p, &SpawnOptions::default()),
             Err(SpawnError::Exec(Errno::ENOENT))
         );
+    }
+
+    #[test]
+    fn fd_moves_past_the_capacity_are_refused() {
+        let p = Prepared::with_current_env(&[OsString::from("true")]).unwrap();
+        let most = SpawnOptions {
+            fds: vec![(2, 2); MAX_FD_MOVES],
+            ..Default::default()
+        };
+        let pid = spawn(&p, &most).unwrap();
+        nix::sys::wait::waitpid(pid, None).unwrap();
+        let too_many = SpawnOptions {
+            fds: vec![(2, 2); MAX_FD_MOVES + 1],
+            ..Default::default()
+        };
+        assert_eq!(spawn(&p, &too_many), Err(SpawnError::Fork(Errno::E2BIG)));
+    }
+
+    #[test]
+    fn fork_counts_threads() {
+        assert!(threads().unwrap() >= 1);
     }
 
     #[test]

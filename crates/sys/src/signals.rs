@@ -34,7 +34,72 @@ pub fn unblock_all() -> Result<(), Errno> {
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None)
 }
 
-/// The signal's name as s6 prints it (`SIGTERM`), or None for unknown numbers.
+/// Signal names as s6 prints them (skalibs' table: `SIGPOLL` for 29, not `SIGIO`).
+const NAMES: [&str; 32] = [
+    "SIG0",
+    "SIGHUP",
+    "SIGINT",
+    "SIGQUIT",
+    "SIGILL",
+    "SIGTRAP",
+    "SIGABRT",
+    "SIGBUS",
+    "SIGFPE",
+    "SIGKILL",
+    "SIGUSR1",
+    "SIGSEGV",
+    "SIGUSR2",
+    "SIGPIPE",
+    "SIGALRM",
+    "SIGTERM",
+    "SIGSTKFLT",
+    "SIGCHLD",
+    "SIGCONT",
+    "SIGSTOP",
+    "SIGTSTP",
+    "SIGTTIN",
+    "SIGTTOU",
+    "SIGURG",
+    "SIGXCPU",
+    "SIGXFSZ",
+    "SIGVTALRM",
+    "SIGPROF",
+    "SIGWINCH",
+    "SIGPOLL",
+    "SIGPWR",
+    "SIGSYS",
+];
+
+/// The signal's name as s6 prints it (`SIGTERM`), or None outside 1..=31.
 pub fn name(signo: i32) -> Option<&'static str> {
-    Signal::try_from(signo).ok().map(|s| s.as_str())
+    match signo {
+        1..=31 => Some(NAMES[signo as usize]),
+        _ => None,
+    }
+}
+
+/// The name without `SIG` (`TERM`), or `???` outside 1..=31 (as s6-svstat prints it).
+pub fn short(signo: i32) -> &'static str {
+    name(signo).map_or("???", |n| &n[3..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_as_s6() {
+        assert_eq!(name(15), Some("SIGTERM"));
+        assert_eq!(short(15), "TERM");
+        assert_eq!(short(9), "KILL");
+        assert_eq!(short(29), "POLL");
+        assert_eq!(short(31), "SYS");
+        assert_eq!(short(32), "???");
+        assert_eq!(short(0), "???");
+        assert_eq!(name(-1), None);
+        // Every name but 29's is nix's (and the kernel's).
+        for n in (1..=31).filter(|&n| n != 29) {
+            assert_eq!(name(n), Signal::try_from(n).ok().map(|s| s.as_str()), "{n}");
+        }
+    }
 }

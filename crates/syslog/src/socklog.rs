@@ -193,9 +193,9 @@ impl Stdout {
             let flags = nix::fcntl::OFlag::O_WRONLY
                 | nix::fcntl::OFlag::O_NONBLOCK
                 | nix::fcntl::OFlag::O_CLOEXEC;
-            if let Ok(fd) = nix::fcntl::open("/proc/self/fd/1", flags, Mode::empty()) {
+            if let Ok(fd) = tend_sys::fd::open("/proc/self/fd/1", flags, Mode::empty()) {
                 return Ok(Stdout {
-                    own: Some(tend_sys::fd::own(fd)),
+                    own: Some(fd),
                     fd1,
                     nonblocking: true,
                 });
@@ -263,9 +263,7 @@ impl<'a> Loop<'a> {
                     if left.is_zero() {
                         return Ok(Outcome::TimedOut);
                     }
-                    // Round up, so the wake-up is never early.
-                    PollTimeout::try_from(left.as_millis().saturating_add(1))
-                        .unwrap_or(PollTimeout::MAX)
+                    tend_sys::deadline::ms_rounded_up(left)
                 }
                 _ => PollTimeout::NONE,
             };

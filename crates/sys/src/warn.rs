@@ -1,0 +1,50 @@
+//! Messages: the one line format every program prints (`PROG: KIND: what failed: why`),
+//! and the one sink type through which a library hands its warnings to the program.
+
+use std::fmt::Display;
+use std::io::Write;
+
+/// Where a library's warnings go; the program decides (its stderr line, a test's list).
+/// Libraries take `&dyn Warn`; `tend_cli::Program` and any `Fn(&dyn Display)` are one.
+pub trait Warn {
+    fn warn(&self, msg: &dyn Display);
+}
+
+impl<F: Fn(&dyn Display)> Warn for F {
+    fn warn(&self, msg: &dyn Display) {
+        self(msg)
+    }
+}
+
+/// Print `prefix: kind: msg` as one line on stderr, with a single write(2) so lines from
+/// concurrent processes never interleave. A newline or carriage return inside the
+/// message (from a path or an argument) is shown as `\n` / `\r`: one message, one line.
+pub fn line(prefix: &str, kind: &str, msg: &dyn Display) {
+    let _ = std::io::stderr().write_all(format_line(prefix, kind, msg).as_bytes());
+}
+
+fn format_line(prefix: &str, kind: &str, msg: &dyn Display) -> String {
+    let mut text = format!("{prefix}: {kind}: {msg}");
+    if text.contains(['\n', '\r']) {
+        text = text.replace('\n', "\\n").replace('\r', "\\r");
+    }
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line() {
+        assert_eq!(
+            format_line("tend-svc", "fatal", &"unable to control a\nb: x"),
+            "tend-svc: fatal: unable to control a\\nb: x\n"
+        );
+        let seen = std::cell::RefCell::new(Vec::new());
+        let sink = |m: &dyn Display| seen.borrow_mut().push(m.to_string());
+        sink.warn(&format_args!("n={}", 1));
+        assert_eq!(seen.into_inner(), ["n=1"]);
+    }
+}
