@@ -158,8 +158,9 @@ fn readiness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> !
             .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e)),
     };
     match readiness::split(r) {
-        Ok(Role::Daemon) => {
+        Ok(Role::Daemon(gate)) => {
             let e = tend_env::exec(&p.operands, &tend_sys::exec::current_env());
+            gate.failed();
             PROG.fatal(e.code(), e)
         }
         Ok(Role::Intermediate) => tend_sys::process::exit_now(code::OK),

@@ -785,3 +785,28 @@ fn readiness_under_s6_supervise() {
             .then_some(())
     });
 }
+
+/// When the daemon cannot be executed, the prober leaves without probing: one fatal line,
+/// exit 127, and nothing from the probe (the fuzz found a second line here).
+#[test]
+fn readiness_prober_quits_when_the_exec_fails() {
+    let s = Scratch::new("check-exec-fails");
+    let marker = s.join("probed");
+    let probe = format!("touch {}; echo probed >&2", marker.display());
+    let o = run({
+        let mut c = cmd("tend-check");
+        c.args(["-3", "1", "-c", &probe, "-w", "10", "/nonexistent/daemon"])
+            .stdout(std::process::Stdio::null());
+        c
+    });
+    assert_code(&o, 127);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-check: fatal: unable to exec /nonexistent/daemon: No such file or directory\n"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        !marker.exists(),
+        "the prober probed a daemon that never ran"
+    );
+}

@@ -257,4 +257,11 @@ fn summary_bad_usage_and_missing_dir() {
         text(&o.stderr),
         "tend-summary: fatal: unable to list /nonexistent/scan: No such file or directory\n"
     );
+    // A name longer than any format width (the fuzz found a panic there): a row, no panic.
+    let long = "n".repeat(70_000);
+    let o = tend("tend-summary", [long.as_str(), "/nonexistent/other"]);
+    assert_code(&o, 1);
+    let t = text(&o.stdout);
+    assert_eq!(t.lines().count(), 3, "{}", text(&o.stderr));
+    assert!(line_of(&t, &long).contains("supervisor not running"));
 }

@@ -31,18 +31,31 @@ pub struct Readiness {
 
 /// Which process we are after [`split`].
 pub enum Role {
-    /// Exec the daemon now.
-    Daemon,
+    /// Exec the daemon now. If the exec fails, call [`ExecGate::failed`] before exiting,
+    /// so the prober leaves without probing; a successful exec closes the gate's fd.
+    Daemon(ExecGate),
     /// The middle child of a double fork: exit 0 at once.
     Intermediate,
     /// Probe.
     Prober(Prober),
 }
 
+/// The daemon side's end of a close-on-exec pipe: the prober starts probing when it
+/// reads end-of-file (the exec succeeded, or the daemon side is gone), and leaves quietly
+/// when it reads a byte (the exec failed: nothing to probe, nothing more to say).
+pub struct ExecGate(OwnedFd);
+
+impl ExecGate {
+    pub fn failed(self) {
+        let _ = tend_sys::fd::write_all(self.0.as_fd(), b"x");
+    }
+}
+
 /// The prober's side.
 pub struct Prober {
     r: Readiness,
     daemon: Option<OwnedFd>,
+    gate: OwnedFd,
 }
 
 /// How the prober ended.
@@ -62,19 +75,32 @@ pub fn split(r: Readiness) -> Result<Role, Error> {
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let (gate, gate_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| Error::new("make a pipe", e))?;
     match fork().map_err(|e| Error::new("fork", e))? {
         Forked::Parent(child) => {
+            drop(gate);
             if r.double_fork {
                 let _ = nix::sys::wait::waitpid(child, None);
             }
             let _ = nix::unistd::close(r.notify_fd);
-            Ok(Role::Daemon)
+            Ok(Role::Daemon(ExecGate(gate_w)))
         }
-        Forked::Child if !r.double_fork => Ok(Role::Prober(Prober { r, daemon: pidfd })),
-        Forked::Child => match fork() {
-            Ok(Forked::Child) => Ok(Role::Prober(Prober { r, daemon: pidfd })),
-            _ => Ok(Role::Intermediate),
-        },
+        Forked::Child => {
+            drop(gate_w);
+            let prober = Prober {
+                r,
+                daemon: pidfd,
+                gate,
+            };
+            if !prober.r.double_fork {
+                return Ok(Role::Prober(prober));
+            }
+            match fork() {
+                Ok(Forked::Child) => Ok(Role::Prober(prober)),
+                _ => Ok(Role::Intermediate),
+            }
+        }
     }
 }
 
@@ -113,6 +139,16 @@ impl Prober {
 
     /// Probe until success, the last try, the global timeout or the daemon's death.
     pub fn run(self) -> Result<Ended, Error> {
+        // Wait for the daemon side's exec: a byte means it failed.
+        let mut b = [0u8; 1];
+        loop {
+            match nix::unistd::read(std::os::fd::AsRawFd::as_raw_fd(&self.gate), &mut b) {
+                Ok(0) => break,
+                Ok(_) => return Ok(Ended::DaemonDied),
+                Err(Errno::EINTR) => {}
+                Err(e) => return Err(Error::new("wait for the daemon's exec", e)),
+            }
+        }
         let start = Instant::now();
         let end = self.r.global_timeout.map(|t| start + t);
         if self.sleep(self.r.initial_sleep) {

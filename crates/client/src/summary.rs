@@ -347,7 +347,10 @@ pub fn table(rows: &[Row]) -> String {
             if i + 1 == cols.len() {
                 l.push_str(s);
             } else {
-                let _ = write!(l, "{s:<w$}  ", w = *w);
+                // Padded by hand: a format width is capped at u16::MAX, a name is not.
+                l.push_str(s);
+                let pad = w.saturating_sub(s.chars().count()) + 2;
+                l.extend(std::iter::repeat_n(' ', pad));
             }
         }
         out.push_str(l.trim_end());
