@@ -99,9 +99,10 @@ fn svc_state_letters_change_status_files_and_events() {
 /// A service under s6-supervise whose readiness and whose ./finish's end wait for the
 /// files `go-ready` and `go-finish` (both there at first); normally down.
 struct Gated {
-    _s: Scratch,
-    dir: PathBuf,
+    // Fields drop in order: the supervisor (and its service) before the directory.
     _sup: Supervised,
+    dir: PathBuf,
+    _s: Scratch,
 }
 
 impl Gated {
@@ -118,9 +119,9 @@ impl Gated {
             .path();
         let sup = Supervised::start("s6-supervise", &dir);
         let g = Gated {
-            _s: s,
-            dir,
             _sup: sup,
+            dir,
+            _s: s,
         };
         g.gate("go-ready", true);
         g.gate("go-finish", true);
