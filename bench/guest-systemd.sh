@@ -13,7 +13,8 @@
 # qemu start to the mark, MemTotal - MemAvailable one second later, PID 1's Pss.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/release}
+bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
 work=${WORK:-/var/tmp/tend-guest-systemd}
 rounds=${ROUNDS:-7}
 accel=${ACCEL:-tcg}
@@ -25,7 +26,7 @@ if [ ! -x "$root/lib/systemd/systemd" ]; then
     debootstrap --variant=minbase --include=systemd,systemd-sysv bookworm "$root" \
         http://deb.debian.org/debian
 fi
-for p in tend-init tend-svscan tend-supervise tend-log; do
+for p in tend tend-init tend-svscan tend-supervise tend-log; do
     strip -o "$root/usr/bin/$p" "$bin/$p"
 done
 mkdir -p "$root/bench" "$root/etc/tend/services/ready" "$root/etc/tend/services/logged/log"

@@ -63,8 +63,10 @@ def build_tree():
         link = os.path.join(ROOT, "bin", applet)
         if not os.path.lexists(link):
             os.symlink("busybox", link)
+    # As shipped: the multi-call executable once and a hard link per program.
+    subprocess.run(["strip", "-o", os.path.join(ROOT, "bin", "tend"), os.path.join(BIN, "tend")], check=True)
     for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log"]:
-        subprocess.run(["strip", "-o", os.path.join(ROOT, "bin", p), os.path.join(BIN, p)], check=True)
+        os.link(os.path.join(ROOT, "bin", "tend"), os.path.join(ROOT, "bin", p))
     for p in ["s6-svscan", "s6-supervise"]:
         copy(shutil.which(p), "usr/bin/" + p)
         for lib in libs(shutil.which(p)):
@@ -117,7 +119,7 @@ def pack(variant):
     if variant == "floor":
         shutil.copy(os.path.join(ROOT, "bench/floor"), init)
     elif variant == "tend-init":
-        shutil.copy(os.path.join(ROOT, "bin/tend-init"), init)
+        os.link(os.path.join(ROOT, "bin/tend"), init)
     elif variant == "busybox init":
         os.symlink("bin/busybox", init)
         shutil.copy(os.path.join(ROOT, "bench/inittab"), inittab)

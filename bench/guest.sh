@@ -10,8 +10,9 @@
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/release}
-for p in tend-init tend-svscan tend-supervise tend-log; do
+bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
+for p in tend tend-init tend-svscan tend-supervise tend-log; do
     [ -x "$bin/$p" ] || { echo "missing $bin/$p: build with cargo build --release" >&2; exit 100; }
 done
 for p in qemu-system-x86_64 busybox cpio s6-svscan gcc strip; do

@@ -181,10 +181,13 @@ impl Image {
         let root = s.join("root");
         let bin = root.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
+        // As shipped: the multi-call executable once, a hard link per program, and /init
+        // one more link (run as "init", it is tend-init), so every process shares a text.
+        copy_program(multicall(), &bin.join("tend"));
         for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log"] {
-            copy_program(&bindir().join(p), &bin.join(p));
+            std::fs::hard_link(bin.join("tend"), bin.join(p)).unwrap();
         }
-        copy_program(&bindir().join("tend-init"), &root.join("init"));
+        std::fs::hard_link(bin.join("tend"), root.join("init")).unwrap();
         std::fs::copy(&host.busybox, bin.join("busybox")).unwrap();
         let list = run({
             let mut c = Command::new(&host.busybox);
