@@ -129,7 +129,9 @@ fn main() {
         .rsplit(|&b| b == b'/')
         .next()
         .unwrap_or_default();
-    // Run through a link: argv[0] names the program (only full names: a link `svc` is not ours).
+    // Run through a link: argv[0] names the program (only full names: a link `svc` is not
+    // ours). `init` too, for a kernel that runs /init or /sbin/init with no arguments.
+    let base: &[u8] = if base == b"init" { b"tend-init" } else { base };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
     }

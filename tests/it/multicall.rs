@@ -84,3 +84,25 @@ fn an_unknown_link_name_falls_back_to_the_first_argument() {
     assert_code(&o, 100);
     assert_eq!(text(&o.stderr), "tend-svok: usage: tend-svok servicedir\n");
 }
+
+/// A kernel runs `/init` (or `/sbin/init`) by that name and with no arguments: a link
+/// named `init` is tend-init.
+#[test]
+fn a_link_named_init_is_tend_init() {
+    let scratch = Scratch::new("multicall-init");
+    let init = scratch.join("init");
+    std::fs::hard_link(multicall(), &init)
+        .or_else(|_| std::fs::copy(multicall(), &init).map(|_| ()))
+        .unwrap();
+    let o = run({
+        let mut c = std::process::Command::new(&init);
+        c.arg("-\u{1}");
+        c
+    });
+    assert_code(&o, 100);
+    assert!(
+        text(&o.stderr).starts_with("tend-init: usage: tend-init "),
+        "{}",
+        text(&o.stderr)
+    );
+}
