@@ -30,26 +30,6 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// xorshift64*: small, seedable, good enough to pick words.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -172,11 +152,11 @@ fn word(rng: &mut Rng, cgroup: bool) -> OsString {
             b"-o",
         ]
     };
-    match rng.below(10) {
+    match rng.index(10) {
         0 => {
             // huge: a long run of one byte (never on PATH: longer than NAME_MAX)
             let b = *rng.pick(b"a9-\xff/");
-            let n = 300 + rng.below(100_000);
+            let n = 300 + rng.index(100_000);
             let mut v = vec![b'\x01'];
             v.resize(n, b);
             if cgroup {
@@ -186,7 +166,7 @@ fn word(rng: &mut Rng, cgroup: bool) -> OsString {
         }
         1 => {
             // random bytes, behind a control byte so no program has this name
-            let n = rng.below(24);
+            let n = rng.index(24);
             let mut v = vec![b'\x01'];
             v.extend((0..n).map(|_| {
                 let b = (rng.next() >> 24) as u8;
@@ -206,8 +186,8 @@ fn word(rng: &mut Rng, cgroup: bool) -> OsString {
 fn argv(rng: &mut Rng, prog: &str, letters: &[char]) -> Vec<OsString> {
     let cgroup = prog == "tend-cgroup";
     let mut v = Vec::new();
-    for _ in 0..rng.below(5) {
-        let n = 1 + rng.below(3);
+    for _ in 0..rng.index(5) {
+        let n = 1 + rng.index(3);
         let mut opt = String::from("-");
         for _ in 0..n {
             opt.push(*rng.pick(letters));
@@ -216,15 +196,15 @@ fn argv(rng: &mut Rng, prog: &str, letters: &[char]) -> Vec<OsString> {
             opt.insert(1, 'x'); // an unknown option: usage, never an operand
         }
         v.push(OsString::from(opt));
-        if rng.below(2) == 0 {
+        if rng.index(2) == 0 {
             v.push(word(rng, cgroup));
         }
     }
-    for _ in 0..rng.below(5) {
+    for _ in 0..rng.index(5) {
         v.push(word(rng, cgroup));
     }
     // The program a chain-loader runs: the harmless ones, mostly.
-    if rng.below(3) > 0 && !cgroup {
+    if rng.index(3) > 0 && !cgroup {
         v.push(OsString::from(*rng.pick(&["true", "false"])));
     }
     v

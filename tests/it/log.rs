@@ -1555,27 +1555,6 @@ fn same_as_s6_archive_boundaries_with_embedded_nuls() {
     }
 }
 
-/// xorshift64*: a PRNG for the random comparisons, seeded so a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
-}
-
 /// A random valid s6-log script: (options before `--`, script words, logdirs, status
 /// files). Never a trailing control directive (s6-log warns about it, tend does not).
 fn random_script(r: &mut Rng) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
