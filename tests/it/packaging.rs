@@ -441,13 +441,22 @@ fn the_package_installs_into_the_live_system_and_removes_cleanly() {
         c
     });
     assert_code(&o, 0);
-    let left = run({
-        let mut c = Command::new("find");
-        c.args(["/usr", "-name", "*tend-*"]);
+    // Every file the package held is gone, and dpkg no longer knows the package.
+    for p in std::iter::once("tend".to_string()).chain(programs()) {
+        for f in [
+            format!("/usr/bin/{p}"),
+            format!("/usr/share/man/man8/{p}.8.gz"),
+        ] {
+            assert!(!Path::new(&f).exists(), "{f} left behind after dpkg -r");
+        }
+    }
+    assert!(!Path::new("/usr/share/doc/tend").exists());
+    let o = run({
+        let mut c = Command::new("dpkg");
+        c.args(["-s", "tend"]);
         c
     });
-    assert_eq!(text(&left.stdout), "", "left behind after dpkg -r");
-    assert!(!Path::new("/usr/bin/tend").exists());
+    assert_ne!(o.status.code(), Some(0), "dpkg still knows tend");
 }
 
 /// examples/container/Dockerfile.tarball: the release tarball ADDed over / of a FROM scratch
