@@ -22,28 +22,15 @@ case "$PROBES$SERVICES" in *[!0-9]*) echo "usage: $0 [PROBES] [SERVICES]" >&2; e
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
 for t in monit s6-svstat hyperfine python3; do
     command -v "$t" >/dev/null || { echo "check.sh: missing $t" >&2; exit 111; }
 done
-echo "# building tend (cargo build --release)" >&2
-cargo build --release >&2
-B=$target/x86_64-unknown-linux-musl/release
-"$root/packaging/links.sh" "$B"
+. bench/lib.sh
+tend_release
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-check.XXXXXX")
 PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    sleep 0.5
-    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-    # services of the tree (each in its own session): by cwd under $work
-    for p in /proc/[0-9]*; do
-        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work"*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
-    done
-    rm -rf "$work"
-}
+cleanup() { teardown "$work" 0.5 ${PIDS[@]+"${PIDS[@]}"}; }
 trap cleanup EXIT INT TERM
 
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }

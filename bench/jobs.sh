@@ -19,28 +19,16 @@ case "$N" in *[!0-9]*|'') echo "usage: $0 [N]" >&2; exit 100 ;; esac
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
 for t in s6-svscan s6-svscanctl s6-svwait hyperfine; do
     command -v "$t" >/dev/null || { echo "jobs.sh: missing $t" >&2; exit 111; }
 done
-echo "# building tend (cargo build --release)" >&2
-cargo build --release >&2
-B=$target/x86_64-unknown-linux-musl/release
-"$root/packaging/links.sh" "$B"
+. bench/lib.sh
+tend_release
 export PATH="$B:$PATH"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-jobs.XXXXXX")
 PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-    sleep 1
-    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-    for p in /proc/[0-9]*; do
-        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work"*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
-    done
-    rm -rf "$work"
-}
+cleanup() { teardown "$work" 1 ${PIDS[@]+"${PIDS[@]}"}; }
 trap cleanup EXIT INT TERM
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

@@ -33,26 +33,23 @@ pub fn bindir() -> PathBuf {
         let o = Command::new(multicall()).arg("-l").output().unwrap();
         assert!(o.status.success(), "tend -l: {o:?}");
         let names = String::from_utf8(o.stdout).unwrap();
-        let mut all = vec!["tend"];
-        all.extend(names.lines());
-        for name in all {
-            // Link under a private name, then rename over the old link: concurrent test
-            // processes and stale links from an earlier build never see a missing file.
+        // Link under a private name, then rename over the old link: concurrent test
+        // processes and stale links from an earlier build never see a missing file.
+        let link = |target: &Path, name: &str| {
             let tmp = dir.join(format!(".{name}.{}", std::process::id()));
             let _ = std::fs::remove_file(&tmp);
-            std::fs::hard_link(multicall(), &tmp)
-                .or_else(|_| std::os::unix::fs::symlink(multicall(), &tmp))
+            std::fs::hard_link(target, &tmp)
+                .or_else(|_| std::os::unix::fs::symlink(target, &tmp))
                 .unwrap();
             std::fs::rename(&tmp, dir.join(name)).unwrap();
+        };
+        for name in std::iter::once("tend").chain(names.lines()) {
+            link(multicall(), name);
         }
+        // Standalone executables are built beside the multi-call one.
+        let built = Path::new(env!("CARGO_BIN_EXE_tend-jobs")).parent().unwrap();
         for name in STANDALONE {
-            let built = Path::new(env!("CARGO_BIN_EXE_tend-jobs")).with_file_name(name);
-            let tmp = dir.join(format!(".{name}.{}", std::process::id()));
-            let _ = std::fs::remove_file(&tmp);
-            std::fs::hard_link(&built, &tmp)
-                .or_else(|_| std::os::unix::fs::symlink(&built, &tmp))
-                .unwrap();
-            std::fs::rename(&tmp, dir.join(name)).unwrap();
+            link(&built.join(name), name);
         }
         dir
     })
