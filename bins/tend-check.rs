@@ -120,8 +120,7 @@ fn liveness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! 
         max_restarts: count(p, 'm', 10).min(100_000),
         window: duration(p, 'W', Duration::from_secs(3600)),
     };
-    let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
-    match watcher::run(&l, &mut warn) {
+    match watcher::run(&l, &PROG) {
         Err(e) => PROG.fatal(code::SYSTEM, e),
         Ok(never) => match never {},
     }

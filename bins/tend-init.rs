@@ -1,7 +1,6 @@
 //! tend-init — PID 1 for a container or a VM guest: init scripts, supervised services, the command. See man/man8/tend-init.8.
 #![forbid(unsafe_code)]
 
-use std::fmt;
 use tend_cli::{Program, code};
 use tend_init::settings::{SPEC, help};
 use tend_init::{Action, Failure};
@@ -23,8 +22,7 @@ pub fn main() {
         }
     }
     let env: Vec<_> = std::env::vars_os().collect();
-    let mut say = |kind: &str, m: fmt::Arguments<'_>| PROG.line(kind, m);
-    match tend_init::start(&p.opts, &p.operands, &env, &mut say) {
+    match tend_init::start(&p.opts, &p.operands, &env, &PROG) {
         Ok(c) => std::process::exit(c),
         Err(Failure::Usage(e)) => PROG.fatal(code::USAGE, e),
         Err(Failure::System(e)) => PROG.fatal(code::SYSTEM, e),

@@ -13,14 +13,8 @@ const PROG: Program = Program::new("tend-jobs", USAGE);
 const SPEC: &str = "sn:t:";
 const LONG: &[(&str, char)] = &[("systemd", 's'), ("name", 'n')];
 
-fn warn_all(w: &mut Vec<String>) {
-    for m in w.drain(..) {
-        PROG.warn(m);
-    }
-}
-
 /// Read and check the file: the job, or exit 100 (bad input) / 111 (unreadable).
-fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> model::Job {
+fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
     let path = Path::new(file);
     let name = match p.value('n') {
         Some(n) => n.to_str().map(String::from),
@@ -41,9 +35,8 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> mo
     let src = String::from_utf8(src).unwrap_or_else(|_| {
         PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });
-    let job = model::parse(&src, &name, warn);
-    warn_all(warn);
-    job.unwrap_or_else(|e| PROG.fatal(code::USAGE, format_args!("{}: {}", shown(file), e.0)))
+    model::parse(&src, &name, &PROG)
+        .unwrap_or_else(|e| PROG.fatal(code::USAGE, format_args!("{}: {}", shown(file), e.0)))
 }
 
 fn patience(p: &tend_cli::Parsed) -> Duration {
@@ -58,13 +51,11 @@ pub fn main() {
         PROG.usage_exit()
     };
     let p = PROG.parse(expand_long(args, SPEC, LONG), SPEC);
-    let mut warn = Vec::new();
     match (sub.to_str(), p.operands.as_slice()) {
         (Some("check"), [file]) if !p.has('s') && !p.has('t') => {
-            let job = read_job(&p, file, &mut warn);
+            let job = read_job(&p, file);
             let host = tend_jobs::host(&job.name);
-            let services = render::services(&job, &host, &mut warn);
-            warn_all(&mut warn);
+            let services = render::services(&job, &host, &PROG);
             println!(
                 "tend-jobs: {}: job {}: {} processes, {} services: valid",
                 shown(file),
@@ -75,19 +66,17 @@ pub fn main() {
             std::process::exit(code::OK)
         }
         (Some("apply"), [file, dir]) if p.has('s') => {
-            let job = read_job(&p, file, &mut warn);
-            let units = systemd::units(&job, &tend_jobs::host(&job.name), &mut warn);
-            warn_all(&mut warn);
+            let job = read_job(&p, file);
+            let units = systemd::units(&job, &tend_jobs::host(&job.name), &PROG);
             match systemd::write(Path::new(dir), &job.name, &units) {
                 Ok(changed) => report(&job.name, &changed, units.len()),
                 Err(e) => PROG.fatal(code::SYSTEM, e.0),
             }
         }
         (Some("apply"), [file, dir]) => {
-            let job = read_job(&p, file, &mut warn);
+            let job = read_job(&p, file);
             let host = tend_jobs::host(&job.name);
-            let services = render::services(&job, &host, &mut warn);
-            warn_all(&mut warn);
+            let services = render::services(&job, &host, &PROG);
             for pr in &job.processes {
                 if pr.executable.starts_with('/') && !Path::new(&pr.executable).exists() {
                     PROG.warn(format_args!(
@@ -96,14 +85,7 @@ pub fn main() {
                     ));
                 }
             }
-            let r = apply::apply(
-                Path::new(dir),
-                &job.name,
-                &services,
-                patience(&p),
-                &mut warn,
-            );
-            warn_all(&mut warn);
+            let r = apply::apply(Path::new(dir), &job.name, &services, patience(&p), &PROG);
             match r {
                 Ok(o) => {
                     for (what, names) in [
@@ -134,8 +116,7 @@ pub fn main() {
                     format_args!("invalid job name: {}", shown(job)),
                 )
             };
-            let r = apply::remove(Path::new(dir), job, patience(&p), &mut warn);
-            warn_all(&mut warn);
+            let r = apply::remove(Path::new(dir), job, patience(&p), &PROG);
             match r {
                 Ok(names) if names.is_empty() => PROG.fatal(
                     code::NO,

@@ -15,6 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnOptions, spawn};
+use tend_sys::wait::Ended;
 
 /// Largest answer read from an HTTP server; a body text beyond it is not seen.
 pub const HTTP_READ_MAX: usize = 64 * 1024;
@@ -205,21 +206,17 @@ fn exec(cmd: &str, deadline: Instant, timeout: Duration, close: &[i32]) -> Resul
         // The whole process group: a shell's children too.
         let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
     }
-    let status = loop {
-        match nix::sys::wait::waitpid(pid, None) {
-            Err(Errno::EINTR) => continue,
-            other => break other,
-        }
-    };
+    let status = tend_sys::wait::wait(Some(pid));
     if !exited {
         return Err(format!("command timed out after {} ms", ms(timeout)));
     }
-    use nix::sys::wait::WaitStatus;
-    match status {
-        Ok(WaitStatus::Exited(_, 0)) => Ok(()),
-        Ok(WaitStatus::Exited(_, c)) => Err(format!("command exited {c}")),
-        Ok(WaitStatus::Signaled(_, s, _)) => Err(format!("command killed by {}", s.as_str())),
-        Ok(_) => Err("command stopped".into()),
+    match status.map(|(_, st)| st.ended()) {
+        Ok(Ended::Exited(0)) => Ok(()),
+        Ok(Ended::Exited(c)) => Err(format!("command exited {c}")),
+        Ok(Ended::Signaled(s)) => Err(match tend_sys::signals::name(i32::from(s)) {
+            Some(name) => format!("command killed by {name}"),
+            None => format!("command killed by signal {s}"),
+        }),
         Err(e) => Err(format!("wait: {}", e.desc())),
     }
 }
