@@ -55,6 +55,18 @@ pub struct HttpProbe {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadValue(pub &'static str);
 
+impl BadValue {
+    /// An option value is the caller's input: 100.
+    pub fn code(&self) -> i32 {
+        tend_sys::code::USAGE
+    }
+
+    /// The message naming the value given: `invalid WHAT: VALUE`.
+    pub fn describe(&self, value: &str) -> String {
+        format!("invalid {}: {value}", self.0)
+    }
+}
+
 /// Parse `host:port`, `[v6]:port`.
 pub fn parse_target(s: &str) -> Result<Target, BadValue> {
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {

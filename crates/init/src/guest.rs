@@ -91,6 +91,24 @@ pub enum Failure {
     System(Error),
 }
 
+impl Failure {
+    pub fn code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => tend_sys::code::USAGE,
+            Failure::System(e) => e.code(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(e) => e.fmt(f),
+            Failure::System(e) => e.fmt(f),
+        }
+    }
+}
+
 /// Signs of a container runtime: its PID 1 must never read the host's kernel command
 /// line as its own.
 fn in_container(env: &[(OsString, OsString)]) -> bool {

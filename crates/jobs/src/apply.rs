@@ -1,6 +1,7 @@
 //! Writing services into a scan directory: compare first, write only what changed, each
 //! changed service built whole in a hidden directory beside its place and renamed in.
 
+use crate::SysError;
 use crate::render::{MARKER, Service};
 use std::fs;
 use std::io::{self, Write};
@@ -23,10 +24,6 @@ impl Outcome {
         !(self.added.is_empty() && self.replaced.is_empty() && self.removed.is_empty())
     }
 }
-
-/// A failed system call: what failed, and why.
-#[derive(Debug)]
-pub struct SysError(pub String);
 
 fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
     SysError(format!("{what}: {e}"))

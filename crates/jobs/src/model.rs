@@ -8,6 +8,18 @@ use yaml_rust2::{Yaml, YamlLoader};
 #[derive(Debug, PartialEq)]
 pub struct Invalid(pub String);
 
+impl Invalid {
+    pub fn code(&self) -> i32 {
+        tend_sys::code::USAGE
+    }
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A probe, as tend-check takes it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Probe {

@@ -1,5 +1,6 @@
 //! The same job as systemd .service units (`tend-jobs apply --systemd`).
 
+use crate::SysError;
 use crate::model::{Job, Probe, Process, Ready};
 use crate::render::{Host, quote};
 use std::fs;
@@ -14,10 +15,6 @@ pub struct Unit {
     pub name: String,
     pub text: String,
 }
-
-/// A failed system call: what failed, and why.
-#[derive(Debug)]
-pub struct SysError(pub String);
 
 /// systemd's quoting for one word of a command line: double quotes, with `\`, `"`,
 /// `$` and `%` escaped (`$$`, `%%`) so nothing is expanded.
