@@ -704,8 +704,7 @@ fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
     let code = match Supervisor::new(name, Reporter::new(name)) {
         Ok(sup) => sup.run(),
         Err(e) => {
-            let line = format!("tend-supervise: fatal: {e}\n");
-            let _ = std::io::stderr().write_all(line.as_bytes());
+            tend_sys::warn::line("tend-supervise", "fatal", &e);
             e.code()
         }
     };

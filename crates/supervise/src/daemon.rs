@@ -643,9 +643,10 @@ impl Supervisor {
             }
         }
         if let Some(fd) = lockfd {
-            let warning = format!(
-                "{}: warning: service lock is held by a previous instance, waiting\n",
-                self.report.sink.0
+            let warning = tend_sys::warn::format_line(
+                &self.report.sink.0,
+                "warning",
+                &"service lock is held by a previous instance, waiting",
             );
             opts.lock = Some(ServiceLock {
                 path: CString::from(c"supervise/service-lock"),

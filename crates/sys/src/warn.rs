@@ -65,7 +65,9 @@ pub fn line(prefix: &str, kind: &str, msg: &dyn Display) {
     let _ = std::io::stderr().write_all(format_line(prefix, kind, msg).as_bytes());
 }
 
-fn format_line(prefix: &str, kind: &str, msg: &dyn Display) -> String {
+/// The line [`line`] writes, for a caller that must write it later itself (a forked
+/// child, which may not allocate).
+pub fn format_line(prefix: &str, kind: &str, msg: &dyn Display) -> String {
     let mut text = format!("{prefix}: {kind}: {msg}");
     if text.contains(['\n', '\r']) {
         text = text.replace('\n', "\\n").replace('\r', "\\r");
