@@ -216,7 +216,7 @@ fn lock_ofd_until(
     };
     // Harmless if it already exited; a lock it took stays with the shared description.
     let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-    let _ = nix::sys::wait::waitpid(child, None);
+    let _ = tend_sys::wait::wait(Some(child));
     match answer {
         Some(0) => Ok(()),
         Some(e) => Err(OfdError::Sys(Errno::from_raw(i32::from(e)))),
