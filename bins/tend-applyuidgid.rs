@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use std::os::unix::ffi::OsStrExt;
-use tend_cli::{Program, code};
+use tend_cli::Program;
 use tend_env::account::{parse_id, parse_idlist};
 use tend_env::{sys, uidgid};
 
@@ -23,7 +23,7 @@ pub fn main() {
             'G' => creds.groups = Some(parse_idlist(v).unwrap_or_else(|| PROG.usage_exit())),
             'U' => match uidgid::from_env(&env) {
                 Ok(c) => creds = c,
-                Err(e) => PROG.fatal(code::USAGE, e),
+                Err(e) => PROG.fatal(e.code(), e),
             },
             _ => PROG.usage_exit(),
         }
@@ -32,7 +32,7 @@ pub fn main() {
         PROG.usage_exit()
     }
     if let Err(e) = uidgid::apply(&creds) {
-        PROG.fatal(code::SYSTEM, e)
+        PROG.fatal(e.code(), e)
     }
     if unexport {
         uidgid::unexport(&mut env);

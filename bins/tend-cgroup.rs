@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use tend_cli::{Program, code, shown};
-use tend_env::cgroup::{self, CgroupError};
+use tend_env::cgroup;
 use tend_env::sys;
 
 const USAGE: &str = "tend-cgroup [ -c controller.file=value ]... path prog...";
@@ -32,18 +32,8 @@ pub fn main() {
     if argv.is_empty() {
         PROG.usage_exit()
     }
-    match cgroup::join(Path::new(path), &settings) {
-        Ok(_) => {}
-        Err(
-            e @ (CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_)),
-        ) => PROG.fatal(code::USAGE, e),
-        Err(
-            e @ (CgroupError::NotMounted
-            | CgroupError::Unavailable { .. }
-            | CgroupError::Refused { .. }
-            | CgroupError::Write { .. }
-            | CgroupError::Sys(_)),
-        ) => PROG.fatal(code::SYSTEM, e),
+    if let Err(e) = cgroup::join(Path::new(path), &settings) {
+        PROG.fatal(e.code(), e)
     }
     let e = tend_env::exec(argv, &sys::exec::current_env());
     PROG.fatal(e.code(), e)

@@ -35,11 +35,8 @@ fn text(v: &OsStr) -> &str {
     v.to_str().unwrap_or_else(|| PROG.usage_exit())
 }
 
-fn bad(what: &str, v: &OsStr) -> ! {
-    PROG.fatal(
-        code::USAGE,
-        format_args!("invalid {what}: {}", tend_cli::shown(v)),
-    )
+fn bad(e: probe::BadValue, v: &OsStr) -> ! {
+    PROG.fatal(e.code(), e.describe(&tend_cli::shown(v)))
 }
 
 fn the_probe(p: &tend_cli::Parsed) -> Probe {
@@ -51,19 +48,19 @@ fn the_probe(p: &tend_cli::Parsed) -> Probe {
         return Probe::Exec(text(v).to_string());
     }
     if let Some(v) = p.value('p') {
-        return Probe::Tcp(probe::parse_target(text(v)).unwrap_or_else(|e| bad(e.0, v)));
+        return Probe::Tcp(probe::parse_target(text(v)).unwrap_or_else(|e| bad(e, v)));
     }
     if let Some(v) = p.value('u') {
-        let (target, path) = probe::parse_url(text(v)).unwrap_or_else(|e| bad(e.0, v));
+        let (target, path) = probe::parse_url(text(v)).unwrap_or_else(|e| bad(e, v));
         let status = p.value('C').map_or((200, 299), |s| {
-            probe::parse_status_range(text(s)).unwrap_or_else(|e| bad(e.0, s))
+            probe::parse_status_range(text(s)).unwrap_or_else(|e| bad(e, s))
         });
         let headers = p
             .opts
             .iter()
             .filter(|(c, _)| *c == 'h')
             .filter_map(|(_, v)| v.as_deref())
-            .map(|h| probe::parse_header(text(h)).unwrap_or_else(|e| bad(e.0, h)))
+            .map(|h| probe::parse_header(text(h)).unwrap_or_else(|e| bad(e, h)))
             .collect();
         let body = p.value('b').map(|b| {
             use std::os::unix::ffi::OsStrExt;
@@ -120,9 +117,8 @@ fn liveness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! 
         max_restarts: count(p, 'm', 10).min(100_000),
         window: duration(p, 'W', Duration::from_secs(3600)),
     };
-    let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
-    match watcher::run(&l, &mut warn) {
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+    match watcher::run(&l, &PROG) {
+        Err(e) => PROG.fatal(e.code(), e),
         Ok(never) => match never {},
     }
 }
@@ -155,7 +151,7 @@ fn readiness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> !
     r.notify_fd = match given_fd {
         Some(fd) => fd,
         None => tend_env::notify::fd_from_file(Path::new("."))
-            .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e)),
+            .unwrap_or_else(|e| PROG.fatal(e.code(), e)),
     };
     match readiness::split(r) {
         Ok(Role::Daemon(gate)) => {
@@ -171,10 +167,10 @@ fn readiness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> !
                 tend_sys::process::exit_now(code::NO)
             }
             Err(e) => {
-                PROG.warn(e);
-                tend_sys::process::exit_now(code::SYSTEM)
+                PROG.warn(&e);
+                tend_sys::process::exit_now(e.code())
             }
         },
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -1,7 +1,7 @@
 //! tend-cpuset — pin the process to a list of CPUs, then exec. See man/man8/tend-cpuset.8.
 #![forbid(unsafe_code)]
 
-use tend_cli::{Program, code, shown};
+use tend_cli::{Program, shown};
 use tend_env::{cpulist, sys};
 
 const USAGE: &str = "tend-cpuset cpulist prog...";
@@ -15,21 +15,13 @@ pub fn main() {
     if argv.is_empty() {
         PROG.usage_exit()
     }
-    let Some(text) = list.to_str() else {
-        PROG.fatal(code::USAGE, format!("invalid cpulist: {}", shown(list)))
-    };
-    let cpus = match cpulist::parse_within(text, cpulist::possible()) {
-        Ok(cpus) => cpus,
-        Err(cpulist::ParseError::Syntax) => {
-            PROG.fatal(code::USAGE, format!("invalid cpulist: {}", shown(list)))
-        }
-        Err(e) => PROG.fatal(
-            code::USAGE,
-            format!("invalid cpulist: {}: {e}", shown(list)),
-        ),
-    };
+    let parsed = list
+        .to_str()
+        .ok_or(cpulist::ParseError::Syntax)
+        .and_then(|text| cpulist::parse_within(text, cpulist::possible()));
+    let cpus = parsed.unwrap_or_else(|e| PROG.fatal(e.code(), e.describe(&shown(list))));
     if let Err(e) = cpulist::pin(&cpus) {
-        PROG.fatal(code::SYSTEM, e)
+        PROG.fatal(e.code(), e)
     }
     let e = tend_env::exec(argv, &sys::exec::current_env());
     PROG.fatal(e.code(), e)

@@ -36,7 +36,7 @@ pub fn main() {
     match envdir::read(Path::new(dir), &opts) {
         Ok(changes) => envdir::apply(&mut env, &changes),
         Err(e) if loose && envdir::is_missing(&e) => {}
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
     let e = tend_env::exec(argv, &env);
     PROG.fatal(e.code(), e)

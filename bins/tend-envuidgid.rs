@@ -2,8 +2,8 @@
 #![forbid(unsafe_code)]
 
 use std::os::unix::ffi::OsStrExt;
-use tend_cli::{Program, code};
-use tend_env::account::{self, LookupError, Mode, Request};
+use tend_cli::Program;
+use tend_env::account::{self, Mode, Request};
 use tend_env::sys;
 
 const USAGE: &str = "tend-envuidgid [ -i | -D defaultuid:defaultgid:defaultgidlist ] [ -u | -g | -B ] [ -n ] account prog...";
@@ -36,13 +36,7 @@ pub fn main() {
     if argv.is_empty() {
         PROG.usage_exit()
     }
-    let vars = match account::resolve(name, &req) {
-        Ok(v) => v,
-        Err(e @ (LookupError::UnknownUser(_) | LookupError::UnknownGroup(_))) => {
-            PROG.fatal(code::NO, e)
-        }
-        Err(e @ LookupError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
-    };
+    let vars = account::resolve(name, &req).unwrap_or_else(|e| PROG.fatal(e.code(), e));
     let mut env = sys::exec::current_env();
     vars.export(&mut env);
     let e = tend_env::exec(argv, &env);

@@ -1,10 +1,9 @@
 //! tend-init — PID 1 for a container or a VM guest: init scripts, supervised services, the command. See man/man8/tend-init.8.
 #![forbid(unsafe_code)]
 
-use std::fmt;
 use tend_cli::{Program, code};
+use tend_init::Action;
 use tend_init::settings::{SPEC, help};
-use tend_init::{Action, Failure};
 
 const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ -m auto|container|guest ] [ -n hostname ] [ -C tty ] [ -a poweroff|reboot|halt ] [ prog... ]";
 const PROG: Program = Program::new("tend-init", USAGE);
@@ -19,14 +18,12 @@ pub fn main() {
         let action = Action::parse(a).unwrap_or_else(|| PROG.usage_exit());
         match tend_init::guest::request(action) {
             Ok(()) => std::process::exit(code::OK),
-            Err(e) => PROG.fatal(code::SYSTEM, e),
+            Err(e) => PROG.fatal(e.code(), e),
         }
     }
     let env: Vec<_> = std::env::vars_os().collect();
-    let mut say = |kind: &str, m: fmt::Arguments<'_>| PROG.line(kind, m);
-    match tend_init::start(&p.opts, &p.operands, &env, &mut say) {
+    match tend_init::start(&p.opts, &p.operands, &env, &PROG) {
         Ok(c) => std::process::exit(c),
-        Err(Failure::Usage(e)) => PROG.fatal(code::USAGE, e),
-        Err(Failure::System(e)) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -13,14 +13,8 @@ const PROG: Program = Program::new("tend-jobs", USAGE);
 const SPEC: &str = "sn:t:";
 const LONG: &[(&str, char)] = &[("systemd", 's'), ("name", 'n')];
 
-fn warn_all(w: &mut Vec<String>) {
-    for m in w.drain(..) {
-        PROG.warn(m);
-    }
-}
-
 /// Read and check the file: the job, or exit 100 (bad input) / 111 (unreadable).
-fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> model::Job {
+fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
     let path = Path::new(file);
     let name = match p.value('n') {
         Some(n) => n.to_str().map(String::from),
@@ -41,9 +35,8 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString, warn: &mut Vec<String>) -> mo
     let src = String::from_utf8(src).unwrap_or_else(|_| {
         PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });
-    let job = model::parse(&src, &name, warn);
-    warn_all(warn);
-    job.unwrap_or_else(|e| PROG.fatal(code::USAGE, format_args!("{}: {}", shown(file), e.0)))
+    model::parse(&src, &name, &PROG)
+        .unwrap_or_else(|e| PROG.fatal(e.code(), format_args!("{}: {e}", shown(file))))
 }
 
 fn patience(p: &tend_cli::Parsed) -> Duration {
@@ -58,100 +51,94 @@ pub fn main() {
         PROG.usage_exit()
     };
     let p = PROG.parse(expand_long(args, SPEC, LONG), SPEC);
-    let mut warn = Vec::new();
     match (sub.to_str(), p.operands.as_slice()) {
-        (Some("check"), [file]) if !p.has('s') && !p.has('t') => {
-            let job = read_job(&p, file, &mut warn);
-            let host = tend_jobs::host(&job.name);
-            let services = render::services(&job, &host, &mut warn);
-            warn_all(&mut warn);
-            println!(
-                "tend-jobs: {}: job {}: {} processes, {} services: valid",
-                shown(file),
-                job.name,
-                job.processes.len(),
-                services.len()
-            );
-            std::process::exit(code::OK)
-        }
-        (Some("apply"), [file, dir]) if p.has('s') => {
-            let job = read_job(&p, file, &mut warn);
-            let units = systemd::units(&job, &tend_jobs::host(&job.name), &mut warn);
-            warn_all(&mut warn);
-            match systemd::write(Path::new(dir), &job.name, &units) {
-                Ok(changed) => report(&job.name, &changed, units.len()),
-                Err(e) => PROG.fatal(code::SYSTEM, e.0),
-            }
-        }
-        (Some("apply"), [file, dir]) => {
-            let job = read_job(&p, file, &mut warn);
-            let host = tend_jobs::host(&job.name);
-            let services = render::services(&job, &host, &mut warn);
-            warn_all(&mut warn);
-            for pr in &job.processes {
-                if pr.executable.starts_with('/') && !Path::new(&pr.executable).exists() {
-                    PROG.warn(format_args!(
-                        "process {}: {} does not exist (yet): the service will fail to start until it does",
-                        pr.name, pr.executable
-                    ));
-                }
-            }
-            let r = apply::apply(
-                Path::new(dir),
-                &job.name,
-                &services,
-                patience(&p),
-                &mut warn,
-            );
-            warn_all(&mut warn);
-            match r {
-                Ok(o) => {
-                    for (what, names) in [
-                        ("added", &o.added),
-                        ("replaced", &o.replaced),
-                        ("removed", &o.removed),
-                    ] {
-                        for n in names {
-                            println!("tend-jobs: {what} {n}");
-                        }
-                    }
-                    if !o.changed() {
-                        println!(
-                            "tend-jobs: job {}: no change ({} services as described)",
-                            job.name,
-                            o.unchanged.len()
-                        );
-                    }
-                    std::process::exit(code::OK)
-                }
-                Err(e) => PROG.fatal(code::SYSTEM, e.0),
-            }
-        }
-        (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') => {
-            let Some(job) = job.to_str().filter(|j| model::check_name("job", j).is_ok()) else {
-                PROG.fatal(
-                    code::USAGE,
-                    format_args!("invalid job name: {}", shown(job)),
-                )
-            };
-            let r = apply::remove(Path::new(dir), job, patience(&p), &mut warn);
-            warn_all(&mut warn);
-            match r {
-                Ok(names) if names.is_empty() => PROG.fatal(
-                    code::NO,
-                    format_args!("no service of job {job} in {}", shown(dir)),
-                ),
-                Ok(names) => {
-                    for n in names {
-                        println!("tend-jobs: removed {n}");
-                    }
-                    std::process::exit(code::OK)
-                }
-                Err(e) => PROG.fatal(code::SYSTEM, e.0),
-            }
-        }
+        (Some("check"), [file]) if !p.has('s') && !p.has('t') => check(&p, file),
+        (Some("apply"), [file, dir]) if p.has('s') => apply_systemd(&p, file, dir),
+        (Some("apply"), [file, dir]) => apply(&p, file, dir),
+        (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') => remove(&p, job, dir),
         _ => PROG.usage_exit(),
     }
+}
+
+/// `check`: read the file and render the services, writing nothing.
+fn check(p: &tend_cli::Parsed, file: &OsString) -> ! {
+    let job = read_job(p, file);
+    let host = tend_jobs::host(&job.name);
+    let services = render::services(&job, &host, &PROG);
+    println!(
+        "tend-jobs: {}: job {}: {} processes, {} services: valid",
+        shown(file),
+        job.name,
+        job.processes.len(),
+        services.len()
+    );
+    std::process::exit(code::OK)
+}
+
+/// `apply -s`: systemd units into `dir`.
+fn apply_systemd(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
+    let job = read_job(p, file);
+    let units = systemd::units(&job, &tend_jobs::host(&job.name), &PROG);
+    match systemd::write(Path::new(dir), &job.name, &units) {
+        Ok(changed) => report(&job.name, &changed, units.len()),
+        Err(e) => PROG.fatal(e.code(), e),
+    }
+}
+
+/// `apply`: service directories into the scan directory `dir`.
+fn apply(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
+    let job = read_job(p, file);
+    let host = tend_jobs::host(&job.name);
+    let services = render::services(&job, &host, &PROG);
+    for pr in &job.processes {
+        if pr.executable.starts_with('/') && !Path::new(&pr.executable).exists() {
+            PROG.warn(format_args!(
+                "process {}: {} does not exist (yet): the service will fail to start until it does",
+                pr.name, pr.executable
+            ));
+        }
+    }
+    let o = apply::apply(Path::new(dir), &job.name, &services, patience(p), &PROG)
+        .unwrap_or_else(|e| PROG.fatal(e.code(), e));
+    for (what, names) in [
+        ("added", &o.added),
+        ("replaced", &o.replaced),
+        ("removed", &o.removed),
+    ] {
+        for n in names {
+            println!("tend-jobs: {what} {n}");
+        }
+    }
+    if !o.changed() {
+        println!(
+            "tend-jobs: job {}: no change ({} services as described)",
+            job.name,
+            o.unchanged.len()
+        );
+    }
+    std::process::exit(code::OK)
+}
+
+/// `remove`: bring down and remove the job's services.
+fn remove(p: &tend_cli::Parsed, job: &OsString, dir: &OsString) -> ! {
+    let Some(job) = job.to_str().filter(|j| model::check_name("job", j).is_ok()) else {
+        PROG.fatal(
+            code::USAGE,
+            format_args!("invalid job name: {}", shown(job)),
+        )
+    };
+    let names = apply::remove(Path::new(dir), job, patience(p), &PROG)
+        .unwrap_or_else(|e| PROG.fatal(e.code(), e));
+    if names.is_empty() {
+        PROG.fatal(
+            code::NO,
+            format_args!("no service of job {job} in {}", shown(dir)),
+        )
+    }
+    for n in names {
+        println!("tend-jobs: removed {n}");
+    }
+    std::process::exit(code::OK)
 }
 
 fn report(job: &str, changed: &[String], total: usize) -> ! {

@@ -45,8 +45,7 @@ fn options() -> (Options, Vec<std::ffi::OsString>) {
 
 pub fn main() {
     let (opts, script) = options();
-    let mut warn = |m: &dyn std::fmt::Display| PROG.warn(m);
-    match tend_log::run(&opts, &script, &mut warn) {
+    match tend_log::run(&opts, &script, &PROG) {
         Ok(()) => std::process::exit(code::OK),
         Err(e) => PROG.fatal(e.code(), e),
     }

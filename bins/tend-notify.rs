@@ -25,11 +25,9 @@ pub fn main() {
     });
     let fd = match given {
         Some(fd) => fd,
-        None => {
-            notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e))
-        }
+        None => notify::fd_from_file(Path::new(".")).unwrap_or_else(|e| PROG.fatal(e.code(), e)),
     };
-    let socket = notify::socket_bind(fd).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
+    let socket = notify::socket_bind(fd).unwrap_or_else(|e| PROG.fatal(e.code(), e));
     let mut env = sys::exec::current_env();
     environ::set(&mut env, OsStr::new("NOTIFY_SOCKET"), &socket.address);
     if let Some(w) = watchdog {
@@ -51,6 +49,6 @@ pub fn main() {
                 sys::process::exit_now(code::SYSTEM)
             }
         },
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 use tend_cli::{Program, code};
-use tend_proto::lock::{self, Kind, OfdError, Wait};
+use tend_proto::lock::{self, Kind, Wait};
 
 const USAGE: &str = "tend-setlock [ -r | -w ] [ -n | -N | -t timeout ] file prog...";
 const PROG: Program = Program::new("tend-setlock", USAGE);
@@ -49,31 +49,11 @@ pub fn main() {
                     e.errno.desc()
                 ),
             ),
-            None => PROG.fatal(code::SYSTEM, e),
+            None => PROG.fatal(e.code(), e),
         },
     };
-    match lock::lock_ofd(&held, kind, wait) {
-        Ok(()) => {}
-        Err(OfdError::Busy) => PROG.fatal(
-            code::NO,
-            format!(
-                "unable to lock {}: {}",
-                path.display(),
-                nix::errno::Errno::EBUSY.desc()
-            ),
-        ),
-        Err(OfdError::TimedOut) => PROG.fatal(
-            code::NO,
-            format!(
-                "unable to lock {}: {}",
-                path.display(),
-                nix::errno::Errno::ETIMEDOUT.desc()
-            ),
-        ),
-        Err(OfdError::Sys(e)) => PROG.fatal(
-            code::SYSTEM,
-            format!("unable to lock {}: {}", path.display(), e.desc()),
-        ),
+    if let Err(e) = lock::lock_ofd(&held, kind, wait) {
+        PROG.fatal(e.code(), e.describe(path))
     }
     let e = tend_env::exec(argv, &tend_sys::exec::current_env());
     PROG.fatal(e.code(), e)

@@ -1,7 +1,7 @@
 //! tend-setsid — become a session or process group leader, then exec. See man/man8/tend-setsid.8.
 #![forbid(unsafe_code)]
 
-use tend_cli::{Program, code, parse_uint};
+use tend_cli::{Program, parse_uint};
 use tend_env::session::{self, Mode};
 use tend_env::sys;
 
@@ -42,7 +42,7 @@ pub fn main() {
     }
     for e in session::apply(mode, ctty) {
         match on_error {
-            OnError::Die => PROG.fatal(code::SYSTEM, e),
+            OnError::Die => PROG.fatal(e.code(), e),
             OnError::Warn => PROG.warn(e),
             OnError::Quiet => {}
         }

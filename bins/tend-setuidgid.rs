@@ -1,9 +1,9 @@
 //! tend-setuidgid — run a program as another account. See man/man8/tend-setuidgid.8.
 #![forbid(unsafe_code)]
 
-use tend_cli::{Program, code};
+use tend_cli::Program;
 use tend_env::sys;
-use tend_env::uidgid::{self, Target, TargetError};
+use tend_env::uidgid::{self, Target};
 
 const USAGE: &str = "tend-setuidgid account prog...";
 const PROG: Program = Program::new("tend-setuidgid", USAGE);
@@ -24,14 +24,12 @@ pub fn main() {
             uidgid::unexport(&mut env);
             Some(c)
         }
-        Err(e @ TargetError::BadIds(_)) => PROG.fatal(code::USAGE, e),
-        Err(e @ TargetError::Unknown(_)) => PROG.fatal(code::NO, e),
-        Err(e @ TargetError::Sys(_)) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     };
     if let Some(c) = creds
         && let Err(e) = uidgid::apply(&c)
     {
-        PROG.fatal(code::SYSTEM, e)
+        PROG.fatal(e.code(), e)
     }
     let e = tend_env::exec(argv, &env);
     PROG.fatal(e.code(), e)

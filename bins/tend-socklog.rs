@@ -42,7 +42,7 @@ fn options() -> Options {
             }
             'U' => match uidgid::from_env(&tend_env::sys::exec::current_env()) {
                 Ok(c) => o.creds = c,
-                Err(e) => PROG.fatal(code::USAGE, e),
+                Err(e) => PROG.fatal(e.code(), e),
             },
             'x' => o.bind = Bind::Unix(v.into()),
             'i' => {
@@ -71,6 +71,6 @@ pub fn main() {
     match socklog::run(&opts) {
         Ok(Outcome::Flushed) => std::process::exit(code::OK),
         Ok(Outcome::TimedOut) => std::process::exit(code::TIMEOUT),
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use std::os::unix::ffi::OsStrExt;
-use tend_cli::{Program, code};
+use tend_cli::Program;
 use tend_env::{rlimit, sys};
 
 const USAGE: &str = "tend-softlimit [ -a allbytes ] [ -c corebytes ] [ -d databytes ] [ -f filebytes ] [ -l lockbytes ] [ -m membytes ] [ -o openfiles ] [ -p processes ] [ -r residentbytes ] [ -s stackbytes ] [ -t cpusecs ] prog...";
@@ -31,7 +31,7 @@ pub fn main() {
     };
     let saved = match rlimit::apply(&limits) {
         Ok(s) => s,
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     };
     let errno = ready.exec();
     rlimit::restore(&saved);

@@ -23,7 +23,7 @@ fn gid(arg: Option<&OsStr>) -> u32 {
             code::USAGE,
             format_args!("unable to find entry for {} in group database", shown(arg)),
         ),
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }
 
@@ -52,10 +52,10 @@ pub fn main() {
     for dir in &p.operands {
         let dir = Path::new(dir);
         if let Some(a) = access {
-            perms::set_access(dir, a, &PROG).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
+            perms::set_access(dir, a, &PROG).unwrap_or_else(|e| PROG.fatal(e.code(), e));
         }
         if let Some(w) = watchers {
-            perms::set_watchers(dir, w, &PROG).unwrap_or_else(|e| PROG.fatal(code::SYSTEM, e));
+            perms::set_watchers(dir, w, &PROG).unwrap_or_else(|e| PROG.fatal(e.code(), e));
         }
         if print {
             all_read &= perms::show(dir, &mut out, &PROG);

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 use tend_cli::{Program, code, shown};
-use tend_client::{Field, ReadError};
+use tend_client::Field;
 
 const USAGE: &str = "tend-svstat [ -uwNrpest | -o up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor | -j ] [ -n ] servicedir";
 // -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
@@ -76,25 +76,8 @@ fn options(args: impl IntoIterator<Item = OsString>) -> (Format, OsString) {
 pub fn main() {
     let (format, dir) = options(tend_cli::args());
     let name = shown(&dir);
-    let snap = match tend_client::status::read(Path::new(&dir)) {
-        Ok(s) => s,
-        Err(ReadError::NotRunning) => PROG.fatal(
-            code::NO,
-            format_args!("unable to read status for {name}: s6-supervise not running"),
-        ),
-        Err(ReadError::Check(e)) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to check {name}: {}", e.desc()),
-        ),
-        Err(ReadError::Status(e)) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to read status for {name}: {}", e.desc()),
-        ),
-        Err(ReadError::Down(e)) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to access {name}/down: {}", e.desc()),
-        ),
-    };
+    let snap = tend_client::status::read(Path::new(&dir))
+        .unwrap_or_else(|e| PROG.fatal(e.code(), e.describe(&name)));
     let out = match format {
         Format::Human { numeric } => snap.human_line(numeric),
         Format::Fields(f) => snap.fields_line(&f),

@@ -12,6 +12,6 @@ pub fn main() {
     }
     match tend_log::filter::tai64nlocal(p.has('g')) {
         Ok(()) => std::process::exit(code::OK),
-        Err(e) => PROG.fatal(code::SYSTEM, e),
+        Err(e) => PROG.fatal(e.code(), e),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStringExt;
-use tend_cli::{Program, code};
+use tend_cli::Program;
 
 const PROG: Program = Program::new("tend-ucspilogd", "tend-ucspilogd [ -D undef ] [ var... ]");
 
@@ -28,6 +28,6 @@ pub fn main() {
     let prefixes: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
     let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
     if let Err(e) = tend_syslog::ucspilogd::run(stdin.as_fd(), stdout.as_fd(), &prefixes) {
-        PROG.fatal(code::SYSTEM, e)
+        PROG.fatal(e.code(), e)
     }
 }

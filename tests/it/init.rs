@@ -433,8 +433,18 @@ fn help_lists_every_setting_and_bad_values_are_usage_errors() {
     );
 }
 
+/// tend-init with no saved environment and no services (`-e "" -s /nonexistent`): the
+/// command line the stage cases below share; `before` goes first, then the command.
+fn init_alone(before: &[&OsStr], command: &[&OsStr]) -> Command {
+    let mut c = cmd("tend-init");
+    c.args(before)
+        .args(["-e", "", "-s", "/nonexistent"])
+        .args(command);
+    c
+}
+
 /// Outside a PID namespace: a subreaper, said in one warning line; stage 1 and 3 scripts
-/// by name; the saved environment; exit 127 for a missing command.
+/// by name; the saved environment.
 #[test]
 fn not_pid1_is_a_subreaper_and_runs_the_stages() {
     let s = Scratch::new("init-plain");
@@ -468,8 +478,13 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
     )));
     assert!(!err.contains("hidden"));
     assert_eq!(std::fs::read_to_string(s.join("env/MARKER")).unwrap(), "m1");
-    // Command only (no init.d script, no service): the environment is saved once the
-    // command runs, and it is there when init exits.
+}
+
+/// Command only (no init.d script, no service): the environment is saved once the
+/// command runs, and it is there when init exits.
+#[test]
+fn command_only_saves_the_environment() {
+    let s = Scratch::new("init-env-only");
     let mut c = cmd("tend-init");
     c.env("MARKER", "m2")
         .arg("-i")
@@ -484,10 +499,13 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
         std::fs::read_to_string(s.join("env2/MARKER")).unwrap(),
         "m2"
     );
-    let o = tend(
-        "tend-init",
-        ["-e", "", "-s", "/nonexistent", "/nonexistent/prog"],
-    );
+}
+
+/// Exit 127 for a missing command; its exec failure is diagnosed as tend-supervise's is
+/// (issue 18).
+#[test]
+fn command_exec_failure_is_127_with_the_diagnosis() {
+    let o = run(init_alone(&[], &[OsStr::new("/nonexistent/prog")]));
     assert_code(&o, 127);
     assert!(
         text(&o.stderr).contains(
@@ -496,19 +514,10 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
         "{}",
         text(&o.stderr)
     );
-    // The command's exec failure is diagnosed as tend-supervise's is (issue 18).
+    let s = Scratch::new("init-crlf");
     s.write("crlf", "#!/bin/sh\r\necho hi\r\n", true);
     let crlf = s.join("crlf");
-    let o = tend(
-        "tend-init",
-        [
-            OsStr::new("-e"),
-            OsStr::new(""),
-            OsStr::new("-s"),
-            OsStr::new("/nonexistent"),
-            crlf.as_os_str(),
-        ],
-    );
+    let o = run(init_alone(&[], &[crlf.as_os_str()]));
     assert_code(&o, 127);
     assert_eq!(
         text(&o.stderr).lines().last().unwrap(),
@@ -519,34 +528,40 @@ fn not_pid1_is_a_subreaper_and_runs_the_stages() {
         "{}",
         text(&o.stderr)
     );
-    let o = tend(
-        "tend-init",
-        ["-e", "", "-s", "/nonexistent", "-c", "9", "true"],
-    );
-    assert_code(&o, 9);
-    // A failing init script: by default the container stops with its code, with -I warn
-    // the command runs.
+}
+
+/// `-c` sets the exit code whatever the command's.
+#[test]
+fn exit_code_option_wins() {
+    let c = init_alone(&[OsStr::new("-c"), OsStr::new("9")], &[OsStr::new("true")]);
+    assert_code(&run(c), 9);
+}
+
+/// A failing init script: by default the container stops with its code, with -I warn
+/// the command runs.
+#[test]
+fn failing_init_script_stops_unless_told_to_warn() {
+    let s = Scratch::new("init-fail");
     s.write("fail.d/10-fail", "#!/bin/sh\nexit 4\n", true);
     let fail_dir = s.join("fail.d");
-    let args = |warn: bool| {
-        let mut c = cmd("tend-init");
-        c.arg("-i")
-            .arg(&fail_dir)
-            .args(["-e", "", "-s", "/nonexistent"]);
-        if warn {
-            c.args(["-I", "warn"]);
-        }
-        c.args(["echo", "ran"]);
-        run(c)
-    };
-    let o = args(false);
+    let echo_ran = [OsStr::new("echo"), OsStr::new("ran")];
+    let o = run(init_alone(
+        &[OsStr::new("-i"), fail_dir.as_os_str()],
+        &echo_ran,
+    ));
     assert_code(&o, 4);
     assert_eq!(text(&o.stdout), "");
     assert!(text(&o.stderr).contains(&format!(
         "tend-init: fatal: {} failed: exit code 4\n",
         fail_dir.join("10-fail").display()
     )));
-    let o = args(true);
+    let warn = [
+        OsStr::new("-i"),
+        fail_dir.as_os_str(),
+        OsStr::new("-I"),
+        OsStr::new("warn"),
+    ];
+    let o = run(init_alone(&warn, &echo_ran));
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "ran\n");
     assert!(text(&o.stderr).contains(&format!(

@@ -194,14 +194,42 @@ fn bad_input_is_refused_whole() {
     assert_code(&jobs(&["check"]), 100);
 }
 
+/// A scan directory (no scanner) with job `shop` applied from `TWO`: the fixture of the
+/// apply and remove cases.
+struct Applied {
+    sc: Scratch,
+    sd: std::path::PathBuf,
+    file: std::path::PathBuf,
+}
+
+impl Applied {
+    fn new(label: &str) -> (Applied, std::process::Output) {
+        let sc = Scratch::new(label);
+        let sd = sc.join("sd");
+        std::fs::create_dir(&sd).unwrap();
+        let file = sc.write("shop.yml", TWO, false);
+        let o = jobs(&["apply", s(&file), s(&sd)]);
+        assert_code(&o, 0);
+        (Applied { sc, sd, file }, o)
+    }
+
+    fn read(&self, p: &str) -> String {
+        std::fs::read_to_string(self.sd.join(p)).unwrap()
+    }
+
+    /// Apply `yml` (written over shop.yml) with `extra` options before it.
+    fn apply(&self, extra: &[&str], yml: &str) -> std::process::Output {
+        let f = self.sc.write("shop.yml", yml, false);
+        let mut args = vec!["apply"];
+        args.extend(extra);
+        args.extend([s(&f), s(&self.sd)]);
+        jobs(&args)
+    }
+}
+
 #[test]
-fn apply_writes_the_chain_and_is_idempotent() {
-    let sc = Scratch::new("jobs-apply");
-    let sd = sc.join("sd");
-    std::fs::create_dir(&sd).unwrap();
-    let f = sc.write("shop.yml", TWO, false);
-    let o = jobs(&["apply", s(&f), s(&sd)]);
-    assert_code(&o, 0);
+fn apply_writes_the_chain() {
+    let (a, o) = Applied::new("jobs-apply");
     assert_eq!(
         text(&o.stdout),
         "tend-jobs: added shop-web\ntend-jobs: added shop-db\n"
@@ -209,12 +237,11 @@ fn apply_writes_the_chain_and_is_idempotent() {
     // No scanner: said, not an error.
     assert!(text(&o.stderr).contains(&format!(
         "tend-jobs: warning: no scanner listens on {}: the services start with the next scan\n",
-        s(&sd)
+        s(&a.sd)
     )));
-    assert_eq!(entries(&sd), ["shop-db", "shop-web"]);
-    let read = |p: &str| std::fs::read_to_string(sd.join(p)).unwrap();
+    assert_eq!(entries(&a.sd), ["shop-db", "shop-web"]);
     assert_eq!(
-        read("shop-web/run"),
+        a.read("shop-web/run"),
         "#!/bin/sh\n\
          # Written by tend-jobs for job shop process web: edits are overwritten.\n\
          exec 2>&1\n\
@@ -226,84 +253,107 @@ fn apply_writes_the_chain_and_is_idempotent() {
          tend-check -3 3 -T 10s -p 127.0.0.1:1 -- \\\n  \
          /bin/sleep 1000\n"
     );
-    assert_eq!(read("shop-web/env/GREETING"), "it's here\n");
-    assert_eq!(read("shop-web/notification-fd"), "3\n");
-    assert_eq!(read("shop-web/down-signal"), "SIGTERM\n");
-    assert_eq!(read("shop-web/timeout-kill"), "20000\n");
-    assert_eq!(read("shop-db/down-signal"), "SIGINT\n");
-    assert_eq!(read("shop-db/timeout-kill"), "5000\n");
+    assert_eq!(a.read("shop-web/env/GREETING"), "it's here\n");
+    assert_eq!(a.read("shop-web/notification-fd"), "3\n");
+    assert_eq!(a.read("shop-web/down-signal"), "SIGTERM\n");
+    assert_eq!(a.read("shop-web/timeout-kill"), "20000\n");
+    assert_eq!(a.read("shop-db/down-signal"), "SIGINT\n");
+    assert_eq!(a.read("shop-db/timeout-kill"), "5000\n");
     assert_eq!(
-        read("shop-db/restart-policy"),
+        a.read("shop-db/restart-policy"),
         "# Written by tend-jobs from tend.restart.\ndeaths=3\nseconds=30s\nthen=stop\n"
     );
-    assert!(read("shop-db/run").contains(
+    assert!(a.read("shop-db/run").contains(
         "timeout -k 5 60s /bin/true || { echo \"tend-jobs: shop-db: pre_start failed ($?)\"; exit 1; }\nexec /bin/sleep 2000\n"
     ));
-    assert!(!sd.join("shop-db/notification-fd").exists());
+    assert!(!a.sd.join("shop-db/notification-fd").exists());
     assert_eq!(
-        read("shop-db/log/run"),
+        a.read("shop-db/log/run"),
         "#!/bin/sh\n# Written by tend-jobs: the log of shop-db.\nexec tend-log -- n3 s65536 z ./main\n"
     );
     assert_eq!(
-        std::fs::metadata(sd.join("shop-db/run")).unwrap().mode() & 0o777,
+        std::fs::metadata(a.sd.join("shop-db/run")).unwrap().mode() & 0o777,
         0o755
     );
+}
 
-    // Again: nothing changes, not even an mtime.
-    let before = identities(&sd);
-    let o = jobs(&["apply", s(&f), s(&sd)]);
+/// Again: nothing changes, not even an mtime.
+#[test]
+fn apply_again_changes_nothing() {
+    let (a, _) = Applied::new("jobs-again");
+    let before = identities(&a.sd);
+    let o = jobs(&["apply", s(&a.file), s(&a.sd)]);
     assert_code(&o, 0);
     assert_eq!(
         text(&o.stdout),
         "tend-jobs: job shop: no change (2 services as described)\n"
     );
-    assert_eq!(identities(&sd), before);
+    assert_eq!(identities(&a.sd), before);
+}
 
-    // One process changed: only its directory is new; the other keeps every inode.
-    let f2 = sc.write("shop.yml", &TWO.replace("\"2000\"", "\"2001\""), false);
-    let web_before: Vec<_> = identities(&sd.join("shop-web"));
-    let o = jobs(&["apply", s(&f2), s(&sd)]);
+/// One process changed: only its directory is new; the other keeps every inode.
+#[test]
+fn apply_replaces_only_the_changed_process() {
+    let (a, _) = Applied::new("jobs-replace");
+    let web_before: Vec<_> = identities(&a.sd.join("shop-web"));
+    let o = a.apply(&[], &TWO.replace("\"2000\"", "\"2001\""));
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "tend-jobs: replaced shop-db\n");
-    assert_eq!(identities(&sd.join("shop-web")), web_before);
-    assert!(read("shop-db/run").contains("exec /bin/sleep 2001\n"));
-    assert_eq!(entries(&sd), ["shop-db", "shop-web"], "no temporary left");
+    assert_eq!(identities(&a.sd.join("shop-web")), web_before);
+    assert!(a.read("shop-db/run").contains("exec /bin/sleep 2001\n"));
+    assert_eq!(entries(&a.sd), ["shop-db", "shop-web"], "no temporary left");
+}
 
-    // A process gone from the file: its service goes.
-    let one = TWO.split("  - name: db").next().unwrap().to_string();
-    let f3 = sc.write("shop.yml", &one, false);
-    let o = jobs(&["apply", s(&f3), s(&sd)]);
+/// The web process alone: TWO without its db.
+fn web_only() -> String {
+    TWO.split("  - name: db").next().unwrap().to_string()
+}
+
+/// A process gone from the file: its service goes.
+#[test]
+fn apply_removes_a_process_gone_from_the_file() {
+    let (a, _) = Applied::new("jobs-gone");
+    let o = a.apply(&[], &web_only());
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "tend-jobs: removed shop-db\n");
-    assert_eq!(entries(&sd), ["shop-web"]);
+    assert_eq!(entries(&a.sd), ["shop-web"]);
+}
 
-    // A directory that is not the job's is never replaced.
-    std::fs::create_dir(sd.join("other-web")).unwrap();
-    std::fs::write(sd.join("other-web/run"), "#!/bin/sh\n").unwrap();
-    let o = jobs(&["apply", "-n", "other", s(&f3), s(&sd)]);
+/// A directory that is not the job's is never replaced.
+#[test]
+fn apply_never_replaces_another_jobs_directory() {
+    let (a, _) = Applied::new("jobs-other");
+    std::fs::create_dir(a.sd.join("other-web")).unwrap();
+    std::fs::write(a.sd.join("other-web/run"), "#!/bin/sh\n").unwrap();
+    let o = a.apply(&["-n", "other"], &web_only());
     assert_code(&o, 111);
     assert_eq!(
         text(&o.stderr).lines().last().unwrap(),
         format!(
             "tend-jobs: fatal: {}/other-web exists and is not a service of job other: not replaced",
-            s(&sd)
+            s(&a.sd)
         )
     );
-    assert_eq!(
-        std::fs::read_to_string(sd.join("other-web/run")).unwrap(),
-        "#!/bin/sh\n"
-    );
+    assert_eq!(a.read("other-web/run"), "#!/bin/sh\n");
+}
 
-    // remove: the job's services only; an unknown job is a negative answer.
-    let o = jobs(&["remove", "shop", s(&sd)]);
+/// remove: the job's services only; an unknown job is a negative answer.
+#[test]
+fn remove_takes_the_jobs_services_only() {
+    let (a, _) = Applied::new("jobs-remove");
+    std::fs::create_dir(a.sd.join("other-web")).unwrap();
+    let o = jobs(&["remove", "shop", s(&a.sd)]);
     assert_code(&o, 0);
-    assert_eq!(text(&o.stdout), "tend-jobs: removed shop-web\n");
-    assert_eq!(entries(&sd), ["other-web"]);
-    let o = jobs(&["remove", "shop", s(&sd)]);
+    assert_eq!(
+        text(&o.stdout),
+        "tend-jobs: removed shop-db\ntend-jobs: removed shop-web\n"
+    );
+    assert_eq!(entries(&a.sd), ["other-web"]);
+    let o = jobs(&["remove", "shop", s(&a.sd)]);
     assert_code(&o, 1);
     assert_eq!(
         text(&o.stderr),
-        format!("tend-jobs: fatal: no service of job shop in {}\n", s(&sd))
+        format!("tend-jobs: fatal: no service of job shop in {}\n", s(&a.sd))
     );
 }
 
@@ -321,26 +371,35 @@ fn up_pid(f: &Fleet, name: &str) -> Option<u64> {
         .map(|r| r.pid)
 }
 
-/// A web server with ready and health probes, user, CPUs and open files; a database-like
-/// process with a pre_start hook, shutdown_signal INT and its log; under a real scanner.
-#[test]
-fn jobs_run_under_svscan() {
-    require("timeout");
-    let sc = Scratch::new("jobs-run");
-    let port = free_port();
-    sc.write("server.py", SERVER, false);
-    let www = sc.join("www");
-    std::fs::create_dir(&www).unwrap();
-    // The server runs as nobody and writes `bound` in its working directory.
-    std::fs::set_permissions(&www, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    sc.write(
-        "db.sh",
-        "#!/bin/sh\ntrap 'echo got INT > \"$OUT\"; exit 0' INT\necho \"db started as $(id -u) NAME=$NAME\"\nwhile :; do sleep 0.1; done\n",
-        true,
-    );
-    sc.write("pre-start", "#!/bin/sh\necho pre-start says hello\n", true);
-    let yml = format!(
-        "processes:
+/// Job `shop` applied under a real scanner: a web server with ready and health probes,
+/// user, CPUs and open files; a database-like process with a pre_start hook,
+/// shutdown_signal INT and its log. The fixture of `jobs_run_under_svscan`'s steps.
+struct Shop {
+    // Dropped first: the scanner goes before its scratch directory.
+    f: Fleet,
+    sc: Scratch,
+    www: std::path::PathBuf,
+    yml: String,
+}
+
+impl Shop {
+    fn start() -> Shop {
+        let sc = Scratch::new("jobs-run");
+        let port = free_port();
+        sc.write("server.py", SERVER, false);
+        let www = sc.join("www");
+        std::fs::create_dir(&www).unwrap();
+        // The server runs as nobody and writes `bound` in its working directory.
+        std::fs::set_permissions(&www, std::os::unix::fs::PermissionsExt::from_mode(0o777))
+            .unwrap();
+        sc.write(
+            "db.sh",
+            "#!/bin/sh\ntrap 'echo got INT > \"$OUT\"; exit 0' INT\necho \"db started as $(id -u) NAME=$NAME\"\nwhile :; do sleep 0.1; done\n",
+            true,
+        );
+        sc.write("pre-start", "#!/bin/sh\necho pre-start says hello\n", true);
+        let yml = format!(
+            "processes:
   - name: web
     executable: /usr/bin/python3
     args: [{server}, \"{port}\"]
@@ -359,27 +418,40 @@ fn jobs_run_under_svscan() {
     unsafe: {{privileged: true}}
     tend: {{stop_grace: 10s}}
 ",
-        server = s(&sc.join("server.py")),
-        www = s(&www),
-        db = s(&sc.join("db.sh")),
-        out = s(&sc.join("db.out")),
-        pre = s(&sc.join("pre-start")),
-    );
-    let file = sc.write("shop.yml", &yml, false);
-    let f = Fleet::start(&sc);
-    let o = jobs(&["apply", s(&file), s(&f.dir)]);
-    assert_code(&o, 0);
-    assert_eq!(
-        text(&o.stdout),
-        "tend-jobs: added shop-web\ntend-jobs: added shop-web-health\ntend-jobs: added shop-db\n"
-    );
-    // Ready only once the HTTP probe passes.
+            server = s(&sc.join("server.py")),
+            www = s(&www),
+            db = s(&sc.join("db.sh")),
+            out = s(&sc.join("db.out")),
+            pre = s(&sc.join("pre-start")),
+        );
+        let f = Fleet::start(&sc);
+        let shop = Shop { f, sc, www, yml };
+        let o = shop.apply(&shop.yml);
+        assert_code(&o, 0);
+        assert_eq!(
+            text(&o.stdout),
+            "tend-jobs: added shop-web\ntend-jobs: added shop-web-health\ntend-jobs: added shop-db\n"
+        );
+        shop
+    }
+
+    /// Apply `yml` (written over shop.yml) to the scanner's directory.
+    fn apply(&self, yml: &str) -> std::process::Output {
+        let file = self.sc.write("shop.yml", yml, false);
+        jobs(&["apply", s(&file), s(&self.f.dir)])
+    }
+}
+
+/// Ready only once the HTTP probe passes; as nobody, on CPU 0, with 100 open files;
+/// pre_start's output and the process's go to the log. The pids of web and db.
+fn shop_runs_as_described(shop: &Shop) -> (u64, u64) {
+    let f = &shop.f;
     let web = wait_until(FLEET_PATIENCE, "shop-web ready", || {
         f.status("shop-web")
             .filter(|r| r.is_up() && r.ready)
             .map(|r| r.pid)
     });
-    assert!(www.join("bound").exists());
+    assert!(shop.www.join("bound").exists());
     assert_eq!(
         proc_field(web, "status", "Uid:").split_whitespace().next(),
         Some("65534")
@@ -390,58 +462,70 @@ fn jobs_run_under_svscan() {
         "{}",
         proc_field(web, "limits", "Max open files")
     );
-    // pre_start's output and the process's go to the log.
     let current = f.svc("shop-db/log/main/current");
     wait_until(FLEET_PATIENCE, "db's log", || {
         let t = std::fs::read_to_string(&current).unwrap_or_default();
         (t.contains("pre-start says hello") && t.contains("db started as 0 NAME=one")).then_some(())
     });
-    let db = wait_until(FLEET_PATIENCE, "shop-db up", || up_pid(&f, "shop-db"));
+    let db = wait_until(FLEET_PATIENCE, "shop-db up", || up_pid(f, "shop-db"));
+    (web, db)
+}
 
-    // Unchanged: no restart.
-    let o = jobs(&["apply", s(&file), s(&f.dir)]);
+/// Unchanged: no restart.
+fn unchanged_apply_restarts_nothing(shop: &Shop, web: u64, db: u64) {
+    let o = shop.apply(&shop.yml);
     assert_code(&o, 0);
     assert_eq!(
         text(&o.stdout),
         "tend-jobs: job shop: no change (3 services as described)\n"
     );
-    assert_eq!(up_pid(&f, "shop-web"), Some(web));
-    assert_eq!(up_pid(&f, "shop-db"), Some(db));
+    assert_eq!(up_pid(&shop.f, "shop-web"), Some(web));
+    assert_eq!(up_pid(&shop.f, "shop-db"), Some(db));
+}
 
-    // One process changed: only it restarts; its old instance got its shutdown signal.
-    let file2 = sc.write("shop.yml", &yml.replace("NAME: one", "NAME: two"), false);
-    let o = jobs(&["apply", s(&file2), s(&f.dir)]);
+/// One process changed: only it restarts; its old instance got its shutdown signal.
+/// The new db's pid.
+fn changed_process_alone_restarts(shop: &Shop, web: u64, db: u64) -> u64 {
+    let f = &shop.f;
+    let o = shop.apply(&shop.yml.replace("NAME: one", "NAME: two"));
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "tend-jobs: replaced shop-db\n");
     wait_until(FLEET_PATIENCE, "the old db stopped by SIGINT", || {
-        (std::fs::read_to_string(sc.join("db.out")).unwrap_or_default() == "got INT\n")
+        (std::fs::read_to_string(shop.sc.join("db.out")).unwrap_or_default() == "got INT\n")
             .then_some(())
     });
     let db2 = wait_until(FLEET_PATIENCE, "the new shop-db", || {
-        up_pid(&f, "shop-db").filter(|&p| p != db)
+        up_pid(f, "shop-db").filter(|&p| p != db)
     });
     assert!(
         std::fs::read_to_string(format!("/proc/{db2}/environ"))
             .unwrap()
             .contains("NAME=two")
     );
-    assert_eq!(up_pid(&f, "shop-web"), Some(web), "web was not restarted");
+    assert_eq!(up_pid(f, "shop-web"), Some(web), "web was not restarted");
     assert!(
         !entries(&f.dir).iter().any(|n| n.starts_with(".tend-jobs")),
         "{:?}",
         entries(&f.dir)
     );
+    db2
+}
 
-    // Health: failing probes restart the web server.
-    std::fs::write(www.join("code"), "500").unwrap();
+/// Health: failing probes restart the web server. The new web's pid.
+fn failing_health_probe_restarts_web(shop: &Shop, web: u64) -> u64 {
+    std::fs::write(shop.www.join("code"), "500").unwrap();
     let web2 = wait_until(FLEET_PATIENCE, "a restart by the health watcher", || {
-        up_pid(&f, "shop-web").filter(|&p| p != web)
+        up_pid(&shop.f, "shop-web").filter(|&p| p != web)
     });
-    std::fs::write(www.join("code"), "200").unwrap();
+    std::fs::write(shop.www.join("code"), "200").unwrap();
     assert_ne!(web2, web);
+    web2
+}
 
-    // remove: every service down and gone.
-    let o = jobs(&["remove", "-t", "20s", "shop", s(&f.dir)]);
+/// remove: every service down and gone, and these processes with them.
+fn remove_takes_every_service_down(shop: &Shop, pids: &[u64]) {
+    let dir = &shop.f.dir;
+    let o = jobs(&["remove", "-t", "20s", "shop", s(dir)]);
     assert_code(&o, 0);
     assert_eq!(
         text(&o.stdout),
@@ -449,15 +533,28 @@ fn jobs_run_under_svscan() {
     );
     assert_eq!(text(&o.stderr), "");
     assert!(
-        entries(&f.dir).iter().all(|n| n.starts_with('.')),
+        entries(dir).iter().all(|n| n.starts_with('.')),
         "{:?}",
-        entries(&f.dir)
+        entries(dir)
     );
     wait_until(FLEET_PATIENCE, "the processes gone", || {
-        (!Path::new(&format!("/proc/{db2}")).exists()
-            && !Path::new(&format!("/proc/{web2}")).exists())
-        .then_some(())
+        pids.iter()
+            .all(|p| !Path::new(&format!("/proc/{p}")).exists())
+            .then_some(())
     });
+}
+
+/// The job's life under a real scanner, step by step (each step needs the one before:
+/// the processes it started, the pids it saw).
+#[test]
+fn jobs_run_under_svscan() {
+    require("timeout");
+    let shop = Shop::start();
+    let (web, db) = shop_runs_as_described(&shop);
+    unchanged_apply_restarts_nothing(&shop, web, db);
+    let db2 = changed_process_alone_restarts(&shop, web, db);
+    let web2 = failing_health_probe_restarts_web(&shop, web);
+    remove_takes_every_service_down(&shop, &[db2, web2]);
 }
 
 /// The same files as systemd units pass systemd-analyze verify.

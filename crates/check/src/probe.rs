@@ -15,6 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnOptions, spawn};
+use tend_sys::wait::Ended;
 
 /// Largest answer read from an HTTP server; a body text beyond it is not seen.
 pub const HTTP_READ_MAX: usize = 64 * 1024;
@@ -53,6 +54,18 @@ pub struct HttpProbe {
 /// Why an option value was refused (a usage error for the caller).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadValue(pub &'static str);
+
+impl BadValue {
+    /// An option value is the caller's input: 100.
+    pub fn code(&self) -> i32 {
+        tend_sys::code::USAGE
+    }
+
+    /// The message naming the value given: `invalid WHAT: VALUE`.
+    pub fn describe(&self, value: &str) -> String {
+        format!("invalid {}: {value}", self.0)
+    }
+}
 
 /// Parse `host:port`, `[v6]:port`.
 pub fn parse_target(s: &str) -> Result<Target, BadValue> {
@@ -205,21 +218,17 @@ fn exec(cmd: &str, deadline: Instant, timeout: Duration, close: &[i32]) -> Resul
         // The whole process group: a shell's children too.
         let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
     }
-    let status = loop {
-        match nix::sys::wait::waitpid(pid, None) {
-            Err(Errno::EINTR) => continue,
-            other => break other,
-        }
-    };
+    let status = tend_sys::wait::wait(Some(pid));
     if !exited {
         return Err(format!("command timed out after {} ms", ms(timeout)));
     }
-    use nix::sys::wait::WaitStatus;
-    match status {
-        Ok(WaitStatus::Exited(_, 0)) => Ok(()),
-        Ok(WaitStatus::Exited(_, c)) => Err(format!("command exited {c}")),
-        Ok(WaitStatus::Signaled(_, s, _)) => Err(format!("command killed by {}", s.as_str())),
-        Ok(_) => Err("command stopped".into()),
+    match status.map(|(_, st)| st.ended()) {
+        Ok(Ended::Exited(0)) => Ok(()),
+        Ok(Ended::Exited(c)) => Err(format!("command exited {c}")),
+        Ok(Ended::Signaled(s)) => Err(match tend_sys::signals::name(i32::from(s)) {
+            Some(name) => format!("command killed by {name}"),
+            None => format!("command killed by signal {s}"),
+        }),
         Err(e) => Err(format!("wait: {}", e.desc())),
     }
 }

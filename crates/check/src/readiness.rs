@@ -81,7 +81,7 @@ pub fn split(r: Readiness) -> Result<Role, Error> {
         Forked::Parent(child) => {
             drop(gate);
             if r.double_fork {
-                let _ = nix::sys::wait::waitpid(child, None);
+                let _ = tend_sys::wait::wait(Some(child));
             }
             let _ = nix::unistd::close(r.notify_fd);
             Ok(Role::Daemon(ExecGate(gate_w)))

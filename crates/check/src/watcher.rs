@@ -13,6 +13,7 @@ use tend_proto::StatusRecord;
 use tend_proto::control::{SendError, send_in};
 use tend_proto::health;
 use tend_sys::Error;
+use tend_sys::warn::Warn;
 
 /// The watcher's settings.
 #[derive(Debug, Clone)]
@@ -152,11 +153,8 @@ fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
     .map_err(|e| Error::at("open", &p, e))
 }
 
-/// Something the caller should report (as a warning) and carry on.
-pub type Warn<'a> = &'a mut dyn FnMut(&dyn std::fmt::Display);
-
 /// Watch forever. Returns only on a failure to start.
-pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Error> {
+pub fn run(l: &Liveness, warn: &dyn Warn) -> Result<std::convert::Infallible, Error> {
     // The service directory must exist; its supervise/ may come later (the supervisor
     // is started by the same scan).
     nix::sys::stat::stat(&l.servicedir).map_err(|e| Error::at("access", &l.servicedir, e))?;
@@ -198,11 +196,11 @@ pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Err
         if action == Action::Restart {
             match send_in(&l.servicedir, "supervise", b"r") {
                 Ok(()) => {}
-                Err(SendError::NotListening) => warn(&format_args!(
+                Err(SendError::NotListening) => warn.warn(&format_args!(
                     "unable to restart {}: supervisor not listening",
                     l.servicedir.display()
                 )),
-                Err(SendError::Broken(e) | SendError::Sys(e)) => warn(&format_args!(
+                Err(SendError::Broken(e) | SendError::Sys(e)) => warn.warn(&format_args!(
                     "unable to restart {}: {}",
                     l.servicedir.display(),
                     e.desc()
@@ -234,7 +232,7 @@ pub fn run(l: &Liveness, warn: Warn<'_>) -> Result<std::convert::Infallible, Err
         if let Some(dir) = &sup
             && let Err(e) = tend_proto::status::write_atomic_at(dir, STATE_NEW, STATE, &out)
         {
-            warn(&format_args!(
+            warn.warn(&format_args!(
                 "unable to write {}/supervise/tend-check: {}",
                 l.servicedir.display(),
                 e.desc()

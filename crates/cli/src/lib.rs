@@ -82,6 +82,10 @@ impl tend_sys::warn::Warn for Program {
     fn warn(&self, msg: &dyn Display) {
         Program::warn(self, msg);
     }
+
+    fn say(&self, kind: &str, msg: &dyn Display) {
+        self.line(kind, msg);
+    }
 }
 
 /// The parsed command line: options in the order given, then the operands.

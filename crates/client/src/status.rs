@@ -29,6 +29,30 @@ pub enum ReadError {
     Down(Errno),
 }
 
+impl ReadError {
+    /// 1 when no supervisor runs (a negative answer, as s6-svstat), else 111.
+    pub fn code(&self) -> i32 {
+        match self {
+            ReadError::NotRunning => tend_sys::code::NO,
+            ReadError::Check(_) | ReadError::Status(_) | ReadError::Down(_) => {
+                tend_sys::code::SYSTEM
+            }
+        }
+    }
+
+    /// The message for service directory `name`, in s6-svstat's words.
+    pub fn describe(&self, name: &str) -> String {
+        match self {
+            ReadError::NotRunning => {
+                format!("unable to read status for {name}: s6-supervise not running")
+            }
+            ReadError::Check(e) => format!("unable to check {name}: {}", e.desc()),
+            ReadError::Status(e) => format!("unable to read status for {name}: {}", e.desc()),
+            ReadError::Down(e) => format!("unable to access {name}/down: {}", e.desc()),
+        }
+    }
+}
+
 /// Everything s6-svstat knows about a service at one instant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {

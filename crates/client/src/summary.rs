@@ -443,81 +443,80 @@ fn label(o: &mut String, v: &str) {
     }
 }
 
+/// How one figure of a row reads, if the row has it.
+type Get = fn(&Row) -> Option<f64>;
+
+fn flag(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+/// The metric families of `prometheus`, one per figure: name, help text, the figure.
+const FAMILIES: [(&str, &str, Get); 10] = [
+    (
+        "tend_service_up",
+        "Whether the service's process is running.",
+        |r| {
+            Some(flag(matches!(
+                r.state,
+                State::Up | State::Ready | State::Unhealthy
+            )))
+        },
+    ),
+    (
+        "tend_service_ready",
+        "Whether the service is up and ready.",
+        |r| Some(flag(r.ready_after_ms.is_some() && r.pid.is_some())),
+    ),
+    (
+        "tend_service_wanted_up",
+        "Whether the supervisor wants the service up.",
+        |r| r.want_up.map(flag),
+    ),
+    (
+        "tend_service_supervised",
+        "Whether a supervisor is running on the service.",
+        |r| Some(flag(r.supervised)),
+    ),
+    (
+        "tend_service_ok",
+        "Whether the service is as it should be (tend-summary's exit status).",
+        |r| Some(flag(!r.is_bad())),
+    ),
+    (
+        "tend_service_healthy",
+        "The liveness watcher's verdict: 1 healthy, 0 failing or unhealthy.",
+        |r| match r.health.as_deref() {
+            Some("healthy") => Some(1.0),
+            Some("failing" | "unhealthy") => Some(0.0),
+            _ => None,
+        },
+    ),
+    (
+        "tend_service_uptime_seconds",
+        "Seconds since the service last went up or down.",
+        |r| r.uptime.map(|u| u as f64),
+    ),
+    (
+        "tend_service_ready_after_seconds",
+        "Seconds from start to readiness.",
+        |r| r.ready_after_ms.map(|m| m as f64 / 1000.0),
+    ),
+    (
+        "tend_service_deaths",
+        "Deaths recorded in the death tally.",
+        |r| r.deaths.map(|d| d as f64),
+    ),
+    (
+        "tend_service_check_restarts",
+        "Restarts by the liveness watcher inside its window.",
+        |r| r.check_restarts.map(|d| d as f64),
+    ),
+];
+
 /// Prometheus text exposition format: one metric family per figure, a `service` label.
 pub fn prometheus(rows: &[Row]) -> String {
     let mut o = String::new();
-    type Get = fn(&Row) -> Option<f64>;
-    let families: [(&str, &str, Get); 10] = [
-        (
-            "tend_service_up",
-            "Whether the service's process is running.",
-            |r| {
-                Some(
-                    if matches!(r.state, State::Up | State::Ready | State::Unhealthy) {
-                        1.0
-                    } else {
-                        0.0
-                    },
-                )
-            },
-        ),
-        (
-            "tend_service_ready",
-            "Whether the service is up and ready.",
-            |r| {
-                Some(if r.ready_after_ms.is_some() && r.pid.is_some() {
-                    1.0
-                } else {
-                    0.0
-                })
-            },
-        ),
-        (
-            "tend_service_wanted_up",
-            "Whether the supervisor wants the service up.",
-            |r| r.want_up.map(|w| if w { 1.0 } else { 0.0 }),
-        ),
-        (
-            "tend_service_supervised",
-            "Whether a supervisor is running on the service.",
-            |r| Some(if r.supervised { 1.0 } else { 0.0 }),
-        ),
-        (
-            "tend_service_ok",
-            "Whether the service is as it should be (tend-summary's exit status).",
-            |r| Some(if r.is_bad() { 0.0 } else { 1.0 }),
-        ),
-        (
-            "tend_service_healthy",
-            "The liveness watcher's verdict: 1 healthy, 0 failing or unhealthy.",
-            |r| match r.health.as_deref() {
-                Some("healthy") => Some(1.0),
-                Some("failing" | "unhealthy") => Some(0.0),
-                _ => None,
-            },
-        ),
-        (
-            "tend_service_uptime_seconds",
-            "Seconds since the service last went up or down.",
-            |r| r.uptime.map(|u| u as f64),
-        ),
-        (
-            "tend_service_ready_after_seconds",
-            "Seconds from start to readiness.",
-            |r| r.ready_after_ms.map(|m| m as f64 / 1000.0),
-        ),
-        (
-            "tend_service_deaths",
-            "Deaths recorded in the death tally.",
-            |r| r.deaths.map(|d| d as f64),
-        ),
-        (
-            "tend_service_check_restarts",
-            "Restarts by the liveness watcher inside its window.",
-            |r| r.check_restarts.map(|d| d as f64),
-        ),
-    ];
-    for (name, help, get) in families {
+    for (name, help, get) in FAMILIES {
         let _ = write!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n");
         for r in rows {
             if let Some(v) = get(r) {

@@ -169,6 +169,16 @@ pub enum LookupError {
     Sys(Error),
 }
 
+impl LookupError {
+    /// 1 for an unknown account (a negative answer), 111 for a failed lookup.
+    pub fn code(&self) -> i32 {
+        match self {
+            LookupError::UnknownUser(_) | LookupError::UnknownGroup(_) => crate::sys::code::NO,
+            LookupError::Sys(e) => e.code(),
+        }
+    }
+}
+
 impl fmt::Display for LookupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

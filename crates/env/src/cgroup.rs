@@ -183,6 +183,22 @@ pub enum CgroupError {
     Sys(Error),
 }
 
+impl CgroupError {
+    /// 100 for a path or value the caller gave wrong, 111 for what the system refused.
+    pub fn code(&self) -> i32 {
+        match self {
+            CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_) => {
+                crate::sys::code::USAGE
+            }
+            CgroupError::NotMounted
+            | CgroupError::Unavailable { .. }
+            | CgroupError::Refused { .. }
+            | CgroupError::Write { .. }
+            | CgroupError::Sys(_) => crate::sys::code::SYSTEM,
+        }
+    }
+}
+
 impl fmt::Display for CgroupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -28,6 +28,21 @@ pub enum ParseError {
     Beyond { cpu: u64, limit: usize },
 }
 
+impl ParseError {
+    /// A cpulist is the caller's input: 100.
+    pub fn code(&self) -> i32 {
+        crate::sys::code::USAGE
+    }
+
+    /// The message naming the list given: `invalid cpulist: LIST[: why]`.
+    pub fn describe(&self, list: &str) -> String {
+        match self {
+            ParseError::Syntax => format!("invalid cpulist: {list}"),
+            ParseError::Beyond { .. } => format!("invalid cpulist: {list}: {self}"),
+        }
+    }
+}
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -157,6 +172,13 @@ pub enum PinError {
     /// Some CPUs asked for are not online.
     Offline(CpuList),
     Sys(Error),
+}
+
+impl PinError {
+    /// CPUs offline or a failed call: the system's state, 111.
+    pub fn code(&self) -> i32 {
+        crate::sys::code::SYSTEM
+    }
 }
 
 impl fmt::Display for PinError {

@@ -122,7 +122,7 @@ pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Resu
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     match fork().map_err(|e| Error::new("fork", e))? {
         Forked::Parent(child) => {
-            let _ = nix::sys::wait::waitpid(child, None);
+            let _ = crate::sys::wait::wait(Some(child));
             drop(sock);
             drop(pidfd);
             let _ = nix::unistd::close(notify_fd);

@@ -63,6 +63,13 @@ pub enum VarError {
     Invalid(&'static str),
 }
 
+impl VarError {
+    /// The variables are the caller's input: 100.
+    pub fn code(&self) -> i32 {
+        crate::sys::code::USAGE
+    }
+}
+
 impl fmt::Display for VarError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -181,6 +188,17 @@ pub enum TargetError {
     /// No such user.
     Unknown(String),
     Sys(Error),
+}
+
+impl TargetError {
+    /// 100 for bad ids, 1 for an unknown user, 111 for a failed lookup.
+    pub fn code(&self) -> i32 {
+        match self {
+            TargetError::BadIds(_) => crate::sys::code::USAGE,
+            TargetError::Unknown(_) => crate::sys::code::NO,
+            TargetError::Sys(e) => e.code(),
+        }
+    }
 }
 
 impl fmt::Display for TargetError {

@@ -10,8 +10,8 @@
 //! Outside PID 1 (`-m guest` in a test) the machine is left alone: no mounts, no host
 //! name, no reboot(2); init exits as in a container.
 
+use crate::run_stages;
 use crate::settings::{Mode, Settings, kernel_params};
-use crate::{Say, run_stages};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
@@ -21,6 +21,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use tend_sys::Error;
 use tend_sys::machine::{self, RebootCmd};
+use tend_sys::warn::Warn;
 
 /// What a stopped guest does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +91,24 @@ pub enum Failure {
     System(Error),
 }
 
+impl Failure {
+    pub fn code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => tend_sys::code::USAGE,
+            Failure::System(e) => e.code(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(e) => e.fmt(f),
+            Failure::System(e) => e.fmt(f),
+        }
+    }
+}
+
 /// Signs of a container runtime: its PID 1 must never read the host's kernel command
 /// line as its own.
 fn in_container(env: &[(OsString, OsString)]) -> bool {
@@ -105,7 +124,7 @@ pub fn start(
     opts: &[(char, Option<OsString>)],
     command: &[OsString],
     env: &[(OsString, OsString)],
-    say: &mut dyn Say,
+    say: &dyn Warn,
 ) -> Result<i32, Failure> {
     let pid1 = std::process::id() == 1;
     let kernel = pid1 && !Path::new("/proc/self").exists();
@@ -129,7 +148,7 @@ pub fn start(
         Ok(s) => s,
         // A kernel's init must not exit over a typo on the boot line: say so and boot.
         Err(e) if maybe_guest => {
-            say.say("warning", format_args!("{e}: using the defaults"));
+            say.say("warning", &format_args!("{e}: using the defaults"));
             Settings::resolve(&[], &[], !command.is_empty()).map_err(Failure::Usage)?
         }
         Err(e) => return Err(Failure::Usage(e)),
@@ -145,7 +164,7 @@ pub fn start(
     if !pid1 {
         say.say(
             "warning",
-            format_args!("guest mode but not PID 1: no mounts, no host name, no reboot(2)"),
+            &format_args!("guest mode but not PID 1: no mounts, no host name, no reboot(2)"),
         );
         return run_stages(&settings, command, say, true)
             .map(|(code, _)| code)
@@ -155,7 +174,7 @@ pub fn start(
     let action = match run_stages(&settings, command, say, true) {
         Ok((_, action)) => action,
         Err(e) => {
-            say.say("fatal", format_args!("{e}"));
+            say.say("fatal", &format_args!("{e}"));
             Action::Poweroff
         }
     };
@@ -167,7 +186,7 @@ const NOSUID_NODEV_NOEXEC: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | li
 /// Mount `fstype` on `target` unless something is mounted there already.
 fn mount_missing(
     mounted: &mut Vec<&'static str>,
-    say: &mut dyn Say,
+    say: &dyn Warn,
     target: &'static str,
     fstype: &str,
     flags: libc::c_ulong,
@@ -181,7 +200,7 @@ fn mount_missing(
         Ok(()) => mounted.push(target),
         Err(e) => say.say(
             "warning",
-            format_args!("unable to mount {fstype} on {target}: {}", e.desc()),
+            &format_args!("unable to mount {fstype} on {target}: {}", e.desc()),
         ),
     }
 }
@@ -195,7 +214,7 @@ fn is_mountpoint(target: &str) -> bool {
 
 /// Everything a kernel leaves to init before the stages: mounts, the console as stdio,
 /// `lo`, the host name, ctrl-alt-del as SIGINT.
-fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &mut dyn Say) {
+fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
     let nsne = NOSUID_NODEV_NOEXEC;
     mount_missing(mounted, say, "/proc", "proc", nsne, None);
     mount_missing(mounted, say, "/sys", "sysfs", nsne, None);
@@ -219,27 +238,27 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &mut dyn Say)
         mount_missing(mounted, say, "/sys/fs/cgroup", "cgroup2", nsne, None);
     }
     if !mounted.is_empty() {
-        say.say("info", format_args!("mounted {}", mounted.join(" ")));
+        say.say("info", &format_args!("mounted {}", mounted.join(" ")));
     }
     if let Err(e) = machine::loopback_up() {
         say.say(
             "warning",
-            format_args!("unable to bring lo up: {}", e.desc()),
+            &format_args!("unable to bring lo up: {}", e.desc()),
         );
     }
     if let Some(name) = host_name(settings) {
         match machine::set_hostname(name.as_bytes()) {
-            Ok(()) => say.say("info", format_args!("hostname {}", show(&name))),
+            Ok(()) => say.say("info", &format_args!("hostname {}", show(&name))),
             Err(e) => say.say(
                 "warning",
-                format_args!("unable to set the hostname {}: {}", show(&name), e.desc()),
+                &format_args!("unable to set the hostname {}: {}", show(&name), e.desc()),
             ),
         }
     }
     if let Err(e) = machine::disable_cad() {
         say.say(
             "warning",
-            format_args!("unable to turn ctrl-alt-del into SIGINT: {}", e.desc()),
+            &format_args!("unable to turn ctrl-alt-del into SIGINT: {}", e.desc()),
         );
     }
 }
@@ -276,8 +295,8 @@ pub(crate) fn console_service(scan_dir: &Path, tty: &Path) -> Result<(), Error> 
 
 /// After stage 3: sync, unmount (or remount read-only) what init mounted and the root,
 /// drain the console so the last line is not lost, reboot(2). Never returns.
-fn shutdown(mounted: &[&'static str], action: Action, say: &mut dyn Say) -> ! {
-    say.say("info", format_args!("syncing and unmounting"));
+fn shutdown(mounted: &[&'static str], action: Action, say: &dyn Warn) -> ! {
+    say.say("info", &format_args!("syncing and unmounting"));
     machine::sync();
     for target in mounted.iter().rev() {
         if machine::umount(target).is_err()
@@ -285,14 +304,14 @@ fn shutdown(mounted: &[&'static str], action: Action, say: &mut dyn Say) -> ! {
         {
             say.say(
                 "warning",
-                format_args!("unable to unmount {target}: {}", e.desc()),
+                &format_args!("unable to unmount {target}: {}", e.desc()),
             );
         }
     }
     // The root of an initramfs cannot be made read-only, and need not be.
     let _ = machine::remount_ro("/");
     machine::sync();
-    say.say("info", format_args!("{}", Farewell(action)));
+    say.say("info", &format_args!("{}", Farewell(action)));
     for fd in [1, 2] {
         if let Ok(fd) = tend_sys::fd::inherited(fd) {
             let _ = nix::sys::termios::tcdrain(fd);
@@ -301,7 +320,7 @@ fn shutdown(mounted: &[&'static str], action: Action, say: &mut dyn Say) -> ! {
     let e = machine::reboot(action.reboot_cmd());
     say.say(
         "fatal",
-        format_args!("unable to {}: {}", action.name(), e.desc()),
+        &format_args!("unable to {}: {}", action.name(), e.desc()),
     );
     // Nothing else to do, and exiting would panic the kernel.
     loop {

@@ -29,7 +29,6 @@ use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::signalfd::SignalFd;
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use std::ffi::{CString, OsStr, OsString};
 use std::fmt;
@@ -42,6 +41,8 @@ use tend_proto::status::StatusRecord;
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+use tend_sys::wait;
+use tend_sys::warn::Warn;
 
 /// The signals init takes. SIGCHLD reaps; SIGTTOU, SIGTTIN and SIGTSTP are only blocked,
 /// so that init may hand the terminal to the command and take it back; the rest are
@@ -80,17 +81,6 @@ pub const SERVICES_FAILED: i32 = 1;
 /// Exit code for a system call failure.
 pub const SYSTEM: i32 = 111;
 
-/// Where messages go: the binary prints `tend-init: KIND: msg` (libraries do not print).
-pub trait Say {
-    fn say(&mut self, kind: &str, msg: fmt::Arguments<'_>);
-}
-
-impl<F: FnMut(&str, fmt::Arguments<'_>)> Say for F {
-    fn say(&mut self, kind: &str, msg: fmt::Arguments<'_>) {
-        self(kind, msg)
-    }
-}
-
 /// The one place an exec failure of the command becomes a message and an exit code
 /// (127 not found, 126 otherwise), so a better diagnosis can be plugged in here.
 pub fn exec_failure(prog: &OsStr, path: Option<&OsStr>, e: Errno) -> (String, i32) {
@@ -109,19 +99,10 @@ pub fn exec_failure(prog: &OsStr, path: Option<&OsStr>, e: Errno) -> (String, i3
     )
 }
 
-/// A wait status as a shell reports it: the exit code, or 128+N for signal N.
-fn code_of(st: WaitStatus) -> Option<(Pid, i32)> {
-    match st {
-        WaitStatus::Exited(pid, code) => Some((pid, code)),
-        WaitStatus::Signaled(pid, sig, _) => Some((pid, 128 + sig as i32)),
-        _ => None,
-    }
-}
-
 /// Everything the running init holds.
 struct Init<'a> {
     settings: &'a Settings,
-    say: &'a mut dyn Say,
+    say: &'a dyn Warn,
     sigfd: SignalFd,
     env: Vec<(OsString, OsString)>,
     pid1: bool,
@@ -153,7 +134,7 @@ struct Init<'a> {
 /// Run init through all its stages; the exit code is the command's (128+N when killed by
 /// signal N), a failed stage's, the configured one, or 0 after a clean stop. An `Err` is a
 /// failure to set up the loop itself (nothing was started).
-pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Result<i32, Error> {
+pub fn run(settings: &Settings, command: &[OsString], say: &dyn Warn) -> Result<i32, Error> {
     run_stages(settings, command, say, false).map(|(code, _)| code)
 }
 
@@ -162,7 +143,7 @@ pub fn run(settings: &Settings, command: &[OsString], say: &mut dyn Say) -> Resu
 fn run_stages(
     settings: &Settings,
     command: &[OsString],
-    say: &mut dyn Say,
+    say: &dyn Warn,
     guest: bool,
 ) -> Result<(i32, Action), Error> {
     let set: &[Signal] = if guest { &GUEST_SIGNALS } else { &SIGNALS };
@@ -227,22 +208,22 @@ fn guest_env(mut env: Vec<(OsString, OsString)>, guest: bool) -> Vec<(OsString, 
 
 impl Init<'_> {
     fn info(&mut self, msg: fmt::Arguments<'_>) {
-        self.say.say("info", msg);
+        self.say.say("info", &msg);
     }
 
     /// A guest's console line for each stage (a container's stderr stays as it was).
     fn stage(&mut self, msg: fmt::Arguments<'_>) {
         if self.guest {
-            self.say.say("info", msg);
+            self.say.say("info", &msg);
         }
     }
 
     fn warn(&mut self, msg: fmt::Arguments<'_>) {
-        self.say.say("warning", msg);
+        self.say.say("warning", &msg);
     }
 
     fn fatal(&mut self, code: i32, msg: fmt::Arguments<'_>) {
-        self.say.say("fatal", msg);
+        self.say.say("fatal", &msg);
         self.failure.get_or_insert(code);
     }
 
@@ -738,15 +719,13 @@ impl Init<'_> {
     /// Collect every dead child, ours or an orphan's.
     fn reap(&mut self) {
         loop {
-            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => {
+            match wait::reap(None) {
+                Ok(None) => {
                     self.children = true;
                     return;
                 }
-                Ok(st) => {
-                    let Some((pid, code)) = code_of(st) else {
-                        continue;
-                    };
+                Ok(Some((pid, st))) => {
+                    let code = st.shell_code();
                     if self.command == Some(pid) {
                         self.command = None;
                         self.command_code = Some(code);
@@ -758,7 +737,6 @@ impl Init<'_> {
                         self.script_code = Some(code);
                     }
                 }
-                Err(Errno::EINTR) => {}
                 Err(Errno::ECHILD) => {
                     self.children = false;
                     return;
@@ -781,21 +759,6 @@ impl tree::Service {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exit_codes_as_a_shell_reports_them() {
-        let pid = Pid::from_raw(9);
-        assert_eq!(code_of(WaitStatus::Exited(pid, 42)), Some((pid, 42)));
-        assert_eq!(
-            code_of(WaitStatus::Signaled(pid, Signal::SIGKILL, false)),
-            Some((pid, 137))
-        );
-        assert_eq!(
-            code_of(WaitStatus::Signaled(pid, Signal::SIGTERM, true)),
-            Some((pid, 143))
-        );
-        assert_eq!(code_of(WaitStatus::StillAlive), None);
-    }
 
     #[test]
     fn exec_failures_name_the_program_and_the_errno() {

@@ -259,97 +259,136 @@ impl Settings {
         env: &[(OsString, OsString)],
         has_command: bool,
     ) -> Result<Settings, BadSetting> {
-        let get = |letter: char| -> Option<(String, OsString)> {
-            let e = TABLE.iter().find(|e| e.letter == letter)?;
-            if let Some((_, v)) = opts.iter().rev().find(|(c, _)| *c == letter) {
-                let v = v.clone().unwrap_or_else(|| OsString::from("1"));
-                return Some((format!("-{letter}"), v));
-            }
-            env.iter()
-                .rev()
-                .find(|(k, v)| k == e.var && !v.is_empty())
-                .map(|(_, v)| (e.var.to_string(), v.clone()))
-        };
-        let path = |letter: char, default: &str| -> PathBuf {
-            get(letter).map_or_else(|| PathBuf::from(default), |(_, v)| PathBuf::from(v))
-        };
-        let bad = |name: String, v: &OsStr| BadSetting {
-            name,
-            value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
-        };
-        let ms = |letter: char, default: u64| -> Result<Duration, BadSetting> {
-            match get(letter) {
-                None => Ok(Duration::from_millis(default)),
-                Some((name, v)) => parse_u64(&v)
-                    .map(Duration::from_millis)
-                    .ok_or_else(|| bad(name, &v)),
-            }
-        };
-        let on_failure = |letter: char, default: OnFailure| -> Result<OnFailure, BadSetting> {
-            match get(letter) {
-                None => Ok(default),
-                Some((name, v)) => match v.as_bytes() {
-                    b"stop" => Ok(OnFailure::Stop),
-                    b"warn" => Ok(OnFailure::Warn),
-                    _ => Err(bad(name, &v)),
-                },
-            }
-        };
-        // -e given as an empty string (TEND_ENV_DIR= is "not set") turns saving off.
-        let env_dir = match opts.iter().rev().find(|(c, _)| *c == 'e') {
-            Some((_, Some(v))) if v.is_empty() => None,
-            _ => Some(path('e', "/run/tend/env")),
-        };
-        let default_wait = if has_command { 5000 } else { 0 };
-        let wait = ms('w', default_wait)?;
-        let signal_group = match get('p') {
-            None => false,
-            Some((name, v)) => match v.as_bytes() {
-                b"1" => true,
-                b"0" => false,
-                _ => return Err(bad(name, &v)),
-            },
-        };
-        let exit_code = match get('c') {
-            None => None,
-            Some((name, v)) => match parse_u64(&v) {
-                Some(n) if n <= 255 => Some(n as i32),
-                _ => return Err(bad(name, &v)),
-            },
-        };
+        use OnFailure::{Stop, Warn};
+        let src = Source { opts, env };
+        // Read in this order, so that of several bad values the same one is reported.
+        let wait = src.ms('w', if has_command { 5000 } else { 0 })?;
+        let signal_group = src.choice('p', false, &[(b"1", true), (b"0", false)])?;
+        let exit_code = src.exit_code()?;
+        let on_init_failure = src.choice('I', Stop, &[(b"stop", Stop), (b"warn", Warn)])?;
+        let on_services_failure = src.choice('U', Warn, &[(b"stop", Stop), (b"warn", Warn)])?;
+        let finish_time = src.ms('t', 2000)?;
+        let services_grace = src.ms('g', 3000)?;
+        let kill_grace = src.ms('k', 2000)?;
+        let mode = src.choice(
+            'm',
+            Mode::Auto,
+            &[
+                (b"auto", Mode::Auto),
+                (b"container", Mode::Container),
+                (b"guest", Mode::Guest),
+            ],
+        )?;
         Ok(Settings {
-            init_dir: path('i', "/etc/tend/init.d"),
-            services_dir: path('s', "/etc/tend/services"),
-            finish_dir: path('f', "/etc/tend/finish.d"),
-            env_dir,
-            scan_dir: path('S', "/run/tend/service"),
+            init_dir: src.path('i', "/etc/tend/init.d"),
+            services_dir: src.path('s', "/etc/tend/services"),
+            finish_dir: src.path('f', "/etc/tend/finish.d"),
+            env_dir: src.env_dir(),
+            scan_dir: src.path('S', "/run/tend/service"),
             services_wait: (!wait.is_zero()).then_some(wait),
-            on_init_failure: on_failure('I', OnFailure::Stop)?,
-            on_services_failure: on_failure('U', OnFailure::Warn)?,
-            finish_time: ms('t', 2000)?,
-            services_grace: ms('g', 3000)?,
-            kill_grace: ms('k', 2000)?,
+            on_init_failure,
+            on_services_failure,
+            finish_time,
+            services_grace,
+            kill_grace,
             signal_group,
             exit_code,
-            mode: match get('m') {
-                None => Mode::Auto,
-                Some((name, v)) => match v.as_bytes() {
-                    b"auto" => Mode::Auto,
-                    b"container" => Mode::Container,
-                    b"guest" => Mode::Guest,
-                    _ => return Err(bad(name, &v)),
-                },
-            },
-            hostname: get('n').map(|(_, v)| v),
-            console: get('C').map(|(_, v)| {
-                let p = PathBuf::from(v);
-                if p.is_absolute() {
-                    p
-                } else {
-                    PathBuf::from("/dev").join(p)
-                }
-            }),
+            mode,
+            hostname: src.get('n').map(|(_, v)| v),
+            console: src.console(),
         })
+    }
+}
+
+/// Where each setting's value comes from: the options (the last one given), else the
+/// environment (a variable set and not empty).
+struct Source<'a> {
+    opts: &'a [(char, Option<OsString>)],
+    env: &'a [(OsString, OsString)],
+}
+
+impl Source<'_> {
+    /// The setting's name as given (`-L`, or its variable) and its value, if given.
+    fn get(&self, letter: char) -> Option<(String, OsString)> {
+        let e = TABLE.iter().find(|e| e.letter == letter)?;
+        if let Some((_, v)) = self.opts.iter().rev().find(|(c, _)| *c == letter) {
+            let v = v.clone().unwrap_or_else(|| OsString::from("1"));
+            return Some((format!("-{letter}"), v));
+        }
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, v)| k == e.var && !v.is_empty())
+            .map(|(_, v)| (e.var.to_string(), v.clone()))
+    }
+
+    fn path(&self, letter: char, default: &str) -> PathBuf {
+        self.get(letter)
+            .map_or_else(|| PathBuf::from(default), |(_, v)| PathBuf::from(v))
+    }
+
+    /// A time in milliseconds.
+    fn ms(&self, letter: char, default: u64) -> Result<Duration, BadSetting> {
+        match self.get(letter) {
+            None => Ok(Duration::from_millis(default)),
+            Some((name, v)) => parse_u64(&v)
+                .map(Duration::from_millis)
+                .ok_or_else(|| bad(name, &v)),
+        }
+    }
+
+    /// One of `choices` (the value's text → the setting).
+    fn choice<T: Copy>(
+        &self,
+        letter: char,
+        default: T,
+        choices: &[(&[u8], T)],
+    ) -> Result<T, BadSetting> {
+        let Some((name, v)) = self.get(letter) else {
+            return Ok(default);
+        };
+        match choices.iter().find(|(text, _)| *text == v.as_bytes()) {
+            Some(&(_, t)) => Ok(t),
+            None => Err(bad(name, &v)),
+        }
+    }
+
+    /// `-c`: 0 to 255.
+    fn exit_code(&self) -> Result<Option<i32>, BadSetting> {
+        match self.get('c') {
+            None => Ok(None),
+            Some((name, v)) => match parse_u64(&v) {
+                Some(n) if n <= 255 => Ok(Some(n as i32)),
+                _ => Err(bad(name, &v)),
+            },
+        }
+    }
+
+    /// -e given as an empty string (TEND_ENV_DIR= is "not set") turns saving off.
+    fn env_dir(&self) -> Option<PathBuf> {
+        match self.opts.iter().rev().find(|(c, _)| *c == 'e') {
+            Some((_, Some(v))) if v.is_empty() => None,
+            _ => Some(self.path('e', "/run/tend/env")),
+        }
+    }
+
+    /// `-C`: a path, or a name under /dev.
+    fn console(&self) -> Option<PathBuf> {
+        self.get('C').map(|(_, v)| {
+            let p = PathBuf::from(v);
+            if p.is_absolute() {
+                p
+            } else {
+                PathBuf::from("/dev").join(p)
+            }
+        })
+    }
+}
+
+fn bad(name: String, v: &OsStr) -> BadSetting {
+    BadSetting {
+        name,
+        value: String::from_utf8_lossy(v.as_bytes()).into_owned(),
     }
 }
 

@@ -1,12 +1,14 @@
 //! Writing services into a scan directory: compare first, write only what changed, each
 //! changed service built whole in a hidden directory beside its place and renamed in.
 
+use crate::SysError;
 use crate::render::{MARKER, Service};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_sys::warn::Warn;
 
 /// What an apply did, service by service.
 #[derive(Debug, Default, PartialEq)]
@@ -22,10 +24,6 @@ impl Outcome {
         !(self.added.is_empty() && self.replaced.is_empty() && self.removed.is_empty())
     }
 }
-
-/// A failed system call: what failed, and why.
-#[derive(Debug)]
-pub struct SysError(pub String);
 
 fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
     SysError(format!("{what}: {e}"))
@@ -130,7 +128,7 @@ pub fn installed(scandir: &Path, job: &str) -> Result<Vec<String>, SysError> {
 
 /// Stop a service directory that has left the scan directory (and its logger), then
 /// remove it; one left running after `patience` stays, with a warning.
-fn retire(dir: &Path, patience: Duration, warn: &mut Vec<String>) {
+fn retire(dir: &Path, patience: Duration, warn: &dyn Warn) {
     let log = dir.join("log");
     // d: down (down-signal, then KILL after timeout-kill); x: the supervisor exits.
     let _ = tend_client::control::send(dir, b"dx");
@@ -144,7 +142,7 @@ fn retire(dir: &Path, patience: Duration, warn: &mut Vec<String>) {
             break;
         }
         if Instant::now() > deadline {
-            warn.push(format!(
+            warn.warn(&format_args!(
                 "{}: its supervisor is still running: left in place",
                 dir.display()
             ));
@@ -153,7 +151,7 @@ fn retire(dir: &Path, patience: Duration, warn: &mut Vec<String>) {
         std::thread::sleep(Duration::from_millis(10));
     }
     if let Err(e) = fs::remove_dir_all(dir) {
-        warn.push(format!("unable to remove {}: {e}", dir.display()));
+        warn.warn(&format_args!("unable to remove {}: {e}", dir.display()));
     }
 }
 
@@ -163,14 +161,14 @@ fn hidden(scandir: &Path, kind: &str, name: &str) -> PathBuf {
 
 /// Tell the scanner to rescan and prune; no scanner is not an error (services are picked
 /// up when one starts).
-pub fn rescan(scandir: &Path, warn: &mut Vec<String>) {
+pub fn rescan(scandir: &Path, warn: &dyn Warn) {
     match tend_scan::ctl::send(scandir, b"an") {
         Ok(()) => {}
-        Err(tend_scan::ctl::SendError::NotListening) => warn.push(format!(
+        Err(tend_scan::ctl::SendError::NotListening) => warn.warn(&format_args!(
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),
-        Err(e) => warn.push(format!(
+        Err(e) => warn.warn(&format_args!(
             "unable to tell the scanner on {} to rescan: {e:?}",
             scandir.display()
         )),
@@ -185,7 +183,7 @@ pub fn apply(
     job: &str,
     services: &[Service],
     patience: Duration,
-    warn: &mut Vec<String>,
+    warn: &dyn Warn,
 ) -> Result<Outcome, SysError> {
     let mut out = Outcome::default();
     let before = installed(scandir, job)?;
@@ -259,7 +257,7 @@ pub fn remove(
     scandir: &Path,
     job: &str,
     patience: Duration,
-    warn: &mut Vec<String>,
+    warn: &dyn Warn,
 ) -> Result<Vec<String>, SysError> {
     let names = installed(scandir, job)?;
     let mut retired = Vec::new();

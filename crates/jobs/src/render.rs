@@ -2,6 +2,7 @@
 //! applying can compare them with what is on disk before writing anything.
 
 use crate::model::{Job, Probe, Process, Ready};
+use tend_sys::warn::Warn;
 
 /// What the host offers, looked up once by the caller (tests pass their own).
 #[derive(Debug, Clone, Default)]
@@ -70,7 +71,7 @@ fn file(path: &str, bytes: impl Into<Vec<u8>>, mode: u32) -> File {
 
 /// Every service of a job: `JOB-PROCESS` for each process, and `JOB-PROCESS-health` for
 /// the liveness watcher of a process with `health`. Warnings go to `warn`.
-pub fn services(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Service> {
+pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
     let mut out = Vec::new();
     for p in &job.processes {
         let name = format!("{}-{}", job.name, p.name);
@@ -113,14 +114,21 @@ pub fn services(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Service> 
     out
 }
 
-fn process_files(
-    job: &Job,
-    p: &Process,
-    host: &Host,
-    name: &str,
-    warn: &mut Vec<String>,
-) -> Vec<File> {
+/// A process's service directory: the run script (a chain of tend programs ending in the
+/// executable), finish, the supervisor's settings and the logger.
+fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &dyn Warn) -> Vec<File> {
     let mut files = Vec::new();
+    let stages = stages(p, host, name, warn, &mut files);
+    files.push(file("run", run_script(job, p, host, name, &stages), 0o755));
+    settings_files(job, p, name, &mut files);
+    files.push(log_run(job, p, host, name));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files
+}
+
+/// The run script: into the work directory, the pre-start hook, then exec the chain,
+/// one stage per line.
+fn run_script(job: &Job, p: &Process, host: &Host, name: &str, stages: &[Vec<String>]) -> String {
     let mut run = format!(
         "#!/bin/sh\n# Written by tend-jobs for job {} process {}: edits are overwritten.\nexec 2>&1\nsv=$PWD\n",
         job.name, p.name
@@ -142,79 +150,6 @@ fn process_files(
             quote(name).trim_matches('\''),
         ));
     }
-    // One stage per program of the chain, each on its own line of the script.
-    let mut stages: Vec<Vec<String>> = Vec::new();
-    if !p.env.is_empty() {
-        stages.push(vec!["tend-envdir".into(), "-f".into(), "$sv/env".into()]);
-        for (k, v) in &p.env {
-            files.push(file(&format!("env/{k}"), format!("{v}\n"), 0o644));
-        }
-    }
-    let mut cg = Vec::new();
-    for (ctl, file, v) in [
-        ("memory", "memory.max", p.memory),
-        ("pids", "pids.max", p.processes),
-    ] {
-        let Some(v) = v else { continue };
-        if host.controllers.iter().any(|c| c == ctl) {
-            cg.push(format!("{file}={v}"));
-        } else {
-            warn.push(format!(
-                "process {}: the host offers no cgroup {ctl} controller: {file} is not set, the process runs without it",
-                p.name
-            ));
-        }
-    }
-    if !cg.is_empty() {
-        let mut st = vec!["tend-cgroup".to_string()];
-        for c in cg {
-            st.extend(["-c".into(), c]);
-        }
-        st.push(format!("tend/{name}"));
-        stages.push(st);
-    }
-    if let Some(n) = p.open_files {
-        stages.push(vec!["tend-softlimit".into(), "-o".into(), n.to_string()]);
-    }
-    if let Some(c) = &p.cpus {
-        stages.push(vec!["tend-cpuset".into(), c.clone()]);
-    }
-    let user = if p.privileged {
-        None
-    } else if let Some(u) = &p.user {
-        Some(u.clone())
-    } else if host.vcap {
-        Some("vcap".into())
-    } else {
-        warn.push(format!(
-            "process {}: no tend.user and no vcap account: it runs as root",
-            p.name
-        ));
-        None
-    };
-    if let Some(u) = user {
-        stages.push(vec!["tend-setuidgid".into(), u]);
-    }
-    match &p.ready {
-        None => {}
-        Some(Ready::Notify) => {
-            stages.push(vec!["tend-notify".into(), "-d".into(), "3".into()]);
-            files.push(file("notification-fd", "3\n", 0o644));
-        }
-        Some(Ready::Probe { probe, timeout_ms }) => {
-            let mut st = vec!["tend-check".to_string(), "-3".into(), "3".into()];
-            if *timeout_ms > 0 {
-                st.extend(["-T".into(), seconds(*timeout_ms)]);
-            }
-            st.extend(probe_args(probe));
-            st.push("--".into());
-            stages.push(st);
-            files.push(file("notification-fd", "3\n", 0o644));
-        }
-    }
-    let mut last = vec![p.executable.clone()];
-    last.extend(p.args.iter().cloned());
-    stages.push(last);
     let chain: Vec<String> = stages
         .iter()
         .map(|st| {
@@ -233,7 +168,111 @@ fn process_files(
     run.push_str("exec ");
     run.push_str(&chain.join(" \\\n  "));
     run.push('\n');
-    files.push(file("run", run, 0o755));
+    run
+}
+
+/// One stage per program of the chain, in the order they apply, ending with the
+/// executable; the files the stages read (env/, notification-fd) go to `files`.
+fn stages(
+    p: &Process,
+    host: &Host,
+    name: &str,
+    warn: &dyn Warn,
+    files: &mut Vec<File>,
+) -> Vec<Vec<String>> {
+    let mut stages: Vec<Vec<String>> = Vec::new();
+    if !p.env.is_empty() {
+        stages.push(vec!["tend-envdir".into(), "-f".into(), "$sv/env".into()]);
+        for (k, v) in &p.env {
+            files.push(file(&format!("env/{k}"), format!("{v}\n"), 0o644));
+        }
+    }
+    stages.extend(cgroup_stage(p, host, name, warn));
+    if let Some(n) = p.open_files {
+        stages.push(vec!["tend-softlimit".into(), "-o".into(), n.to_string()]);
+    }
+    if let Some(c) = &p.cpus {
+        stages.push(vec!["tend-cpuset".into(), c.clone()]);
+    }
+    if let Some(u) = run_as(p, host, warn) {
+        stages.push(vec!["tend-setuidgid".into(), u]);
+    }
+    if let Some(st) = ready_stage(p) {
+        stages.push(st);
+        files.push(file("notification-fd", "3\n", 0o644));
+    }
+    let mut last = vec![p.executable.clone()];
+    last.extend(p.args.iter().cloned());
+    stages.push(last);
+    stages
+}
+
+/// `tend-cgroup` with the limits the host's controllers can enforce; each one it cannot
+/// is a warning.
+fn cgroup_stage(p: &Process, host: &Host, name: &str, warn: &dyn Warn) -> Option<Vec<String>> {
+    let mut cg = Vec::new();
+    for (ctl, file, v) in [
+        ("memory", "memory.max", p.memory),
+        ("pids", "pids.max", p.processes),
+    ] {
+        let Some(v) = v else { continue };
+        if host.controllers.iter().any(|c| c == ctl) {
+            cg.push(format!("{file}={v}"));
+        } else {
+            warn.warn(&format_args!(
+                "process {}: the host offers no cgroup {ctl} controller: {file} is not set, the process runs without it",
+                p.name
+            ));
+        }
+    }
+    if cg.is_empty() {
+        return None;
+    }
+    let mut st = vec!["tend-cgroup".to_string()];
+    for c in cg {
+        st.extend(["-c".into(), c]);
+    }
+    st.push(format!("tend/{name}"));
+    Some(st)
+}
+
+/// The account the process runs as: tend.user, else vcap where it exists; none (root,
+/// with a warning unless privileged) otherwise.
+fn run_as(p: &Process, host: &Host, warn: &dyn Warn) -> Option<String> {
+    if p.privileged {
+        None
+    } else if let Some(u) = &p.user {
+        Some(u.clone())
+    } else if host.vcap {
+        Some("vcap".into())
+    } else {
+        warn.warn(&format_args!(
+            "process {}: no tend.user and no vcap account: it runs as root",
+            p.name
+        ));
+        None
+    }
+}
+
+/// The stage that reports readiness on fd 3: tend-notify, or tend-check with the probe.
+fn ready_stage(p: &Process) -> Option<Vec<String>> {
+    match p.ready.as_ref()? {
+        Ready::Notify => Some(vec!["tend-notify".into(), "-d".into(), "3".into()]),
+        Ready::Probe { probe, timeout_ms } => {
+            let mut st = vec!["tend-check".to_string(), "-3".into(), "3".into()];
+            if *timeout_ms > 0 {
+                st.extend(["-T".into(), seconds(*timeout_ms)]);
+            }
+            st.extend(probe_args(probe));
+            st.push("--".into());
+            Some(st)
+        }
+    }
+}
+
+/// finish (one log line per death), down-signal, timeout-kill, restart-policy and the
+/// job's marker.
+fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
     files.push(file(
         "finish",
         format!(
@@ -268,7 +307,10 @@ fn process_files(
         ));
     }
     files.push(file(MARKER, format!("{}\n", job.name), 0o644));
-    // The logger.
+}
+
+/// The logger's run script: tend-log with the process's log settings.
+fn log_run(job: &Job, p: &Process, host: &Host, name: &str) -> File {
     let logdir = match &p.log.dir {
         Some(d) => d.clone(),
         None if host.vcap_log => format!("/var/vcap/sys/log/{}/{}", job.name, p.name),
@@ -289,7 +331,7 @@ fn process_files(
     } else {
         String::new()
     };
-    files.push(file(
+    file(
         "log/run",
         format!(
             "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
@@ -301,7 +343,5 @@ fn process_files(
                 .join(" ")
         ),
         0o755,
-    ));
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files
+    )
 }

@@ -1,11 +1,13 @@
 //! The same job as systemd .service units (`tend-jobs apply --systemd`).
 
+use crate::SysError;
 use crate::model::{Job, Probe, Process, Ready};
 use crate::render::{Host, quote};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use tend_sys::warn::Warn;
 
 /// A unit: its file name and text.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,10 +15,6 @@ pub struct Unit {
     pub name: String,
     pub text: String,
 }
-
-/// A failed system call: what failed, and why.
-#[derive(Debug)]
-pub struct SysError(pub String);
 
 /// systemd's quoting for one word of a command line: double quotes, with `\`, `"`,
 /// `$` and `%` escaped (`$$`, `%%`) so nothing is expanded.
@@ -52,7 +50,7 @@ fn secs(ms: u64) -> String {
 
 /// One unit per process, `JOB-PROCESS.service`. `health` has no systemd counterpart:
 /// warned about and left out.
-pub fn units(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Unit> {
+pub fn units(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Unit> {
     job.processes
         .iter()
         .map(|p| Unit {
@@ -62,7 +60,26 @@ pub fn units(job: &Job, host: &Host, warn: &mut Vec<String>) -> Vec<Unit> {
         .collect()
 }
 
-fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
+/// One process's unit: [Unit], then [Service] in named parts, then [Install].
+fn unit(job: &Job, p: &Process, host: &Host, warn: &dyn Warn) -> String {
+    if p.health.is_some() {
+        warn.warn(&format_args!(
+            "process {}: tend.health has no systemd counterpart: not in the unit",
+            p.name
+        ));
+    }
+    let mut u = unit_section(job, p);
+    u.push_str("\n[Service]\n");
+    exec_lines(&mut u, p);
+    context_lines(&mut u, job, p, host);
+    stop_lines(&mut u, p);
+    output_lines(&mut u, job, p, host);
+    u.push_str("\n[Install]\nWantedBy=multi-user.target\n");
+    u
+}
+
+/// The header and [Unit]: the description, and the start limit of `restart` with `then: stop`.
+fn unit_section(job: &Job, p: &Process) -> String {
     let mut u = format!(
         "# Written by tend-jobs for job {} process {}: edits are overwritten.\n[Unit]\nDescription=job {} process {}\n",
         job.name, p.name, job.name, p.name
@@ -70,15 +87,17 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
     if let Some(r) = &p.restart
         && r.slow_ms.is_none()
     {
-        {
-            u.push_str(&format!(
-                "StartLimitIntervalSec={}\nStartLimitBurst={}\n",
-                secs(r.within_ms),
-                r.deaths
-            ));
-        }
+        u.push_str(&format!(
+            "StartLimitIntervalSec={}\nStartLimitBurst={}\n",
+            secs(r.within_ms),
+            r.deaths
+        ));
     }
-    u.push_str("\n[Service]\n");
+    u
+}
+
+/// Type, ExecStart, the pre-start hook, and the readiness probe as ExecStartPost.
+fn exec_lines(u: &mut String, p: &Process) {
     u.push_str(match p.ready {
         Some(Ready::Notify) => "Type=notify\n",
         _ => "Type=simple\n",
@@ -108,12 +127,10 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
             u.push_str(&format!("TimeoutStartSec={}\n", secs(*timeout_ms)));
         }
     }
-    if p.health.is_some() {
-        warn.push(format!(
-            "process {}: tend.health has no systemd counterpart: not in the unit",
-            p.name
-        ));
-    }
+}
+
+/// Where and as whom the process runs, its environment and its limits.
+fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
     let workdir = match &p.workdir {
         Some(w) => Some(w.clone()),
         None if host.vcap_job_dir => Some(format!("/var/vcap/jobs/{}", job.name)),
@@ -147,15 +164,20 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
     if let Some(c) = &p.cpus {
         u.push_str(&format!("CPUAffinity={c}\n"));
     }
+}
+
+/// How the process is stopped and restarted.
+fn stop_lines(u: &mut String, p: &Process) {
     u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_signal));
     u.push_str(&format!("TimeoutStopSec={}\n", secs(p.stop_grace_ms)));
-    match &p.restart {
-        Some(r) => match r.slow_ms {
-            None => u.push_str("Restart=always\nRestartSec=1s\n"),
-            Some(ms) => u.push_str(&format!("Restart=always\nRestartSec={}\n", secs(ms))),
-        },
+    match p.restart.as_ref().and_then(|r| r.slow_ms) {
         None => u.push_str("Restart=always\nRestartSec=1s\n"),
+        Some(ms) => u.push_str(&format!("Restart=always\nRestartSec={}\n", secs(ms))),
     }
+}
+
+/// Where the output goes: the log directory's `current`, or bpm's log file.
+fn output_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
     if let Some(d) = &p.log.dir {
         u.push_str(&format!(
             "StandardOutput=append:{d}/current\nStandardError=inherit\n"
@@ -166,8 +188,6 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &mut Vec<String>) -> String {
             job.name, p.name
         ));
     }
-    u.push_str("\n[Install]\nWantedBy=multi-user.target\n");
-    u
 }
 
 /// Units in `dir` written by tend-jobs for `job` that `units` no longer holds (their first

@@ -12,13 +12,14 @@ use nix::errno::Errno;
 use nix::fcntl::FcntlArg;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
-use nix::sys::wait::{WaitPidFlag, waitpid};
 use std::ffi::{CStr, OsString};
 use std::fmt::Display;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tend_sys::Error;
+use tend_sys::wait;
+use tend_sys::warn::Warn;
 
 pub use crate::input::CHUNK;
 
@@ -215,20 +216,16 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
 
 /// Run tend-log: parse the script, open the logdirs, then log stdin until EOF or a
 /// signal says stop. `warn` receives every warning (already filtered by verbosity).
-pub fn run(
-    opts: &Options,
-    args: &[OsString],
-    warn_out: &mut dyn FnMut(&dyn Display),
-) -> Result<(), RunError> {
+pub fn run(opts: &Options, args: &[OsString], warn_out: &dyn Warn) -> Result<(), RunError> {
     let script = script::parse(args).map_err(RunError::Script)?;
     if let Some(fd) = opts.notify {
         // Is it open?
         nix::fcntl::fcntl(fd, FcntlArg::F_GETFD).map_err(RunError::Notify)?;
     }
     let verbosity = opts.verbosity;
-    let mut warn = |m: &dyn Display| {
+    let warn = |m: &dyn Display| {
         if verbosity > 0 {
-            warn_out(m)
+            warn_out.warn(m)
         }
     };
     let sigfd = trap_signals()?;
@@ -243,10 +240,10 @@ pub fn run(
     };
     let stdin = std::io::stdin();
     let mut input = Input::new(stdin.as_fd());
-    while let Some(reading) = next_round(opts, &mut out, &mut input, &mut warn) {
+    while let Some(reading) = next_round(opts, &mut out, &mut input, &warn) {
         let (sig_ready, in_ready) = wait_ready(&sigfd, &mut out, &input, reading)?;
         if sig_ready {
-            handle_signals(&sigfd, opts, &mut out, &mut input, &mut warn);
+            handle_signals(&sigfd, opts, &mut out, &mut input, &warn);
         }
         if in_ready && !input.done {
             let now = Instant::now();
@@ -257,13 +254,13 @@ pub fn run(
                 limit,
                 &script,
                 &mut out,
-                &mut warn,
+                &warn,
             );
         }
     }
     for l in &mut out.logdirs {
         if let Err(e) = l.finalize() {
-            warn(&e);
+            warn.warn(&e);
         }
     }
     Ok(())
@@ -325,7 +322,7 @@ fn next_round(
     opts: &Options,
     out: &mut Outputs,
     input: &mut Input,
-    warn: &mut dyn FnMut(&dyn Display),
+    warn: &dyn Warn,
 ) -> Option<bool> {
     let stdin = std::io::stdin();
     flush(out, &std::io::stderr(), Instant::now(), warn);
@@ -397,7 +394,7 @@ fn handle_signals(
     opts: &Options,
     out: &mut Outputs,
     input: &mut Input,
-    warn: &mut dyn FnMut(&dyn Display),
+    warn: &dyn Warn,
 ) {
     while let Ok(Some(si)) = sigfd.read_signal() {
         let now = Instant::now();
@@ -411,17 +408,13 @@ fn handle_signals(
     }
 }
 
-fn reap(logdirs: &mut [Logdir], now: Instant, warn: &mut dyn FnMut(&dyn Display)) {
+fn reap(logdirs: &mut [Logdir], now: Instant, warn: &dyn Warn) {
     for l in logdirs.iter_mut() {
         if let Some(pid) = l.processor_pid() {
-            match waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(nix::sys::wait::WaitStatus::StillAlive) | Err(Errno::EINTR) => {}
-                Ok(st) => l.reaped(st, now, warn),
-                Err(e) => l.reaped(
-                    nix::sys::wait::WaitStatus::Exited(pid, 256 + e as i32),
-                    now,
-                    warn,
-                ),
+            match wait::reap(Some(pid)) {
+                Ok(None) => {}
+                Ok(Some((_, st))) => l.reaped(Ok(st), now, warn),
+                Err(e) => l.reaped(Err(e), now, warn),
             }
         }
     }
@@ -436,7 +429,7 @@ fn read_input(
     limit: usize,
     script: &Script,
     out: &mut Outputs,
-    warn: &mut dyn FnMut(&dyn Display),
+    warn: &dyn Warn,
 ) {
     input.fill(stdin, now, warn);
     stamp(script, out);
@@ -457,12 +450,7 @@ fn read_input(
     input.lines_done(dispatched);
 }
 
-fn flush(
-    out: &mut Outputs,
-    stderr: &std::io::Stderr,
-    now: Instant,
-    warn: &mut dyn FnMut(&dyn Display),
-) {
+fn flush(out: &mut Outputs, stderr: &std::io::Stderr, now: Instant, warn: &dyn Warn) {
     for l in &mut out.logdirs {
         l.flush(now, warn);
     }
@@ -475,7 +463,7 @@ fn flush(
                 Err(Errno::EINTR) => {}
                 Err(Errno::EAGAIN) => break,
                 Err(e) => {
-                    warn(&Error::at("write to", "stdout", e));
+                    warn.warn(&Error::at("write to", "stdout", e));
                     out.stdout_on = false;
                     break;
                 }
@@ -510,7 +498,7 @@ fn flush(
     {
         st.dirty = false;
         if let Err(e) = write_status(st) {
-            warn(&e);
+            warn.warn(&e);
         }
     }
 }

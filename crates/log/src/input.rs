@@ -12,11 +12,11 @@ use crate::policy;
 use nix::errno::Errno;
 use nix::sys::epoll::{Epoll, EpollCreateFlags, EpollEvent, EpollFlags, EpollTimeout};
 use rustix::pipe::{PipeFlags, SpliceFlags};
-use std::fmt::Display;
 use std::ops::Range;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 use tend_sys::Error;
+use tend_sys::warn::Warn;
 
 /// Largest read or copy from stdin (the buffer grows beyond it only for a longer line).
 pub const CHUNK: usize = 1 << 16;
@@ -164,12 +164,7 @@ impl Input {
     }
 
     /// Read what stdin has (poll said it is readable).
-    pub fn fill(
-        &mut self,
-        stdin: BorrowedFd<'_>,
-        now: Instant,
-        warn: &mut dyn FnMut(&dyn Display),
-    ) {
+    pub fn fill(&mut self, stdin: BorrowedFd<'_>, now: Instant, warn: &dyn Warn) {
         // Keep room for a full read after any partial line.
         if self.start > 0 && self.buf.len() - self.end < self.buf.len() / 2 {
             self.buf.copy_within(self.start..self.end, 0);
@@ -188,7 +183,7 @@ impl Input {
         }
     }
 
-    fn fill_read(&mut self, stdin: BorrowedFd<'_>, warn: &mut dyn FnMut(&dyn Display)) {
+    fn fill_read(&mut self, stdin: BorrowedFd<'_>, warn: &dyn Warn) {
         let want = if self.stopping {
             1
         } else {
@@ -206,18 +201,13 @@ impl Input {
             }
             Err(Errno::EAGAIN | Errno::EINTR) => {}
             Err(e) => {
-                warn(&Error::at("read", "stdin", e));
+                warn.warn(&Error::at("read", "stdin", e));
                 self.eof = true;
             }
         }
     }
 
-    fn fill_tee(
-        &mut self,
-        stdin: BorrowedFd<'_>,
-        now: Instant,
-        warn: &mut dyn FnMut(&dyn Display),
-    ) {
+    fn fill_tee(&mut self, stdin: BorrowedFd<'_>, now: Instant, warn: &dyn Warn) {
         let Some(t) = &self.tee else {
             return;
         };

@@ -6,7 +6,6 @@ use crate::policy;
 use crate::script::LogdirSpec;
 use nix::errno::Errno;
 use nix::sys::stat::{Mode, fchmod, fstat, stat};
-use nix::sys::wait::WaitStatus;
 use nix::unistd::{Pid, fsync, unlink};
 use std::ffi::CString;
 use std::fs::OpenOptions;
@@ -20,6 +19,8 @@ use tend_proto::lock::LockError;
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+use tend_sys::wait::{Ended, Wstat};
+use tend_sys::warn::Warn;
 
 /// Where a rotation stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,13 +311,13 @@ impl Logdir {
         }
     }
 
-    fn fail(&mut self, now: Instant, e: Error, warn: &mut dyn FnMut(&dyn std::fmt::Display)) {
-        warn(&e);
+    fn fail(&mut self, now: Instant, e: Error, warn: &dyn Warn) {
+        warn.warn(&e);
         self.deadline = Some(now + Duration::from_millis(self.spec.cooldown_ms));
     }
 
     /// Do whatever can be done now: rotation steps, then write pending data.
-    pub fn flush(&mut self, now: Instant, warn: &mut dyn FnMut(&dyn std::fmt::Display)) {
+    pub fn flush(&mut self, now: Instant, warn: &dyn Warn) {
         loop {
             if let Some(d) = self.deadline {
                 if now < d {
@@ -454,22 +455,21 @@ impl Logdir {
         }
     }
 
-    /// The processor of this logdir ended with `st`.
-    pub fn reaped(
-        &mut self,
-        st: WaitStatus,
-        now: Instant,
-        warn: &mut dyn FnMut(&dyn std::fmt::Display),
-    ) {
-        match st {
-            WaitStatus::Exited(_, 0) => self.phase = Phase::Finish,
+    /// The processor of this logdir ended with `st` (or could not be waited for).
+    pub fn reaped(&mut self, st: Result<Wstat, Errno>, now: Instant, warn: &dyn Warn) {
+        match st.map(Wstat::ended) {
+            Ok(Ended::Exited(0)) => self.phase = Phase::Finish,
             other => {
                 let why = match other {
-                    WaitStatus::Exited(_, c) => format!("exit code {c}"),
-                    WaitStatus::Signaled(_, s, _) => format!("signal {}", s.as_str()),
-                    _ => "unknown status".to_string(),
+                    Ok(Ended::Exited(c)) => format!("exit code {c}"),
+                    Ok(Ended::Signaled(s)) => match tend_sys::signals::name(i32::from(s)) {
+                        Some(name) => format!("signal {name}"),
+                        None => format!("signal {s}"),
+                    },
+                    // As before: a wait failure reads as exit code 256 + errno.
+                    Err(e) => format!("exit code {}", 256 + e as i32),
                 };
-                warn(&format_args!(
+                warn.warn(&format_args!(
                     "processor failed for logdir {} ({why}), retrying in {} ms",
                     self.spec.path.display(),
                     self.spec.cooldown_ms

@@ -98,6 +98,26 @@ pub enum OfdError {
     Sys(Errno),
 }
 
+impl OfdError {
+    /// 1 when the lock is held elsewhere (busy, or still at the deadline), else 111.
+    pub fn code(&self) -> i32 {
+        match self {
+            OfdError::Busy | OfdError::TimedOut => tend_sys::code::NO,
+            OfdError::Sys(_) => tend_sys::code::SYSTEM,
+        }
+    }
+
+    /// The message for the lock file `path`, in s6-setlock's words.
+    pub fn describe(&self, path: &Path) -> String {
+        let errno = match self {
+            OfdError::Busy => Errno::EBUSY,
+            OfdError::TimedOut => Errno::ETIMEDOUT,
+            OfdError::Sys(e) => *e,
+        };
+        format!("unable to lock {}: {}", path.display(), errno.desc())
+    }
+}
+
 /// Open `path` for a lock of `kind` as s6-setlock does, creating it (mode 0666 minus the
 /// umask) if missing: for writing, or for reading after creating it. The fd is
 /// inheritable: it carries the lock into the program exec'd next. The error's `op` is
@@ -196,7 +216,7 @@ fn lock_ofd_until(
     };
     // Harmless if it already exited; a lock it took stays with the shared description.
     let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-    let _ = nix::sys::wait::waitpid(child, None);
+    let _ = tend_sys::wait::wait(Some(child));
     match answer {
         Some(0) => Ok(()),
         Some(e) => Err(OfdError::Sys(Errno::from_raw(i32::from(e)))),

@@ -15,7 +15,6 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 use nix::sys::stat::{Mode, SFlag, stat, umask};
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fmt;
@@ -27,6 +26,7 @@ use tend_proto::lock::{self, LockError};
 use tend_sys::Error;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+use tend_sys::wait;
 pub use tend_sys::warn::Warn;
 
 /// The supervisor program every service gets, looked for beside our own executable,
@@ -367,13 +367,8 @@ impl Scanner<'_> {
         self.restore_console();
         if self.wants.wait {
             while self.table.any_supervisor() {
-                match waitpid(None, None) {
-                    Ok(st) => {
-                        if let Some(pid) = st.pid() {
-                            self.table.forget(pid.as_raw());
-                        }
-                    }
-                    Err(Errno::EINTR) => {}
+                match wait::wait(None) {
+                    Ok((pid, _)) => self.table.forget(pid.as_raw()),
                     Err(Errno::ECHILD) => break,
                     Err(e) => {
                         self.warn.warn(&format_args!(
@@ -401,14 +396,11 @@ impl Scanner<'_> {
     /// Collect every dead child, known or not.
     fn reap(&mut self) -> Result<(), Error> {
         loop {
-            let st = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => return Ok(()),
-                Ok(st) => st,
-                Err(Errno::ECHILD) => return Ok(()),
-                Err(Errno::EINTR) => continue,
+            let pid = match wait::reap(None) {
+                Ok(None) | Err(Errno::ECHILD) => return Ok(()),
+                Ok(Some((pid, _))) => pid,
                 Err(e) => return Err(Error::new("wait", e)),
             };
-            let Some(pid) = st.pid() else { continue };
             if let crate::table::Reaped::Left { close, rescan } =
                 self.table.reaped(pid.as_raw(), Instant::now())
             {
@@ -712,8 +704,7 @@ fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
     let code = match Supervisor::new(name, Reporter::new(name)) {
         Ok(sup) => sup.run(),
         Err(e) => {
-            let line = format!("tend-supervise: fatal: {e}\n");
-            let _ = std::io::stderr().write_all(line.as_bytes());
+            tend_sys::warn::line("tend-supervise", "fatal", &e);
             e.code()
         }
     };

@@ -30,7 +30,8 @@ use tend_sys::Error;
 use tend_sys::diagnose::ExecDiagnosis;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{self, ServiceLock, SpawnError, SpawnOptions};
-use tend_sys::wait::{Ended, Wstat};
+use tend_sys::wait::{self, Ended, Wstat};
+use tend_sys::warn::{Prefixed, Warn};
 
 /// How long to pause after poll itself failed, before the next try.
 const POLL_FAILURE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
@@ -69,25 +70,28 @@ impl Display for StartError {
 
 /// Where warnings go: stderr, prefixed `tend-supervise DIR: warning: `.
 pub struct Reporter {
-    prefix: String,
+    sink: Prefixed,
 }
 
-impl tend_sys::warn::Warn for Reporter {
+impl Warn for Reporter {
     fn warn(&self, msg: &dyn Display) {
-        Reporter::warn(self, msg);
+        self.sink.warn(msg);
     }
 }
 
 impl Reporter {
     pub fn new(dir: &OsStr) -> Reporter {
         Reporter {
-            prefix: format!("tend-supervise {}", String::from_utf8_lossy(dir.as_bytes())),
+            sink: Prefixed(format!(
+                "tend-supervise {}",
+                String::from_utf8_lossy(dir.as_bytes())
+            )),
         }
     }
 
     /// One line, as every program's (tend_sys::warn::line).
     pub fn warn(&self, msg: impl Display) {
-        tend_sys::warn::line(&self.prefix, "warning", &msg);
+        self.sink.warn(&msg);
     }
 
     /// A setting's value, or None (the default applies) with a warning when the file is
@@ -330,8 +334,8 @@ impl Supervisor {
     }
 
     fn reap(&mut self) {
-        while let Some((pid, wstat)) = process::reap_any() {
-            if pid != self.core.pid() {
+        while let Ok(Some((pid, Wstat(wstat)))) = wait::reap(None) {
+            if pid.as_raw() != self.core.pid() {
                 continue;
             }
             let t = now();
@@ -639,9 +643,10 @@ impl Supervisor {
             }
         }
         if let Some(fd) = lockfd {
-            let warning = format!(
-                "{}: warning: service lock is held by a previous instance, waiting\n",
-                self.report.prefix
+            let warning = tend_sys::warn::format_line(
+                &self.report.sink.0,
+                "warning",
+                &"service lock is held by a previous instance, waiting",
             );
             opts.lock = Some(ServiceLock {
                 path: CString::from(c"supervise/service-lock"),

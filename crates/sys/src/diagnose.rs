@@ -332,132 +332,160 @@ fn interpreter(line: &[u8], errno: Errno, depth: u32) -> Option<ExecDiagnosis> {
 
 /// An ELF file: the machine, the class, the type, and the program interpreter.
 fn elf(file: &File, head: &[u8], errno: Errno) -> Option<ExecDiagnosis> {
-    if head.len() < 52 {
-        return Some(ExecDiagnosis::NotElfProgram {
-            what: "a truncated header",
-        });
+    let e = match Elf::ident(head) {
+        Ok(e) => e,
+        Err(what) => return Some(ExecDiagnosis::NotElfProgram { what }),
+    };
+    if let Some(why) = e.not_runnable(head, errno) {
+        return Some(why);
     }
-    let wide = match head[4] {
-        1 => false,
-        2 => true,
-        _ => {
-            return Some(ExecDiagnosis::NotElfProgram {
-                what: "an unknown ELF class",
-            });
+    if errno != Errno::ENOENT || (!e.wide && head.len() < 52) || (e.wide && head.len() < 64) {
+        return None;
+    }
+    e.missing_loader(file, head)
+}
+
+/// An ELF file's class and byte order (e_ident), which say how to read the rest.
+struct Elf {
+    wide: bool,
+    big: bool,
+}
+
+impl Elf {
+    /// The class and byte order, or what the header is instead of a program's.
+    fn ident(head: &[u8]) -> Result<Elf, &'static str> {
+        if head.len() < 52 {
+            return Err("a truncated header");
         }
-    };
-    let big = match head[5] {
-        1 => false,
-        2 => true,
-        _ => {
-            return Some(ExecDiagnosis::NotElfProgram {
-                what: "an unknown byte order",
-            });
-        }
-    };
-    let u16_at = |b: &[u8], o: usize| {
+        let wide = match head[4] {
+            1 => false,
+            2 => true,
+            _ => return Err("an unknown ELF class"),
+        };
+        let big = match head[5] {
+            1 => false,
+            2 => true,
+            _ => return Err("an unknown byte order"),
+        };
+        Ok(Elf { wide, big })
+    }
+
+    fn u16_at(&self, b: &[u8], o: usize) -> u16 {
         let v = [b[o], b[o + 1]];
-        if big {
+        if self.big {
             u16::from_be_bytes(v)
         } else {
             u16::from_le_bytes(v)
         }
-    };
-    let u32_at = |b: &[u8], o: usize| {
+    }
+
+    fn u32_at(&self, b: &[u8], o: usize) -> u32 {
         let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
-        if big {
+        if self.big {
             u32::from_be_bytes(v)
         } else {
             u32::from_le_bytes(v)
         }
-    };
-    let u64_at = |b: &[u8], o: usize| {
+    }
+
+    fn u64_at(&self, b: &[u8], o: usize) -> u64 {
         let mut v = [0u8; 8];
         v.copy_from_slice(&b[o..o + 8]);
-        if big {
+        if self.big {
             u64::from_be_bytes(v)
         } else {
             u64::from_le_bytes(v)
         }
-    };
-    let machine = u16_at(head, 18);
-    if machine != NATIVE_MACHINE && NATIVE_MACHINE != 0 {
-        return Some(ExecDiagnosis::ForeignArch {
-            machine: machine_name(machine),
-            code: machine,
-        });
     }
-    match u16_at(head, 16) {
-        2 | 3 => {}
-        1 => {
-            return Some(ExecDiagnosis::NotElfProgram {
-                what: "a relocatable object file",
+
+    /// Another machine's file, not an executable or shared object, or (ENOEXEC) the
+    /// other class than the kernel's.
+    fn not_runnable(&self, head: &[u8], errno: Errno) -> Option<ExecDiagnosis> {
+        let machine = self.u16_at(head, 18);
+        if machine != NATIVE_MACHINE && NATIVE_MACHINE != 0 {
+            return Some(ExecDiagnosis::ForeignArch {
+                machine: machine_name(machine),
+                code: machine,
             });
         }
-        4 => {
+        let what = match self.u16_at(head, 16) {
+            2 | 3 => None,
+            1 => Some("a relocatable object file"),
+            4 => Some("a core dump"),
+            _ => Some("an unknown ELF type"),
+        };
+        if let Some(what) = what {
+            return Some(ExecDiagnosis::NotElfProgram { what });
+        }
+        if errno == Errno::ENOEXEC && self.wide != cfg!(target_pointer_width = "64") {
             return Some(ExecDiagnosis::NotElfProgram {
-                what: "a core dump",
+                what: if self.wide {
+                    "a 64-bit ELF file"
+                } else {
+                    "a 32-bit ELF file this kernel cannot run"
+                },
             });
         }
-        _ => {
-            return Some(ExecDiagnosis::NotElfProgram {
-                what: "an unknown ELF type",
-            });
-        }
+        None
     }
-    if errno == Errno::ENOEXEC && wide != cfg!(target_pointer_width = "64") {
-        return Some(ExecDiagnosis::NotElfProgram {
-            what: if wide {
-                "a 64-bit ELF file"
-            } else {
-                "a 32-bit ELF file this kernel cannot run"
-            },
-        });
-    }
-    if errno != Errno::ENOENT || (!wide && head.len() < 52) || (wide && head.len() < 64) {
-        return None;
-    }
-    let (phoff, phentsize, phnum) = if wide {
-        (u64_at(head, 32), u16_at(head, 54), u16_at(head, 56))
-    } else {
-        (
-            u64::from(u32_at(head, 28)),
-            u16_at(head, 42),
-            u16_at(head, 44),
-        )
-    };
-    let mut ph = [0u8; 56];
-    let size = usize::from(phentsize).min(ph.len());
-    let need = if wide { 40 } else { 24 };
-    if size < need {
-        return None;
-    }
-    // A bounded walk: at most 64 program headers are looked at.
-    for i in 0..u64::from(phnum.min(64)) {
-        let off = phoff.checked_add(i * u64::from(phentsize))?;
-        if read_at_most(file, &mut ph[..size], off) < size {
+
+    /// The program interpreter (PT_INTERP) named by the program headers, when it does
+    /// not exist.
+    fn missing_loader(&self, file: &File, head: &[u8]) -> Option<ExecDiagnosis> {
+        let (phoff, phentsize, phnum) = if self.wide {
+            (
+                self.u64_at(head, 32),
+                self.u16_at(head, 54),
+                self.u16_at(head, 56),
+            )
+        } else {
+            (
+                u64::from(self.u32_at(head, 28)),
+                self.u16_at(head, 42),
+                self.u16_at(head, 44),
+            )
+        };
+        let mut ph = [0u8; 56];
+        let size = usize::from(phentsize).min(ph.len());
+        let need = if self.wide { 40 } else { 24 };
+        if size < need {
             return None;
         }
-        if u32_at(&ph, 0) != 3 {
-            continue; // not PT_INTERP
+        // A bounded walk: at most 64 program headers are looked at.
+        for i in 0..u64::from(phnum.min(64)) {
+            let off = phoff.checked_add(i * u64::from(phentsize))?;
+            if read_at_most(file, &mut ph[..size], off) < size {
+                return None;
+            }
+            if self.u32_at(&ph, 0) != 3 {
+                continue; // not PT_INTERP
+            }
+            let (at, len) = if self.wide {
+                (self.u64_at(&ph, 8), self.u64_at(&ph, 32))
+            } else {
+                (
+                    u64::from(self.u32_at(&ph, 4)),
+                    u64::from(self.u32_at(&ph, 16)),
+                )
+            };
+            return loader_missing(file, at, len);
         }
-        let (at, len) = if wide {
-            (u64_at(&ph, 8), u64_at(&ph, 32))
-        } else {
-            (u64::from(u32_at(&ph, 4)), u64::from(u32_at(&ph, 16)))
-        };
-        let mut name = [0u8; 256];
-        let len = usize::try_from(len).ok()?.min(name.len());
-        let got = read_at_most(file, &mut name[..len], at);
-        let name = &name[..got];
-        let name = name.split(|&b| b == 0).next().unwrap_or(name);
-        let p = Path::new(OsStr::from_bytes(name));
-        if !name.is_empty() && std::fs::metadata(p).is_err() {
-            return Some(ExecDiagnosis::LoaderMissing {
-                loader: name.to_vec(),
-            });
-        }
-        return None;
+        None
+    }
+}
+
+/// The interpreter's name, `len` bytes (at most 256) at `at`, when no such file exists.
+fn loader_missing(file: &File, at: u64, len: u64) -> Option<ExecDiagnosis> {
+    let mut name = [0u8; 256];
+    let len = usize::try_from(len).ok()?.min(name.len());
+    let got = read_at_most(file, &mut name[..len], at);
+    let name = &name[..got];
+    let name = name.split(|&b| b == 0).next().unwrap_or(name);
+    let p = Path::new(OsStr::from_bytes(name));
+    if !name.is_empty() && std::fs::metadata(p).is_err() {
+        return Some(ExecDiagnosis::LoaderMissing {
+            loader: name.to_vec(),
+        });
     }
     None
 }

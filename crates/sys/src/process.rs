@@ -176,7 +176,7 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
     let pid = Pid::from_raw(pid);
     if got == 4 {
         let errno = Errno::from_raw(i32::from_ne_bytes(buf));
-        let _ = nix::sys::wait::waitpid(pid, None);
+        let _ = crate::wait::wait(Some(pid));
         return Err(SpawnError::Exec(errno));
     }
     Ok(pid)
@@ -427,15 +427,6 @@ unsafe fn close_fds(close: &[RawFd], moved: &[(RawFd, RawFd)]) {
     }
 }
 
-/// Reap one dead child without blocking: Some((pid, raw wait status)), or None when no
-/// child has changed state (or there are no children).
-pub fn reap_any() -> Option<(i32, i32)> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: waitpid writes only to our local status.
-    let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-    if pid > 0 { Some((pid, status)) } else { None }
-}
-
 /// Restore default dispositions and an empty mask (async-signal-safe).
 ///
 /// # Safety
@@ -485,7 +476,7 @@ mod tests {
             ..Default::default()
         };
         let pid = spawn(&p, &most).unwrap();
-        nix::sys::wait::waitpid(pid, None).unwrap();
+        crate::wait::wait(Some(pid)).unwrap();
         let too_many = SpawnOptions {
             fds: vec![(2, 2); MAX_FD_MOVES + 1],
             ..Default::default()
@@ -509,7 +500,7 @@ mod tests {
             },
         )
         .unwrap();
-        let st = nix::sys::wait::waitpid(pid, None).unwrap();
-        assert_eq!(st, nix::sys::wait::WaitStatus::Exited(pid, 0));
+        let st = crate::wait::wait(Some(pid)).unwrap();
+        assert_eq!(st, (pid, crate::wait::Wstat(0)));
     }
 }
