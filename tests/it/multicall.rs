@@ -106,3 +106,46 @@ fn a_link_named_init_is_tend_init() {
         text(&o.stderr)
     );
 }
+
+/// The musl build links through packaging/tend-cc: rust-lld, with the functions that
+/// packaging/hot-code.txt lists packed at the front of the text (bench/RESULTS.md, "Hot
+/// code first"). The list names functions by keys that survive rebuilds
+/// (packaging/hot-code.awk); one gone stale (functions renamed or removed, names it can
+/// no longer match) would quietly undo the layout. Regenerate it with packaging/hot-code.sh.
+#[test]
+fn the_executable_is_linked_hot_code_first_from_a_current_list() {
+    if !cfg!(target_env = "musl") {
+        eprintln!("skipped: the hot-code layout is the musl build's (.cargo/config.toml)");
+        return;
+    }
+    let mut c = std::process::Command::new("readelf");
+    c.args(["-p", ".comment"]).arg(multicall());
+    let o = run(c);
+    assert!(
+        text(&o.stdout).contains("Linker: LLD"),
+        "not linked by packaging/tend-cc: {}",
+        text(&o.stdout)
+    );
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c")
+        .arg(r#"nm --defined-only "$1" | awk -v stats=1 -f "$2/hot-code.awk" "$2/hot-code.txt" - >/dev/null"#)
+        .arg("sh")
+        .arg(multicall())
+        .arg(&root);
+    let o = run(c);
+    assert_code(&o, 0);
+    let report = text(&o.stderr);
+    let counts: Vec<usize> = report
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [found, listed] = counts[..] else {
+        panic!("no count from hot-code.awk: {report}")
+    };
+    assert!(listed > 300, "hot-code.txt lists only {listed} functions");
+    assert!(
+        found * 100 >= listed * 95,
+        "{report}: run packaging/hot-code.sh"
+    );
+}

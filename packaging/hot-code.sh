@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# packaging/hot-code.sh — regenerate packaging/hot-code.txt, the order in which
+# packaging/tend-cc lays out the code of the multi-call executable.
+#
+# Usage: packaging/hot-code.sh [ OUT ]     (default: packaging/hot-code.txt)
+#
+# Builds the release executable with its symbols (in target/hot-code), runs the programs
+# at work under valgrind's callgrind (a scan tree with a logged service, restarts and the
+# clients; tend-init with stage 1, services and a command; tend-socklog and
+# tend-ucspilogd; tend-check's watcher; tend-summary), and records every instruction
+# address each program executed. Each address becomes the function that holds it (every
+# name at that address: identical functions share one body), and the functions are
+# written hot to cold, grouped so that each long-lived program's code is contiguous:
+# first what tend-supervise runs (there is one per service), common code first; then what
+# tend-svscan adds, then tend-log, tend-init, the syslog front ends, tend-check, and last
+# what only the short-lived programs run. Names are written with their build-specific
+# parts removed, as tend-cc matches them (packaging/hot-code.awk).
+#
+# Needs valgrind, python3, nm. Takes about a minute.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/packaging/hot-code.txt}
+for t in valgrind python3 nm; do
+    command -v "$t" >/dev/null || { echo "hot-code.sh: fatal: missing $t" >&2; exit 111; }
+done
+export CARGO_TARGET_DIR=$root/target/hot-code
+(cd "$root" && CARGO_PROFILE_RELEASE_STRIP=false cargo build --release --quiet --bin tend)
+bin=$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release
+"$root/packaging/links.sh" "$bin"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/hot-code.XXXXXX")
+pids=
+cleanup() {
+    for p in $pids; do kill -KILL "$p" 2>/dev/null || true; done
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/cwd" 2>/dev/null)" in "$work"*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+prof=$work/profiles
+mkdir -p "$prof"
+# Only tend's own programs are profiled: the shells and sleeps of the run scripts are not.
+# (An array, not a function: a background job's $! is then valgrind itself.)
+vg=(valgrind --tool=callgrind --trace-children=yes
+    --trace-children-skip='/bin/*,/usr/*,*/sh,*/sleep,*/cat,*/python3*'
+    --dump-instr=yes --compress-pos=no --callgrind-out-file="$prof/cg.%p" -q)
+script() { # script FILE BODY: an executable /bin/sh script
+    printf '#!/bin/sh\n%s\n' "$2" >"$1"
+    chmod +x "$1"
+}
+
+echo "# a scan tree: a logged chatty service, a ready one, a failing one, the clients; then again" >&2
+s=$work/scan
+mkdir -p "$s/chatty/log" "$s/ready" "$s/fails" "$work/logs"
+script "$s/chatty/run" 'exec 2>&1; i=0; while :; do i=$((i+1)); echo "line $i of a chatty service"; [ $((i % 50)) = 0 ] && sleep 0.2; done'
+script "$s/chatty/finish" 'exit 0'
+script "$s/chatty/log/run" "exec $bin/tend-log -b n3 s4096 t $work/logs/all '-*' '+*line 1*' $work/logs/ones"
+script "$s/ready/run" 'echo >&3; exec sleep 1000'
+echo 3 >"$s/ready/notification-fd"
+script "$s/fails/run" 'sleep 0.3; exit 3'
+"${vg[@]}" "$bin/tend-svscan" "$s" >/dev/null 2>&1 &
+pids="$pids $!"
+sleep 8
+for d in chatty ready fails; do
+    "${vg[@]}" "$bin/tend-svstat" "$s/$d" || true
+    "${vg[@]}" "$bin/tend-svok" "$s/$d" || true
+done
+"${vg[@]}" "$bin/tend-svc" -d "$s/ready"
+"${vg[@]}" "$bin/tend-svwait" -D -t 10000 "$s/ready" || true
+"${vg[@]}" "$bin/tend-svc" -u "$s/ready"
+"${vg[@]}" "$bin/tend-svwait" -U -t 10000 "$s/ready" || true
+"${vg[@]}" "$bin/tend-svc" -wr -T 10000 "$s/chatty" || true
+"${vg[@]}" "$bin/tend-svc" -h -a -k "$s/fails" || true
+"${vg[@]}" "$bin/tend-summary" "$s" || true
+"${vg[@]}" "$bin/tend-summary" -j "$s" || true
+"${vg[@]}" "$bin/tend-svscanctl" -a "$s"
+sleep 4
+"${vg[@]}" "$bin/tend-svscanctl" -t "$s"
+wait
+# A scanner started again on the same directory finds its FIFOs and locks in place.
+"${vg[@]}" "$bin/tend-svscan" "$s" >/dev/null 2>&1 &
+pids="$pids $!"
+sleep 4
+"${vg[@]}" "$bin/tend-svscanctl" -t "$s"
+wait
+
+echo "# tend-init: stage 1, two services, a command, stage 3" >&2
+i=$work/init
+mkdir -p "$i/init.d" "$i/services/web/log" "$i/services/worker" "$i/finish.d"
+script "$i/init.d/10-prepare" 'echo preparing'
+script "$i/services/web/run" 'exec 2>&1; while :; do echo serving; sleep 0.1; done'
+script "$i/services/web/log/run" "exec $bin/tend-log t $work/logs/web"
+script "$i/services/worker/run" 'exec sleep 1000'
+script "$i/finish.d/10-cleanup" 'echo cleaning up'
+"${vg[@]}" "$bin/tend-init" -i "$i/init.d" -s "$i/services" -f "$i/finish.d" -e "$i/env" -S "$i/scan" \
+    -g 1000 -k 500 -- /bin/sh -c 'sleep 4; exit 3' >/dev/null 2>&1 || true
+"${vg[@]}" "$bin/tend-init" -i "$i/none" -s "$i/none" -f "$i/none" -e '' -S "$i/scan2" -- /bin/true >/dev/null 2>&1 || true
+
+echo "# tend-socklog and tend-ucspilogd" >&2
+sock=$work/log.sock
+"${vg[@]}" "$bin/tend-socklog" -x "$sock" >"$work/socklog.out" 2>&1 &
+pids="$pids $!"
+sleep 3
+python3 - "$sock" <<'PY'
+import socket, sys, time
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for i in range(2000):
+    for m in (b"<13>Nov 30 12:00:00 app[42]: message %d" % i, b"<165>1 2026-11-30T12:00:00Z host app 42 ID7 - structured %d" % i,
+              b"no priority\n", b"<999>bad", b""):
+        try:
+            c.sendto(m, sys.argv[1])
+        except OSError:
+            time.sleep(0.01)
+PY
+sleep 2
+# Its profile is written now: under valgrind, SIGTERM may end it before callgrind's exit hook.
+callgrind_control -d "$!" >/dev/null 2>&1 || true
+stop_socklog() { # SIGTERM, again if the first came while it was still reading the backlog
+    for _ in 1 2 3; do
+        kill -TERM "$1" 2>/dev/null || return 0
+        sleep 3
+    done
+}
+stop_socklog $!
+printf '<13>one\0<14>two\n<999>three\0' | "${vg[@]}" "$bin/tend-ucspilogd" >/dev/null
+wait
+
+echo "# tend-check: an HTTP, a TCP and a command probe, then the liveness watcher" >&2
+python3 -u -m http.server --bind 127.0.0.1 0 >"$work/http.out" 2>&1 &
+http=$!
+pids="$pids $http"
+port=
+for _ in $(seq 50); do
+    port=$(sed -n 's/.*port \([0-9]*\).*/\1/p' "$work/http.out" | head -1)
+    [ -n "$port" ] && break
+    sleep 0.2
+done
+"${vg[@]}" "$bin/tend-check" -u "http://127.0.0.1:$port/" || true
+"${vg[@]}" "$bin/tend-check" -p "127.0.0.1:$port" || true
+"${vg[@]}" "$bin/tend-check" -c /bin/true || true
+c=$work/checked
+mkdir -p "$c/web"
+script "$c/web/run" "exec sleep 1000"
+"${vg[@]}" "$bin/tend-svscan" "$c" >/dev/null 2>&1 &
+pids="$pids $!"
+sleep 4
+timeout 6 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$prof/cg.%p" -q \
+    "$bin/tend-check" -L -S "$c/web" -u "http://127.0.0.1:$port/" -i 100ms -f 2 -m 5 >/dev/null 2>&1 || true
+"${vg[@]}" "$bin/tend-svscanctl" -t "$c"
+kill "$http"
+wait
+
+echo "# the chain tools" >&2
+mkdir -p "$work/env"
+echo value >"$work/env/NAME"
+"${vg[@]}" "$bin/tend-envdir" "$work/env" "$bin/tend-softlimit" -m 100000000 "$bin/tend-setsid" /bin/true
+echo '@400000006b0d74b9212c6f74 line' | "${vg[@]}" "$bin/tend-tai64nlocal" >/dev/null
+echo line | "${vg[@]}" "$bin/tend-tai64n" >/dev/null
+
+echo "# laying out $(ls "$prof" | wc -l) profiles" >&2
+nm -n --defined-only "$bin/tend" >"$work/symbols"
+python3 - "$prof" "$work/symbols" "$out" <<'PY'
+import bisect, collections, glob, os, re, sys
+prof, symfile, out = sys.argv[1:4]
+# Functions by address; identical functions share an address and keep every name.
+starts, names = [], []
+for line in open(symfile):
+    f = line.split()
+    if len(f) != 3 or f[1] not in "tTwW":
+        continue
+    a = int(f[0], 16)
+    if starts and starts[-1] == a:
+        names[-1].append(f[2])
+    else:
+        starts.append(a)
+        names.append([f[2]])
+used = collections.defaultdict(set)  # function index -> programs that ran it
+for path in sorted(glob.glob(os.path.join(prof, "cg.*"))):
+    program, obs, ob = None, {}, None
+    for line in open(path, errors="replace"):
+        if line.startswith("cmd:"):
+            program = os.path.basename(line.split()[1])
+        m = re.match(r"(c?ob)=(?:\((\d+)\))?\s*(.*)", line)
+        if m:
+            kind, ident, name = m.groups()
+            if name:
+                obs[ident] = name
+            if kind == "ob":
+                ob = obs.get(ident, name)
+            continue
+        if ob and os.path.basename(ob).startswith("tend") and line.startswith("0x"):
+            a = int(line.split()[0], 16)
+            i = bisect.bisect_right(starts, a) - 1
+            if i >= 0:
+                used[i].add(program)
+groups = ["tend-supervise", "tend-svscan", "tend-log", "tend-init", "tend-socklog",
+          "tend-ucspilogd", "tend-check"]
+order, done = [], set()
+for g in groups + [None]:
+    part = [i for i in used if i not in done and (g is None or g in used[i])]
+    part.sort(key=lambda i: (-len(used[i]), starts[i]))
+    order += part
+    done.update(part)
+with open(out, "w") as f:
+    f.write("\n".join(n for i in order for n in names[i]) + "\n")
+programs = sorted({p for s in used.values() for p in s})
+print(f"hot-code.sh: {len(order)} functions run by {len(programs)} programs: {' '.join(programs)}", file=sys.stderr)
+PY
+# The names as tend-cc matches them (hot-code.awk), each once.
+awk -v keys=1 -f "$root/packaging/hot-code.awk" "$out" >"$work/keys"
+mv "$work/keys" "$out"
+echo "hot-code.sh: wrote $out" >&2
