@@ -525,12 +525,20 @@ mod tests {
         d
     }
 
+    /// ETXTBSY is retried: a test running beside this one may fork while this one's
+    /// script is open for writing, and its child holds the fd until it execs.
     fn exec_errno(p: &Path) -> Errno {
         let prog = crate::exec::Prepared::new(&[p.as_os_str().to_os_string()], &[]).unwrap();
-        match crate::process::spawn(&prog, &Default::default()) {
-            Err(crate::process::SpawnError::Exec(e)) => e,
-            other => panic!("{p:?} spawned: {other:?}"),
+        for _ in 0..100 {
+            match crate::process::spawn(&prog, &Default::default()) {
+                Err(crate::process::SpawnError::Exec(Errno::ETXTBSY)) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(crate::process::SpawnError::Exec(e)) => return e,
+                other => panic!("{p:?} spawned: {other:?}"),
+            }
         }
+        panic!("{p:?} stayed busy for a second")
     }
 
     fn check(p: &Path, want: &str) {
