@@ -5,7 +5,10 @@ the same run. Called by bench/init.sh, which checks the binaries and builds the 
 1. start-up: from just before the init is spawned to its command running (the command
    opens a FIFO the bench reads), and to the init's exit; command only, not PID 1
    (tini -s; tend-init says it is a subreaper), stderr discarded.
-2. memory: Pss (smaps_rollup) of the init process running `sleep`, command only.
+2. memory of the init process running `sleep`, command only: Pss (smaps_rollup), which
+   divides a dynamic init's libc among every process of the host, and every page the
+   init maps counted once (bench/treemem.py on its pid alone: libc's pages in full), what
+   it costs where nothing else shares them, as in a small container or guest.
 3. 10 services: `unshare --pid --fork --mount-proc` tend-init (no command) or s6-svscan as
    PID 1 on 10 copies of the same `exec sleep` run script; from spawn to every
    supervise/status saying up (polled every 0.5 ms by this script, for both); then the
@@ -47,6 +50,13 @@ def pss(pid):
     except OSError:
         pass
     return 0
+
+
+def every_page_once(pid):
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = subprocess.run([sys.executable, os.path.join(here, "treemem.py"), str(pid)],
+                         capture_output=True, text=True).stdout
+    return int(dict(l.split("=", 1) for l in out.split()).get("total_kb", 0))
 
 
 def children(pid):
@@ -105,26 +115,27 @@ def startup():
             res[name][0].append(t1 - t0)
             res[name][1].append(t2 - t0)
     print("## start-up, command only (%d rounds, median ms)" % ROUNDS)
-    print("| init | to command running | to exit | Pss of init (kB) |")
-    print("|---|---:|---:|---:|")
+    print("| init | to command running | to exit | Pss of init (kB) | every page once (kB) |")
+    print("|---|---:|---:|---:|---:|")
     base = None
     rows = []
     for name, argv in INITS:
         p = subprocess.Popen(argv + ["sleep", "100"], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL)
         time.sleep(0.5)
         mem = pss(p.pid)
+        once = every_page_once(p.pid)
         p.kill()
         p.wait()
         for c in children(p.pid):
             os.kill(c, signal.SIGKILL)
         run_ms = statistics.median(res[name][0])
         exit_ms = statistics.median(res[name][1])
-        rows.append((name, run_ms, exit_ms, mem))
-        print("| %s | %.2f | %.2f | %d |" % (name, ms(run_ms), ms(exit_ms), mem))
+        rows.append((name, run_ms, exit_ms, mem, once))
+        print("| %s | %.2f | %.2f | %d | %d |" % (name, ms(run_ms), ms(exit_ms), mem, once))
     tend = rows[0]
     for r in rows[1:]:
-        print("tend-init/%s: to command %.2f, to exit %.2f, Pss %.2f" % (
-            r[0], tend[1] / r[1], tend[2] / r[2], tend[3] / max(r[3], 1)))
+        print("tend-init/%s: to command %.2f, to exit %.2f, Pss %.2f, every page once %.2f" % (
+            r[0], tend[1] / r[1], tend[2] / r[2], tend[3] / max(r[3], 1), tend[4] / max(r[4], 1)))
     print()
 
 

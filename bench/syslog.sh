@@ -13,7 +13,9 @@
 # the first send until the last line is in the log files. CPU is user+system, from /proc,
 # per million messages: of the front end and the logger together (rsyslogd: its one
 # process), and of the front end alone. PSS is the idle front end's, from
-# /proc/PID/smaps_rollup after start-up, with its anonymous part (the rest is file pages).
+# /proc/PID/smaps_rollup after start-up, with its anonymous part (the rest is file pages),
+# and every page it maps counted once (bench/treemem.py on its pid alone: a dynamic front
+# end's libc in full, as where nothing else on the machine shares it).
 # Everything runs in a private mount namespace with a fresh tmpfs on /dev and on the work
 # directory: the machine's /dev/log is never touched. The logdirs hold 100 files of 4 MB,
 # so no message is rotated away. Needs s6, rsyslog, python3, cc, unshare.
@@ -55,7 +57,7 @@ int main(int argc, char **argv) {
 }
 C
 cc -O2 -o "$W/send" "$W/send.c"
-T=$root/target/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
+TREEMEM=$root/bench/treemem.py T=$root/target/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
 import os, random, socket, statistics, subprocess, sys, time
 N, RUNS, W = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 T = os.environ["T"]
@@ -84,6 +86,10 @@ def pss(pid):
         if k in ("Pss", "Pss_Anon"):
             v[k] = int(rest.split()[0])
     return v.get("Pss", 0), v.get("Pss_Anon", 0)
+
+def every_page_once(pid):
+    out = subprocess.run([sys.executable, os.environ["TREEMEM"], str(pid)], capture_output=True, text=True).stdout
+    return int(dict(l.split("=", 1) for l in out.split()).get("total_kb", 0))
 
 def lines(d):
     n = 0
@@ -136,6 +142,7 @@ for run in range(RUNS):
         wait_socket(sock)
         time.sleep(0.3)
         idle, anon = pss(procs[0].pid)
+        once = every_page_once(procs[0].pid)
         c0 = [cpu(p.pid) for p in procs]
         t0 = time.monotonic()
         subprocess.run([os.path.join(W, "send"), sock, os.path.join(W, "msgs")], check=True)
@@ -154,7 +161,7 @@ for run in range(RUNS):
         for p in procs:
             p.wait()
         r = results.setdefault(name, [])
-        r.append(dict(rate=N / (t1 - t0), cpu=used * 1e6 / N, front=per[0] * 1e6 / N, pss=idle, anon=anon, lost=N - got,
+        r.append(dict(rate=N / (t1 - t0), cpu=used * 1e6 / N, front=per[0] * 1e6 / N, pss=idle, anon=anon, once=once, lost=N - got,
                       sendrate=N / (t_sent - t0)))
         subprocess.run(["rm", "-rf", d])
         print("run %d %-9s %9.0f msg/s  cpu %.2f s/M  pss %d kB  lost %d" %
@@ -162,14 +169,14 @@ for run in range(RUNS):
 
 med = {n: {k: statistics.median(x[k] for x in v) for k in v[0]} for n, v in results.items()}
 b = med["s6"]
-print("| chain | msg/s | × s6 | CPU s per M msgs | × s6 | front end alone | idle front-end PSS kB | × s6 | of which anon kB | lost |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("| chain | msg/s | × s6 | CPU s per M msgs | × s6 | front end alone | idle front-end PSS kB | × s6 | of which anon kB | every page once kB | × s6 | lost |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 label = {"tend": "tend-socklog \\| tend-log", "s6": "s6-socklog \\| s6-log", "rsyslogd": "rsyslogd (omfile)"}
 for n in ("tend", "s6", "rsyslogd"):
     m = med[n]
-    print("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d |" % (
+    print("| %s | %.0f | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.2f | %d |" % (
         label[n], m["rate"], m["rate"] / b["rate"], m["cpu"], m["cpu"] / b["cpu"], m["front"],
-        m["pss"], m["pss"] / b["pss"], m["anon"], m["lost"]))
+        m["pss"], m["pss"] / b["pss"], m["anon"], m["once"], m["once"] / b["once"], m["lost"]))
 print("\n(median of %d runs, %d messages; sender alone reached %.0f msg/s into tend's chain)" %
       (RUNS, N, med["tend"]["sendrate"]))
 PY
