@@ -35,6 +35,8 @@ cleanup() {
     for p in /proc/[0-9]*; do
         case "$(readlink "$p/cwd" 2>/dev/null)" in "$work"*) kill -KILL "${p#/proc/}" 2>/dev/null || true ;; esac
     done
+    # What still names the scratch directory (valgrind's profile path is in its argv).
+    pkill -KILL -f "$work" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -121,6 +123,7 @@ stop_socklog() { # SIGTERM, again if the first came while it was still reading t
         kill -TERM "$1" 2>/dev/null || return 0
         sleep 3
     done
+    kill -KILL "$1" 2>/dev/null || true
 }
 stop_socklog $!
 printf '<13>one\0<14>two\n<999>three\0' | "${vg[@]}" "$bin/tend-ucspilogd" >/dev/null
