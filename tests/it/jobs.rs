@@ -337,6 +337,23 @@ fn apply_never_replaces_another_jobs_directory() {
     assert_eq!(a.read("other-web/run"), "#!/bin/sh\n");
 }
 
+/// A services directory that cannot be written: 111, one line that names the path and
+/// says why in strerror's words, without std's "(os error N)".
+#[test]
+fn apply_into_an_unwritable_place_says_why_in_one_line() {
+    let (a, _) = Applied::new("jobs-unwritable");
+    let blocker = a.sc.write("plain-file", "", false);
+    let sd = blocker.join("sd");
+    let o = jobs(&["apply", s(&a.file), s(&sd)]);
+    assert_code(&o, 111);
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("tend-jobs: fatal: "), "{err}");
+    assert!(err.contains(s(&blocker)), "{err}");
+    assert!(err.ends_with(": Not a directory\n"), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+}
+
 /// remove: the job's services only; an unknown job is a negative answer.
 #[test]
 fn remove_takes_the_jobs_services_only() {

@@ -26,7 +26,7 @@ impl Outcome {
 }
 
 fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
-    SysError(format!("{what}: {e}"))
+    SysError(format!("{what}: {}", tend_sys::error::io_reason(&e)))
 }
 
 /// Names of entries a supervisor or logger makes: never compared, never written.
@@ -151,7 +151,11 @@ fn retire(dir: &Path, patience: Duration, warn: &dyn Warn) {
         std::thread::sleep(Duration::from_millis(10));
     }
     if let Err(e) = fs::remove_dir_all(dir) {
-        warn.warn(&format_args!("unable to remove {}: {e}", dir.display()));
+        warn.warn(&format_args!(
+            "unable to remove {}: {}",
+            dir.display(),
+            tend_sys::error::io_reason(&e)
+        ));
     }
 }
 

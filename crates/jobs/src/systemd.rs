@@ -236,15 +236,21 @@ pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysEr
         if let Err(e) = r {
             let _ = fs::remove_file(&tmp);
             return Err(SysError(format!(
-                "unable to write {}: {e}",
-                target.display()
+                "unable to write {}: {}",
+                target.display(),
+                tend_sys::error::io_reason(&e)
             )));
         }
         written.push(format!("wrote {}", u.name));
     }
     for n in stale(dir, job, units) {
-        fs::remove_file(dir.join(&n))
-            .map_err(|e| SysError(format!("unable to remove {}: {e}", dir.join(&n).display())))?;
+        fs::remove_file(dir.join(&n)).map_err(|e| {
+            SysError(format!(
+                "unable to remove {}: {}",
+                dir.join(&n).display(),
+                tend_sys::error::io_reason(&e)
+            ))
+        })?;
         written.push(format!("removed {n}"));
     }
     Ok(written)

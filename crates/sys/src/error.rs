@@ -36,6 +36,15 @@ impl Error {
     }
 }
 
+/// A std::io::Error's reason as our messages give it: the bare strerror text (std's
+/// Display adds "(os error N)"), or std's own text for an error that is not the system's.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => Errno::from_raw(n).desc().to_string(),
+        None => e.to_string(),
+    }
+}
+
 impl Error {
     /// The exit code for a failed system call.
     pub fn code(&self) -> i32 {
