@@ -18,7 +18,9 @@ console, then /bench/report prints the kernel's timestamps of `Run /init as init
 and of the marker (printk times: in-guest, /init -> ready), MemTotal - MemAvailable
 after one second, and PID 1's Pss, then powers off (sysrq o: the same for all).
 Outside: qemu start -> BENCH-READY on the serial console. Rounds are interleaved;
-medians; ratios against the floor and tend-init.
+medians; ratios against the floor and tend-init. ICOUNT (from bench/guest.sh; tcg only):
+qemu's -icount shift=ICOUNT,sleep=off, so that the in-guest clock counts the guest's
+instructions rather than the host's time.
 """
 import os
 import re
@@ -31,6 +33,7 @@ import time
 
 BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
+ICOUNT = os.environ.get("ICOUNT", "")
 TMP = tempfile.mkdtemp(prefix="bench-guest-")
 ROOT = os.path.join(TMP, "root")
 
@@ -131,7 +134,8 @@ def pack(variant):
 
 
 def boot(initrd):
-    cmd = ["qemu-system-x86_64", "-accel", ACCEL, "-m", "256", "-nographic", "-no-reboot",
+    icount = ["-icount", f"shift={ICOUNT},sleep=off"] if ICOUNT else []
+    cmd = ["qemu-system-x86_64", "-accel", ACCEL, *icount, "-m", "256", "-nographic", "-no-reboot",
            "-kernel", KERNEL, "-initrd", initrd,
            "-append", "console=ttyS0 quiet panic=-1 printk.time=1 tend.hostname=bench"]
     t0 = time.monotonic()
@@ -176,7 +180,7 @@ for r in range(ROUNDS):
 shutil.rmtree(TMP)
 
 med = {v: {k: statistics.median(x[k] for x in results[v]) for k in results[v][0]} for v in VARIANTS}
-print(f"accel {ACCEL}, {ROUNDS} interleaved boots each, medians")
+print(f"accel {ACCEL}{f' -icount shift={ICOUNT},sleep=off' if ICOUNT else ''}, {ROUNDS} interleaved boots each, medians")
 print(f"| /init | /init -> ready (in guest) | qemu start -> ready | MemTotal-MemAvailable | PID 1 Pss |")
 print("|---|---:|---:|---:|---:|")
 for v in VARIANTS:

@@ -8,6 +8,12 @@
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
 # KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
+# Under tcg the guest's clock is driven by its instruction count: qemu -icount
+# shift=N,sleep=off, 2^N ns per instruction, ICOUNT=0 by default (a 1 GHz CPU doing one
+# instruction per cycle). In-guest times are then repeatable to a few percent whatever
+# else the host runs, and measure the guest's own work; on the host's clock, tcg's
+# emulation costs (an exec, a page fault) swamp it and identical boots differ by 15%
+# (bench/RESULTS.md, "Hot code first"). ICOUNT=off measures on the host's clock.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
@@ -38,5 +44,12 @@ if [ -z "$accel" ]; then
         accel=kvm
     fi
 fi
+if [ "$accel" = tcg ]; then
+    ICOUNT=${ICOUNT:-0}
+    [ "$ICOUNT" != off ] || ICOUNT=
+else
+    ICOUNT=
+fi
+export ICOUNT
 echo "# bench/guest.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $kernel, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor"
