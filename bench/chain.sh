@@ -4,9 +4,9 @@
 # Prints hyperfine's table and the tend/s6 ratio of mean times for each pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet --bin tend
-packaging/links.sh target/x86_64-unknown-linux-musl/release
-R=target/x86_64-unknown-linux-musl/release
+. bench/lib.sh
+tend_release
+R=$B
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/env"
@@ -22,14 +22,7 @@ pairs=(
 printf '| link | tend mean (ms) | s6 mean (ms) | tend/s6 |\n|---|---|---|---|\n' > "$work/table"
 for p in "${pairs[@]}"; do
   name=${p%% *}; args=${p#* }
-  hyperfine -N --warmup 50 --runs 1000 --export-json "$work/$name.json" \
-    "$R/tend-$name $args" "s6-$name $args" >/dev/null
-  python3 - "$work/$name.json" "$name" >> "$work/table" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-t, s = r[0]["mean"] * 1e3, r[1]["mean"] * 1e3
-print(f"| {sys.argv[2]} | {t:.3f} ± {r[0]['stddev']*1e3:.3f} | {s:.3f} ± {r[1]['stddev']*1e3:.3f} | {t/s:.2f} |")
-PY
+  startup_row "$work/table" "$name" "$R/tend-$name $args" "s6-$name $args"
 done
-hyperfine -N --warmup 50 --runs 1000 /bin/true 2>/dev/null | sed -n 's/^ *Time (mean ± σ): *\(.*\)/baseline \/bin\/true alone: \1/p'
+baseline_true
 cat "$work/table"

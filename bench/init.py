@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+import treemem  # bench/treemem.py, beside this script
+
 BIN = sys.argv[1]
 IMAGE = sys.argv[2] if len(sys.argv) > 2 else ""
 ROUNDS = int(os.environ.get("ROUNDS", "100"))
@@ -50,13 +52,6 @@ def pss(pid):
     except OSError:
         pass
     return 0
-
-
-def every_page_once(pid):
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, os.path.join(here, "treemem.py"), str(pid)],
-                         capture_output=True, text=True).stdout
-    return int(dict(l.split("=", 1) for l in out.split()).get("total_kb", 0))
 
 
 def children(pid):
@@ -123,7 +118,7 @@ def startup():
         p = subprocess.Popen(argv + ["sleep", "100"], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL)
         time.sleep(0.5)
         mem = pss(p.pid)
-        once = every_page_once(p.pid)
+        once = treemem.total_kb([p.pid])
         p.kill()
         p.wait()
         for c in children(p.pid):

@@ -24,3 +24,25 @@ teardown() {
     done
     rm -rf "$dir"
 }
+
+# Start-up of a tend program against s6's on the same arguments: hyperfine -N, 1000 runs
+# each, one Markdown row (name, means ± stddev, tend/s6) appended to FILE.
+# Usage: startup_row FILE NAME TEND-COMMAND S6-COMMAND
+startup_row() {
+    local table=$1 name=$2 json
+    json=$(mktemp)
+    hyperfine -N --warmup 50 --runs 1000 --export-json "$json" "$3" "$4" >/dev/null
+    python3 - "$json" "$name" >>"$table" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+t, s = r[0]["mean"] * 1e3, r[1]["mean"] * 1e3
+print(f"| {sys.argv[2]} | {t:.3f} ± {r[0]['stddev']*1e3:.3f} | {s:.3f} ± {r[1]['stddev']*1e3:.3f} | {t/s:.2f} |")
+PY
+    rm -f "$json"
+}
+
+# The cost of exec'ing /bin/true alone, the floor under every chain-loader's figure.
+baseline_true() {
+    hyperfine -N --warmup 50 --runs 1000 /bin/true 2>/dev/null |
+        sed -n 's/^ *Time (mean ± σ): *\(.*\)/baseline \/bin\/true alone: \1/p'
+}

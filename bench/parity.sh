@@ -5,9 +5,9 @@
 # Prints hyperfine's means and the tend/s6 ratio for each pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-R=target/x86_64-unknown-linux-musl/release
-packaging/links.sh "$R"
+. bench/lib.sh
+tend_release
+R=$B
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/svc/supervise" "$work/svc/event"
@@ -22,18 +22,9 @@ pairs=(
   "svperms -G :5 -e|svperms -G :5 -e $work/svc"
 )
 printf '| command | tend mean (ms) | s6 mean (ms) | tend/s6 |\n|---|---|---|---|\n' > "$work/table"
-i=0
 for p in "${pairs[@]}"; do
   name=${p%%|*}; cmdline=${p#*|}
-  i=$((i + 1))
-  hyperfine -N --warmup 50 --runs 1000 --export-json "$work/$i.json" \
-    "$R/tend-$cmdline" "s6-$cmdline" >/dev/null
-  python3 - "$work/$i.json" "$name" >> "$work/table" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["results"]
-t, s = r[0]["mean"] * 1e3, r[1]["mean"] * 1e3
-print(f"| {sys.argv[2]} | {t:.3f} ± {r[0]['stddev']*1e3:.3f} | {s:.3f} ± {r[1]['stddev']*1e3:.3f} | {t/s:.2f} |")
-PY
+  startup_row "$work/table" "$name" "$R/tend-$cmdline" "s6-$cmdline"
 done
-hyperfine -N --warmup 50 --runs 1000 /bin/true 2>/dev/null | sed -n 's/^ *Time (mean ± σ): *\(.*\)/baseline \/bin\/true alone: \1/p'
+baseline_true
 cat "$work/table"

@@ -57,8 +57,9 @@ int main(int argc, char **argv) {
 }
 C
 cc -O2 -o "$W/send" "$W/send.c"
-TREEMEM=$root/bench/treemem.py T=$root/target/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
+PYTHONPATH=$root/bench T=$root/target/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
 import os, random, socket, statistics, subprocess, sys, time
+import treemem  # bench/treemem.py (PYTHONPATH)
 N, RUNS, W = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 T = os.environ["T"]
 tick = os.sysconf("SC_CLK_TCK")
@@ -86,10 +87,6 @@ def pss(pid):
         if k in ("Pss", "Pss_Anon"):
             v[k] = int(rest.split()[0])
     return v.get("Pss", 0), v.get("Pss_Anon", 0)
-
-def every_page_once(pid):
-    out = subprocess.run([sys.executable, os.environ["TREEMEM"], str(pid)], capture_output=True, text=True).stdout
-    return int(dict(l.split("=", 1) for l in out.split()).get("total_kb", 0))
 
 def lines(d):
     n = 0
@@ -142,7 +139,7 @@ for run in range(RUNS):
         wait_socket(sock)
         time.sleep(0.3)
         idle, anon = pss(procs[0].pid)
-        once = every_page_once(procs[0].pid)
+        once = treemem.total_kb([procs[0].pid])
         c0 = [cpu(p.pid) for p in procs]
         t0 = time.monotonic()
         subprocess.run([os.path.join(W, "send"), sock, os.path.join(W, "msgs")], check=True)

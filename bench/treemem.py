@@ -36,14 +36,9 @@ def tree(root):
     return seen
 
 
-def main(argv):
-    files = bool(argv) and argv[0] == "--files"
-    if files:
-        argv = argv[1:]
-    pids = tree(int(argv[1])) if len(argv) >= 2 and argv[0] == "--tree" else [int(a) for a in argv]
-    if not pids:
-        print(__doc__, file=sys.stderr)
-        return 100
+def count(pids):
+    """Every private page once and every mapped file's pages once, over `pids`:
+    (private_kb, largest shared kB per file by inode, the same by path, pss_kb)."""
     private = pss = 0
     by_inode = defaultdict(int)
     by_path = defaultdict(int)
@@ -73,6 +68,24 @@ def main(argv):
             by_inode[k] = max(by_inode[k], v)
         for k, v in per_path.items():
             by_path[k] = max(by_path[k], v)
+    return private, by_inode, by_path, pss
+
+
+def total_kb(pids):
+    """private_kb + shared_file_kb: what the processes cost where nothing else shares."""
+    private, by_inode, _, _ = count(pids)
+    return private + sum(by_inode.values())
+
+
+def main(argv):
+    files = bool(argv) and argv[0] == "--files"
+    if files:
+        argv = argv[1:]
+    pids = tree(int(argv[1])) if len(argv) >= 2 and argv[0] == "--tree" else [int(a) for a in argv]
+    if not pids:
+        print(__doc__, file=sys.stderr)
+        return 100
+    private, by_inode, by_path, pss = count(pids)
     sf = sum(by_inode.values())
     if files:
         names = {}

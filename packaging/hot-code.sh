@@ -148,8 +148,7 @@ script "$c/web/run" "exec sleep 1000"
 "${vg[@]}" "$bin/tend-svscan" "$c" >/dev/null 2>&1 &
 pids="$pids $!"
 sleep 4
-timeout 6 valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$prof/cg.%p" -q \
-    "$bin/tend-check" -L -S "$c/web" -u "http://127.0.0.1:$port/" -i 100ms -f 2 -m 5 >/dev/null 2>&1 || true
+timeout 6 "${vg[@]}" "$bin/tend-check" -L -S "$c/web" -u "http://127.0.0.1:$port/" -i 100ms -f 2 -m 5 >/dev/null 2>&1 || true
 "${vg[@]}" "$bin/tend-svscanctl" -t "$c"
 kill "$http"
 wait

@@ -132,6 +132,7 @@ pub fn start(
     if kernel {
         mount_missing(
             &mut mounted,
+            &MountPoints::read(),
             say,
             "/proc",
             "proc",
@@ -186,13 +187,14 @@ const NOSUID_NODEV_NOEXEC: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | li
 /// Mount `fstype` on `target` unless something is mounted there already.
 fn mount_missing(
     mounted: &mut Vec<&'static str>,
+    present: &MountPoints,
     say: &dyn Warn,
     target: &'static str,
     fstype: &str,
     flags: libc::c_ulong,
     data: Option<&str>,
 ) {
-    if is_mountpoint(target) {
+    if present.has(target) {
         return;
     }
     let _ = std::fs::create_dir_all(target);
@@ -205,21 +207,32 @@ fn mount_missing(
     }
 }
 
-fn is_mountpoint(target: &str) -> bool {
-    std::fs::read("/proc/self/mounts").is_ok_and(|m| {
-        m.split(|&b| b == b'\n')
+/// /proc/self/mounts, read once for all the mounts of the boot (none without /proc): the
+/// targets are distinct, so what init itself mounts never needs looking up again.
+struct MountPoints(Vec<u8>);
+
+impl MountPoints {
+    fn read() -> MountPoints {
+        MountPoints(std::fs::read("/proc/self/mounts").unwrap_or_default())
+    }
+
+    fn has(&self, target: &str) -> bool {
+        self.0
+            .split(|&b| b == b'\n')
             .any(|l| l.split(|&b| b == b' ').nth(1) == Some(target.as_bytes()))
-    })
+    }
 }
 
 /// Everything a kernel leaves to init before the stages: mounts, the console as stdio,
 /// `lo`, the host name, ctrl-alt-del as SIGINT.
 fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
     let nsne = NOSUID_NODEV_NOEXEC;
-    mount_missing(mounted, say, "/proc", "proc", nsne, None);
-    mount_missing(mounted, say, "/sys", "sysfs", nsne, None);
+    let present = &MountPoints::read();
+    mount_missing(mounted, present, say, "/proc", "proc", nsne, None);
+    mount_missing(mounted, present, say, "/sys", "sysfs", nsne, None);
     mount_missing(
         mounted,
+        present,
         say,
         "/dev",
         "devtmpfs",
@@ -228,14 +241,46 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
     );
     let pts = "gid=5,mode=620,ptmxmode=666";
     let pts_flags = libc::MS_NOSUID | libc::MS_NOEXEC;
-    mount_missing(mounted, say, "/dev/pts", "devpts", pts_flags, Some(pts));
+    mount_missing(
+        mounted,
+        present,
+        say,
+        "/dev/pts",
+        "devpts",
+        pts_flags,
+        Some(pts),
+    );
     let nsnd = libc::MS_NOSUID | libc::MS_NODEV;
-    mount_missing(mounted, say, "/dev/shm", "tmpfs", nsnd, Some("mode=1777"));
-    mount_missing(mounted, say, "/run", "tmpfs", nsnd, Some("mode=0755"));
+    mount_missing(
+        mounted,
+        present,
+        say,
+        "/dev/shm",
+        "tmpfs",
+        nsnd,
+        Some("mode=1777"),
+    );
+    mount_missing(
+        mounted,
+        present,
+        say,
+        "/run",
+        "tmpfs",
+        nsnd,
+        Some("mode=0755"),
+    );
     if std::fs::read("/proc/filesystems")
         .is_ok_and(|f| f.split(|&b| b == b'\n').any(|l| l.ends_with(b"\tcgroup2")))
     {
-        mount_missing(mounted, say, "/sys/fs/cgroup", "cgroup2", nsne, None);
+        mount_missing(
+            mounted,
+            present,
+            say,
+            "/sys/fs/cgroup",
+            "cgroup2",
+            nsne,
+            None,
+        );
     }
     if !mounted.is_empty() {
         say.say("info", &format_args!("mounted {}", mounted.join(" ")));
