@@ -1044,6 +1044,13 @@ fn cgroup_joins_and_writes_limits() {
     drop(g);
 }
 
+/// offered_controller, or None after saying on stderr why the test skips.
+fn offered_or_skip(mount: &Path) -> Option<(&'static str, &'static str, &'static str)> {
+    offered_controller(mount)
+        .map_err(|why| eprintln!("skipped: {why}"))
+        .ok()
+}
+
 /// A controller the mount offers and a setting of it, or why there is none to test.
 fn offered_controller(mount: &Path) -> Result<(&'static str, &'static str, &'static str), String> {
     let have = controllers(mount);
@@ -1066,12 +1073,8 @@ fn cgroup_delegates_from_the_mount_down() {
     // the controller. tend-cgroup enables it on every level from the mount down to the
     // group's parent.
     let mount = cgroup2_mount();
-    let (c, setting, want) = match offered_controller(&mount) {
-        Ok(x) => x,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some((c, setting, want)) = offered_or_skip(&mount) else {
+        return;
     };
     let (g, rel) = Group::new("deleg");
     std::fs::create_dir_all(g.top.join("app")).unwrap();
@@ -1105,12 +1108,8 @@ fn cgroup_delegated_subtree_needs_no_write_above_it() {
     // its own level down. tend-cgroup writes nothing where the controller is enabled, and
     // names the level above that refuses when one does not delegate it.
     let mount = cgroup2_mount();
-    let (c, setting, want) = match offered_controller(&mount) {
-        Ok(x) => x,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some((c, setting, want)) = offered_or_skip(&mount) else {
+        return;
     };
     let (g, rel) = Group::new("delegated");
     let user = g.top.join("user");
@@ -1173,12 +1172,8 @@ fn cgroup_names_the_level_that_refuses() {
     // A level with processes of its own cannot delegate a domain controller (cgroup v2's
     // no-internal-process rule): the message says which one refused.
     let mount = cgroup2_mount();
-    let (_, setting, _) = match offered_controller(&mount) {
-        Ok(x) => x,
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            return;
-        }
+    let Some((_, setting, _)) = offered_or_skip(&mount) else {
+        return;
     };
     let c = setting.split('.').next().unwrap();
     let (g, rel) = Group::new("refuse");
