@@ -5,7 +5,7 @@ use tend_cli::{Program, code};
 use tend_init::Action;
 use tend_init::settings::{SPEC, help};
 
-const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ -m auto|container|guest ] [ -n hostname ] [ -C tty ] [ -a poweroff|reboot|halt ] [ prog... ]";
+const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir|poweroff|reboot|halt ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ -m auto|container|guest ] [ -n hostname ] [ -C tty ] [ -a poweroff|reboot|halt ] [ prog... ]";
 const PROG: Program = Program::new("tend-init", USAGE);
 
 pub fn main() {
@@ -14,7 +14,12 @@ pub fn main() {
         print!("usage: {USAGE}\n{}", help());
         std::process::exit(code::OK);
     }
-    if let Some(a) = p.value('a') {
+    // Issue 14 names the request `-s poweroff|reboot|halt`: a bare action word as the
+    // services directory asks for it (a directory of that name is given as ./halt).
+    let request = p
+        .value('a')
+        .or_else(|| p.value('s').filter(|v| Action::parse(v).is_some()));
+    if let Some(a) = request {
         let action = Action::parse(a).unwrap_or_else(|| PROG.usage_exit());
         match tend_init::guest::request(action) {
             Ok(()) => std::process::exit(code::OK),

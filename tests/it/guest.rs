@@ -76,6 +76,40 @@ fn guest_mode_outside_pid1_acts_on_sigterm_and_leaves_the_machine_alone() {
     );
 }
 
+/// `-a ACTION` and, as issue 14 writes it, `-s ACTION` signal PID 1 and return at once;
+/// here PID 1 is a shell in a new PID namespace that names the signal it got.
+#[test]
+fn a_request_signals_pid1_and_returns() {
+    require("unshare");
+    let init = bin("tend-init").display().to_string();
+    for (opt, action, signal) in [
+        ("-a", "poweroff", "TERM"),
+        ("-s", "poweroff", "TERM"),
+        ("-a", "reboot", "INT"),
+        ("-s", "reboot", "INT"),
+        ("-a", "halt", "USR1"),
+        ("-s", "halt", "USR1"),
+    ] {
+        let script = format!(
+            "for s in TERM INT USR1; do trap \"echo got-$s\" $s; done\n\
+             timeout 10 {init} {opt} {action}; echo returned-$?"
+        );
+        let o = run({
+            let mut c = Command::new("unshare");
+            c.args(["--pid", "--fork", "sh", "-c", &script]);
+            c
+        });
+        assert_code(&o, 0);
+        // The shell runs the trap once the request has returned, before its next line.
+        assert_eq!(
+            text(&o.stdout),
+            format!("got-{signal}\nreturned-0\n"),
+            "{opt} {action}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
 #[test]
 fn the_action_option_takes_only_the_three_actions() {
     let o = tend("tend-init", ["-a", "off"]);
@@ -471,7 +505,7 @@ fn slow_vm_poweroff_requested_from_inside() {
         "ready",
         "until [ -s /run/log/current ]; do sleep 0.1; done\n\
          echo \"tend-test: ready host=$(hostname) lo=$(cat /sys/class/net/lo/operstate)\"\n\
-         exec tend-init -a poweroff\n",
+         exec tend-init -s poweroff\n",
     );
     let initrd = img.pack();
     let params = "tend.hostname=vm-one tend.services_gracetime=1000 tend.kill_gracetime=1000";
