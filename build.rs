@@ -4,4 +4,5 @@
 fn main() {
     println!("cargo:rerun-if-changed=packaging/hot-code.txt");
     println!("cargo:rerun-if-changed=packaging/tend-cc");
+    println!("cargo:rerun-if-changed=packaging/init-first.ld");
 }

@@ -148,4 +148,37 @@ fn the_executable_is_linked_hot_code_first_from_a_current_list() {
         found * 100 >= listed * 95,
         "{report}: run packaging/hot-code.sh"
     );
+    // Code every process runs but callgrind cannot see lies in the text's first 64 kB:
+    // musl's .init and .fini (packaging/init-first.ld), strcmp (the vDSO lookup of the
+    // first clock_gettime) and _Exit (hot-code.sh's "cannot see" list).
+    let mut c = std::process::Command::new("readelf");
+    c.arg("-SW").arg(multicall());
+    let o = run(c);
+    let sections = text(&o.stdout);
+    // "  [ 7] .init  PROGBITS  000000000029a000 ...": name, type, address.
+    let section = |name: &str| -> u64 {
+        sections
+            .lines()
+            .filter_map(|l| l.split_once(']'))
+            .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.first() == Some(&name))
+            .and_then(|f| u64::from_str_radix(f.get(2)?, 16).ok())
+            .unwrap_or_else(|| panic!("no {name} section: {sections}"))
+    };
+    let text_start = section(".text");
+    assert!(section(".init") < text_start && section(".fini") < text_start);
+    let mut c = std::process::Command::new("nm");
+    c.arg("--defined-only").arg(multicall());
+    let symbols = text(&run(c).stdout);
+    for name in ["strcmp", "_Exit"] {
+        let at = symbols
+            .lines()
+            .find(|l| l.ends_with(&format!(" {name}")))
+            .and_then(|l| u64::from_str_radix(l.split(' ').next()?, 16).ok())
+            .unwrap_or_else(|| panic!("no {name} in the executable"));
+        assert!(
+            at - text_start < 64 * 1024,
+            "{name} at {at:#x}, .text at {text_start:#x}"
+        );
+    }
 }
