@@ -67,11 +67,18 @@ fn mirror_dir(src: &Path, dst: &Path) -> Result<(), Error> {
         } else {
             from.clone()
         };
-        // A mirror made by an earlier run (a restarted container keeps /run).
-        if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
-            let _ = std::fs::remove_file(&to);
+        let link = || std::os::unix::fs::symlink(&target, &to);
+        match link() {
+            // A mirror made by an earlier run (a restarted container keeps /run).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if std::fs::symlink_metadata(&to).is_ok_and(|m| !m.is_dir()) {
+                    let _ = std::fs::remove_file(&to);
+                }
+                link()
+            }
+            r => r,
         }
-        std::os::unix::fs::symlink(&target, &to).map_err(|e| Error::io("create link", &to, &e))?;
+        .map_err(|e| Error::io("create link", &to, &e))?;
     }
     Ok(())
 }
@@ -172,6 +179,30 @@ mod tests {
     fn parent_from_stat() {
         assert_eq!(parent_of(b"42 (a) b) S 7 42 42 0"), Some(7));
         assert_eq!(parent_of(b"garbage"), None);
+    }
+
+    /// A second mirror into the same place (a restarted container keeps /run) replaces
+    /// stale links and files, keeps what supervise made, and refuses nothing.
+    #[test]
+    fn mirror_again_over_an_earlier_one() {
+        let base = std::env::temp_dir().join(format!("tend-mirror-{}", std::process::id()));
+        let (src, dst) = (base.join("src"), base.join("dst"));
+        std::fs::create_dir_all(src.join("app/log")).unwrap();
+        std::fs::write(src.join("app/run"), "#!/bin/sh\n").unwrap();
+        std::fs::write(src.join("app/log/run"), "#!/bin/sh\n").unwrap();
+        mirror(&src, &dst).unwrap();
+        std::fs::create_dir_all(dst.join("app/supervise")).unwrap();
+        std::fs::remove_file(dst.join("app/run")).unwrap();
+        std::fs::write(dst.join("app/run"), "stale").unwrap();
+        std::fs::remove_file(dst.join("app/log/run")).unwrap();
+        std::os::unix::fs::symlink("/nowhere", dst.join("app/log/run")).unwrap();
+        mirror(&src, &dst).unwrap();
+        let src = std::fs::canonicalize(&src).unwrap();
+        for f in ["app/run", "app/log/run"] {
+            assert_eq!(std::fs::read_link(dst.join(f)).unwrap(), src.join(f));
+        }
+        assert!(dst.join("app/supervise").is_dir());
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
