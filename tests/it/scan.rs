@@ -1045,7 +1045,11 @@ fn the_example_scan_directory_runs() {
 #[test]
 fn missing_supervisor_is_reported_and_retried() {
     let s = Scratch::new("scan-nosup");
-    let d = ServiceDir::new(s.join("sd/a")).run(SLEEPER).path();
+    // The service inherits the scanner's PATH, which finds nothing: its sleep is named
+    // in full (with SLEEPER it died at once, and was up for 2 ms a second).
+    let d = ServiceDir::new(s.join("sd/a"))
+        .run("#!/bin/sh\nexec /bin/sleep 1000\n")
+        .path();
     std::fs::create_dir_all(s.join("bin")).unwrap();
     std::fs::copy(bin("tend-svscan"), s.join("bin/tend-svscan")).unwrap();
     let mut c = Command::new(s.join("bin/tend-svscan"));
@@ -1059,7 +1063,12 @@ fn missing_supervisor_is_reported_and_retried() {
     assert!(tree.alive());
     // Once tend-supervise is beside tend-svscan, the next attempt (a second later) works.
     std::os::unix::fs::symlink(bin("tend-supervise"), s.join("bin/tend-supervise")).unwrap();
-    wait_up(&d);
+    let pid = wait_up(&d);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        status(&d).map(|s| (s.is_up(), s.pid as i32)),
+        Some((true, pid))
+    );
 }
 
 #[test]
