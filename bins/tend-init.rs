@@ -14,8 +14,8 @@ pub fn main() {
         print!("usage: {USAGE}\n{}", help());
         std::process::exit(code::OK);
     }
-    // Issue 14 names the request `-s poweroff|reboot|halt`: a bare action word as the
-    // services directory asks for it (a directory of that name is given as ./halt).
+    // The request may also be written `-s poweroff|reboot|halt`: those three words are
+    // never taken as a services directory (a directory of that name is given as ./halt).
     let request = p
         .value('a')
         .or_else(|| p.value('s').filter(|v| Action::parse(v).is_some()));
