@@ -430,6 +430,33 @@ fn envdir_identical_to_s6_for_every_option() {
     assert_eq!(big.len(), 4 + 4095, "clamped to 4095 bytes");
 }
 
+/// tend-envdir sets the variables in the order of their names, whatever order the file
+/// system lists them in (s6-envdir follows that order; man page, NOTES).
+#[test]
+fn envdir_sets_variables_in_name_order() {
+    let s = Scratch::new("envdir-order");
+    let names = ["K7", "B2", "Z9", "A1", "M5", "C3", "X8", "D4", "L6", "Q0"];
+    for n in names {
+        s.write(&format!("env/{n}"), "v\n", false);
+    }
+    let mut c = cmd("tend-envdir");
+    c.env_clear()
+        .arg(s.join("env"))
+        .args(["/usr/bin/env", "-0"]);
+    let o = run(c);
+    assert_code(&o, 0);
+    let got: Vec<String> = o
+        .stdout
+        .split(|&b| b == 0)
+        .filter_map(|e| Some(String::from_utf8_lossy(e.split(|&b| b == b'=').next()?)))
+        .filter(|n| names.contains(&n.as_ref()))
+        .map(|n| n.into_owned())
+        .collect();
+    let mut sorted = names.map(String::from).to_vec();
+    sorted.sort();
+    assert_eq!(got, sorted);
+}
+
 #[test]
 fn envdir_trailing_bytes_chomped_as_s6_does() {
     // Every byte value in trailing position, ended by a newline or by the end of the
