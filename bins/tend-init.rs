@@ -16,11 +16,11 @@ pub fn main() {
     }
     // The request may also be written `-s poweroff|reboot|halt`: those three words are
     // never taken as a services directory (a directory of that name is given as ./halt).
-    let request = p
-        .value('a')
-        .or_else(|| p.value('s').filter(|v| Action::parse(v).is_some()));
-    if let Some(a) = request {
-        let action = Action::parse(a).unwrap_or_else(|| PROG.usage_exit());
+    let request = match p.value('a') {
+        Some(a) => Some(Action::parse(a).unwrap_or_else(|| PROG.usage_exit())),
+        None => p.value('s').and_then(Action::parse),
+    };
+    if let Some(action) = request {
         match tend_init::guest::request(action) {
             Ok(()) => std::process::exit(code::OK),
             Err(e) => PROG.fatal(e.code(), e),

@@ -98,12 +98,14 @@ script "$i/services/web/run" 'exec 2>&1; while :; do echo serving; sleep 0.1; do
 script "$i/services/web/log/run" "exec $bin/tend-log t $work/logs/web"
 script "$i/services/worker/run" 'exec sleep 1000'
 script "$i/finish.d/10-cleanup" 'echo cleaning up'
-"${vg[@]}" "$bin/tend-init" -i "$i/init.d" -s "$i/services" -f "$i/finish.d" -e "$i/env" -S "$i/scan" \
-    -g 1000 -k 500 -- /bin/sh -c 'sleep 4; exit 3' >/dev/null 2>&1 || true
+init_run() { # init_run COMMAND...: tend-init with $i's stages and services
+    "${vg[@]}" "$bin/tend-init" -i "$i/init.d" -s "$i/services" -f "$i/finish.d" -e "$i/env" \
+        -S "$i/scan" -g 1000 -k 500 -- "$@" >/dev/null 2>&1 || true
+}
+init_run /bin/sh -c 'sleep 4; exit 3'
 # Again on what the first run left, as a restarted container finds its /run: the saved
 # environment and the mirror exist (std's error paths: a 64 kB window of cold text).
-"${vg[@]}" "$bin/tend-init" -i "$i/init.d" -s "$i/services" -f "$i/finish.d" -e "$i/env" -S "$i/scan" \
-    -g 1000 -k 500 -- /bin/sh -c 'sleep 2' >/dev/null 2>&1 || true
+init_run /bin/sh -c 'sleep 2'
 "${vg[@]}" "$bin/tend-init" -i "$i/none" -s "$i/none" -f "$i/none" -e '' -S "$i/scan2" -- /bin/true >/dev/null 2>&1 || true
 
 echo "# tend-socklog and tend-ucspilogd" >&2

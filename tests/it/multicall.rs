@@ -8,6 +8,10 @@
 //! the links (it then finds tend-supervise on PATH only).
 
 use crate::common::*;
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
 
 /// The program names `tend -l` prints.
 fn listed() -> Vec<String> {
@@ -107,6 +111,87 @@ fn a_link_named_init_is_tend_init() {
     );
 }
 
+/// One defined symbol of the executable (`nm --defined-only -S`).
+struct Symbol {
+    at: u64,
+    size: u64,
+    kind: String,
+    name: String,
+}
+
+fn symbols(exe: &Path) -> Vec<Symbol> {
+    let mut c = std::process::Command::new("nm");
+    c.args(["--defined-only", "-S"]).arg(exe);
+    let o = run(c);
+    assert_code(&o, 0);
+    text(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            // Without a size nm prints three fields.
+            let (at, size, kind, name) = match f[..] {
+                [at, size, kind, name] => (at, size, kind, name),
+                [at, kind, name] => (at, "0", kind, name),
+                _ => return None,
+            };
+            Some(Symbol {
+                at: u64::from_str_radix(at, 16).ok()?,
+                size: u64::from_str_radix(size, 16).ok()?,
+                kind: kind.to_string(),
+                name: name.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The names hot-code.awk matches against hot-code.txt (the symbols fed to it in nm's
+/// plain format, as tend-cc feeds it), and its "N of M keys found" report.
+fn hot_code_names(symbols: &[Symbol]) -> (HashSet<String>, String) {
+    let packaging = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
+    let mut c = std::process::Command::new("awk");
+    c.args(["-v", "stats=1", "-f"])
+        .arg(packaging.join("hot-code.awk"))
+        .arg(packaging.join("hot-code.txt"))
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("awk");
+    let table: String = symbols
+        .iter()
+        .map(|s| format!("{:016x} {} {}\n", s.at, s.kind, s.name))
+        .collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(table.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_code(&o, 0);
+    let names = text(&o.stdout)
+        .lines()
+        .filter_map(|l| Some(l.split_once(' ')?.1.to_string()))
+        .collect();
+    (names, text(&o.stderr))
+}
+
+/// The address of each section (`readelf -SW`: "  [ 7] .init  PROGBITS  0000000000…").
+fn section_addresses(exe: &Path) -> HashMap<String, u64> {
+    let mut c = std::process::Command::new("readelf");
+    c.arg("-SW").arg(exe);
+    text(&run(c).stdout)
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_once(']')?.1.split_whitespace().collect();
+            Some((
+                f.first()?.to_string(),
+                u64::from_str_radix(f.get(2)?, 16).ok()?,
+            ))
+        })
+        .collect()
+}
+
 /// The musl build links through packaging/tend-cc: rust-lld, with the functions that
 /// packaging/hot-code.txt lists packed at the front of the text (bench/RESULTS.md, "Hot
 /// code first"). The list names functions by keys that survive rebuilds
@@ -126,56 +211,40 @@ fn the_executable_is_linked_hot_code_first_from_a_current_list() {
         "not linked by packaging/tend-cc: {}",
         text(&o.stdout)
     );
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
-    let mut c = std::process::Command::new("sh");
-    c.arg("-c")
-        .arg(r#"nm --defined-only "$1" | awk -v stats=1 -f "$2/hot-code.awk" "$2/hot-code.txt" - >/dev/null"#)
-        .arg("sh")
-        .arg(multicall())
-        .arg(&root);
-    let o = run(c);
-    assert_code(&o, 0);
-    let report = text(&o.stderr);
+    let symbols = symbols(multicall());
+    let (listed, report) = hot_code_names(&symbols);
     let counts: Vec<usize> = report
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect();
-    let [found, listed] = counts[..] else {
+    let [found, listed_keys] = counts[..] else {
         panic!("no count from hot-code.awk: {report}")
     };
-    assert!(listed > 300, "hot-code.txt lists only {listed} functions");
     assert!(
-        found * 100 >= listed * 95,
+        listed_keys > 300,
+        "hot-code.txt lists only {listed_keys} functions"
+    );
+    assert!(
+        found * 100 >= listed_keys * 95,
         "{report}: run packaging/hot-code.sh"
     );
     // Code every process runs but callgrind cannot see lies in the text's first 64 kB:
     // musl's .init and .fini (packaging/init-first.ld), strcmp (the vDSO lookup of the
     // first clock_gettime) and _Exit (hot-code.sh's "cannot see" list).
-    let mut c = std::process::Command::new("readelf");
-    c.arg("-SW").arg(multicall());
-    let o = run(c);
-    let sections = text(&o.stdout);
-    // "  [ 7] .init  PROGBITS  000000000029a000 ...": name, type, address.
+    let sections = section_addresses(multicall());
     let section = |name: &str| -> u64 {
-        sections
-            .lines()
-            .filter_map(|l| l.split_once(']'))
-            .map(|(_, rest)| rest.split_whitespace().collect::<Vec<_>>())
-            .find(|f| f.first() == Some(&name))
-            .and_then(|f| u64::from_str_radix(f.get(2)?, 16).ok())
-            .unwrap_or_else(|| panic!("no {name} section: {sections}"))
+        *sections
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} section: {sections:?}"))
     };
     let text_start = section(".text");
     assert!(section(".init") < text_start && section(".fini") < text_start);
-    let mut c = std::process::Command::new("nm");
-    c.arg("--defined-only").arg(multicall());
-    let symbols = text(&run(c).stdout);
     for name in ["strcmp", "_Exit"] {
         let at = symbols
-            .lines()
-            .find(|l| l.ends_with(&format!(" {name}")))
-            .and_then(|l| u64::from_str_radix(l.split(' ').next()?, 16).ok())
-            .unwrap_or_else(|| panic!("no {name} in the executable"));
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("no {name} in the executable"))
+            .at;
         assert!(
             at - text_start < 64 * 1024,
             "{name} at {at:#x}, .text at {text_start:#x}"
@@ -186,39 +255,21 @@ fn the_executable_is_linked_hot_code_first_from_a_current_list() {
     // sections) from the start of the text. (std's own functions are ordered only in the
     // release build, where LTO puts them in the objects tend-cc reads; in this one they
     // come from std's rlibs, whose members binutils' nm cannot read.)
-    let mut c = std::process::Command::new("sh");
-    c.arg("-c")
-        .arg(r#"nm --defined-only "$1" | awk -f "$2/hot-code.awk" "$2/hot-code.txt" -"#)
-        .arg("sh")
-        .arg(multicall())
-        .arg(&root);
-    let listed: std::collections::HashSet<String> = text(&run(c).stdout)
-        .lines()
-        .filter_map(|l| Some(l.split_once(' ')?.1.to_string()))
-        .collect();
-    let mut c = std::process::Command::new("nm");
-    c.args(["--defined-only", "-S"]).arg(multicall());
-    let symbols = text(&run(c).stdout);
     // A C name several static functions share (musl's `dummy`s) says nothing.
-    let mut seen = std::collections::HashMap::new();
-    for name in symbols.lines().filter_map(|l| l.split(' ').nth(3)) {
-        *seen.entry(name).or_insert(0) += 1;
+    let mut seen = HashMap::new();
+    for s in &symbols {
+        *seen.entry(s.name.as_str()).or_insert(0) += 1;
     }
-    let (mut total, mut end, mut last) = (0, 0, String::new());
-    for l in symbols.lines() {
-        let f: Vec<&str> = l.split(' ').collect();
-        let [at, size, _, name] = f[..] else { continue };
-        if !listed.contains(name) || seen[name] > 1 {
-            continue;
-        }
-        let (at, size) = (
-            u64::from_str_radix(at, 16).unwrap(),
-            u64::from_str_radix(size, 16).unwrap(),
-        );
-        total += size;
-        let ours = name.contains("tend") || !(name.starts_with("_R") || name.starts_with("_Z"));
-        if ours && at + size > end {
-            (end, last) = (at + size, name.to_string());
+    let (mut total, mut end, mut last) = (0, 0, "");
+    for s in symbols
+        .iter()
+        .filter(|s| listed.contains(&s.name) && seen[s.name.as_str()] == 1)
+    {
+        total += s.size;
+        let ours =
+            s.name.contains("tend") || !(s.name.starts_with("_R") || s.name.starts_with("_Z"));
+        if ours && s.at + s.size > end {
+            (end, last) = (s.at + s.size, &s.name);
         }
     }
     assert!(
