@@ -299,11 +299,21 @@ fn the_package_installs_runs_and_removes_cleanly() {
                 .filter(|t| t.contains("tick "))
         },
     );
-    let o = run({
-        let mut c = Command::new(usr_bin.join("tend-svstat"));
-        c.arg(scan.join("tick"));
-        c
-    });
+    // tend-supervise writes "up" once ./run has exec'd: on a loaded machine the run
+    // script's first line can reach the log before the supervisor is scheduled to say so.
+    let svstat = || {
+        run({
+            let mut c = Command::new(usr_bin.join("tend-svstat"));
+            c.arg(scan.join("tick"));
+            c
+        })
+    };
+    let mut o = svstat();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !text(&o.stdout).starts_with("up ") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        o = svstat();
+    }
     assert_code(&o, 0);
     assert!(text(&o.stdout).starts_with("up "), "{}", text(&o.stdout));
     let o = run({
