@@ -3,8 +3,8 @@
 
 use std::path::Path;
 use tend_cli::{Program, code, shown};
+use tend_client::scanctl::send;
 use tend_proto::servicedir::SVSCAN;
-use tend_scan::ctl::send;
 
 const USAGE: &str = "tend-svscanctl [ -zabhitqnN ] scandir";
 const PROG: Program = Program::new("tend-svscanctl", USAGE);

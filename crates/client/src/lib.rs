@@ -2,7 +2,8 @@
 //! do, written once.
 //!
 //! What lives here: sending control letters with s6-svc's checks (which failure means
-//! "supervisor not listening", which means "something is wrong with supervise/"), reading
+//! "supervisor not listening", which means "something is wrong with supervise/"), and
+//! to a scanner's `.s6-svscan/control` as s6-svscanctl does (`scanctl`), reading
 //! a service's status and computing every field s6-svstat prints (the legacy human line,
 //! `-o` field lists, and tend's JSON object), and waiting for states through the `event/`
 //! fifodir, subscribed to directly (no helper process). Every answer matches s6 2.11.3's
@@ -14,8 +15,8 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
-mod json;
 pub mod perms;
+pub mod scanctl;
 pub mod status;
 pub mod summary;
 pub mod wait;

@@ -6,10 +6,10 @@
 //! future `readystamp` prints as 2^64 − n, as s6 does). The pid is read as a C `pid_t`
 //! (the low 32 bits, signed). tend adds `supervise/spawn-error`, shown when present.
 
-use crate::json;
 use nix::errno::Errno;
 use std::fmt::Write as _;
 use std::path::Path;
+use tend_proto::json;
 use tend_proto::spawn_error::SpawnRecord;
 use tend_proto::{StatusRecord, Tai64n};
 use tend_proto::{health, servicedir};

@@ -2,12 +2,12 @@
 //! the files directly (no supervisor round trip), s6-supervised services included (the
 //! tend-only columns are then empty).
 
-use crate::json;
 use crate::status::{self, ReadError, Snapshot};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use tend_proto::death_tally::RECORD_SIZE;
 use tend_proto::health;
+use tend_proto::json;
 use tend_proto::{Tai64n, servicedir};
 use tend_sys::signals::short;
 

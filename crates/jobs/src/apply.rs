@@ -166,9 +166,9 @@ fn hidden(scandir: &Path, kind: &str, name: &str) -> PathBuf {
 /// Tell the scanner to rescan and prune; no scanner is not an error (services are picked
 /// up when one starts).
 pub fn rescan(scandir: &Path, warn: &dyn Warn) {
-    match tend_scan::ctl::send(scandir, b"an") {
+    match tend_client::scanctl::send(scandir, b"an") {
         Ok(()) => {}
-        Err(tend_scan::ctl::SendError::NotListening) => warn.warn(&format_args!(
+        Err(tend_client::scanctl::SendError::NotListening) => warn.warn(&format_args!(
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),

@@ -2,6 +2,7 @@
 //! writes into caller-owned buffers; nothing allocates per line.
 
 use crate::script::Format;
+use tend_proto::json::{self, Invalid};
 use tend_proto::tai64n::{Tai64n, render_datetime, render_digits, utc_datetime};
 
 /// The stamps of one line, rendered once and shared by every action.
@@ -114,45 +115,11 @@ pub fn json(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
     }
     if let Some(p) = &f.prefix {
         out.extend_from_slice(b"\",\"prefix\":\"");
-        json_escape(out, p);
+        json::escape(out, p, Invalid::Escaped);
     }
     out.extend_from_slice(b"\",\"line\":\"");
-    json_escape(out, line);
+    json::escape(out, line, Invalid::Escaped);
     out.extend_from_slice(b"\"}\n");
-}
-
-/// Escape bytes as the inside of a JSON string: `"` `\` and control characters escaped,
-/// valid UTF-8 copied, each maximal invalid subsequence replaced by one U+FFFD (Unicode's
-/// recommended practice, which `utf8_chunks` follows: a truncated 4-byte sequence is one
-/// invalid chunk).
-pub fn json_escape(out: &mut Vec<u8>, bytes: &[u8]) {
-    for chunk in bytes.utf8_chunks() {
-        let v = chunk.valid().as_bytes();
-        let mut start = 0;
-        for (i, &b) in v.iter().enumerate() {
-            if b >= 0x20 && b != b'"' && b != b'\\' {
-                continue;
-            }
-            out.extend_from_slice(&v[start..i]);
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                _ => {
-                    out.extend_from_slice(b"\\u00");
-                    out.push(HEX[(b >> 4) as usize]);
-                    out.push(HEX[(b & 15) as usize]);
-                }
-            }
-            start = i + 1;
-        }
-        out.extend_from_slice(&v[start..]);
-        if !chunk.invalid().is_empty() {
-            out.extend_from_slice(b"\\ufffd");
-        }
-    }
 }
 
 /// The bytes a status file gets: head + line + `\n`, cut to `size` (0 = as is). Returns
@@ -244,31 +211,6 @@ mod tests {
             String::from_utf8(o).unwrap(),
             "{\"time\":\"2026-11-29T14:23:42.000005Z\",\"prefix\":\"a\\\"b\",\"line\":\"q\\\"\\\\\\t\\u0001\\ufffdok\u{e9}\"}\n"
         );
-    }
-
-    #[test]
-    fn json_replaces_each_maximal_invalid_sequence_once() {
-        let cases: [(&[u8], &str); 7] = [
-            // Truncated 4-byte sequence, then ASCII: one replacement.
-            (b"a\xf0\x9f\x98b", "a\\ufffdb"),
-            // Truncated 3-byte sequence.
-            (b"\xe2\x82", "\\ufffd"),
-            // Two lone continuation bytes: each is its own maximal subpart.
-            (b"\x80\x80", "\\ufffd\\ufffd"),
-            // A byte that can never start a sequence, then a valid char.
-            (b"\xff\xc3\xa9", "\\ufffd\u{e9}"),
-            // Overlong encoding: C0 is never valid, 80 a lone continuation.
-            (b"\xc0\x80", "\\ufffd\\ufffd"),
-            // A surrogate: ED A0 is invalid at its second byte.
-            (b"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"),
-            // Truncated 4-byte sequence at the end.
-            (b"x\xf4\x8f\xbf", "x\\ufffd"),
-        ];
-        for (input, want) in cases {
-            let mut o = Vec::new();
-            json_escape(&mut o, input);
-            assert_eq!(String::from_utf8(o).unwrap(), want, "{input:?}");
-        }
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //!
 //! What lives here: TAI64N stamps, the 35-byte `supervise/status` record, the
 //! `supervise/control` letters, the fcntl lock that says "a supervisor is running", the
-//! `event/` fifodir (subscribe and notify), `death_tally`, and the service directory's
-//! file names. Fixed-size codecs and atomic writes; no policy, no printing.
+//! `event/` fifodir (subscribe and notify), `death_tally`, the service directory's
+//! file names, and the one JSON string escaper. Fixed-size codecs and atomic writes; no policy, no printing.
 //! What does not: the supervisor's state machine (crates/supervise) and anything that
 //! forks (crates/sys).
 
@@ -13,6 +13,7 @@ pub mod control;
 pub mod death_tally;
 pub mod fifodir;
 pub mod health;
+pub mod json;
 pub mod lock;
 pub mod perms;
 pub mod servicedir;

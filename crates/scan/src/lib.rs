@@ -1,5 +1,4 @@
-//! tend-scan — the supervision tree's root: what tend-svscan does, and what
-//! tend-svscanctl sends it.
+//! tend-scan — the supervision tree's root: what tend-svscan does.
 //!
 //! What lives here:
 //! * `table`: the pure reconciliation of what a scan of the directory found against the
@@ -9,9 +8,11 @@
 //! * `scanner`: the single-threaded event loop that spawns `tend-supervise DIR` per
 //!   service, holds the service→logger pipes, reaps every child, diverts signals to
 //!   `.s6-svscan/SIGxxx`, and stops cleanly;
-//! * `ctl`: the client side, writing letters to `.s6-svscan/control`.
+//! * `forked` (feature `forked`, experimental): supervisors as forked children running
+//!   crates/supervise in-process, the only use of that crate here.
 //!
-//! What does not: the supervisor itself (crates/supervise), anything that prints or exits
+//! What does not: the supervisor itself (crates/supervise), the client side writing
+//! letters to `.s6-svscan/control` (crates/client, `scanctl`), anything that prints or exits
 //! (the binaries do), unsafe code (crates/sys).
 //!
 //! The on-disk interface is s6-svscan 2.11's: a scan directory run by s6-svscan runs
@@ -20,7 +21,8 @@
 #![forbid(unsafe_code)]
 
 pub mod command;
-pub mod ctl;
+#[cfg(feature = "forked")]
+mod forked;
 pub mod scanner;
 pub mod table;
 

@@ -591,16 +591,11 @@ impl Scanner<'_> {
     }
 
     /// Experimental forked mode: the supervisor is a forked child running
-    /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages.
+    /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages (forked.rs).
     #[cfg(feature = "forked")]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        use tend_sys::process::{Forked, fork};
         let name = OsStr::from_bytes(self.supervisor.argv[1].as_bytes());
-        match fork() {
-            Ok(Forked::Parent(pid)) => Ok(pid),
-            Ok(Forked::Child) => forked_supervisor(name, &self.spawn_opts.fds),
-            Err(e) => Err(SpawnError::Fork(e)),
-        }
+        crate::forked::spawn(name, &self.spawn_opts.fds).map_err(SpawnError::Fork)
     }
 
     fn handle_signals(&mut self) -> Result<(), Error> {
@@ -675,40 +670,6 @@ impl Scanner<'_> {
             }
         }
     }
-}
-
-/// The child half of forked mode: become `tend-supervise NAME` without exec.
-#[cfg(feature = "forked")]
-fn forked_supervisor(name: &OsStr, fds: &[(RawFd, RawFd)]) -> ! {
-    use std::io::Write;
-    use tend_supervise::{Reporter, Supervisor};
-    for &(src, dst) in fds {
-        if nix::unistd::dup2(src, dst).is_err() {
-            tend_sys::process::exit_now(111);
-        }
-    }
-    // Nothing of the scanner's may stay open here: other services' pipe ends would keep
-    // their loggers from ever seeing EOF.
-    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| e.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    for fd in open.into_iter().filter(|&fd| fd > 2) {
-        let _ = nix::unistd::close(fd);
-    }
-    tend_sys::process::reset_signals();
-    let _ = nix::sys::prctl::set_name(c"tend-supervise");
-    let code = match Supervisor::new(name, Reporter::new(name)) {
-        Ok(sup) => sup.run(),
-        Err(e) => {
-            tend_sys::warn::line("tend-supervise", "fatal", &e);
-            e.code()
-        }
-    };
-    tend_sys::process::exit_now(code)
 }
 
 fn close_pipe(r: RawFd, w: RawFd) {

@@ -6,11 +6,9 @@
 //! without forking anything.
 
 use crate::policy::{self, Policy, Tally, Then};
+pub use crate::time::{Ms, Now};
 use tend_proto::{ControlCommand, StatusRecord, Tai64n};
 use tend_sys::wait::Wstat;
-
-/// Monotonic milliseconds.
-pub type Ms = u64;
 
 /// Pacing: at least this long between two spawns of ./run (start to start).
 pub const MIN_RESTART_MS: Ms = 1000;
@@ -18,13 +16,6 @@ pub const MIN_RESTART_MS: Ms = 1000;
 pub const EXEC_RETRY_MS: Ms = 10_000;
 /// Retry delay after fork itself failed.
 pub const FORK_RETRY_MS: Ms = 60_000;
-
-/// The current time, twice: monotonic for timers, wall clock for the status file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
-    pub mono: Ms,
-    pub wall: Tai64n,
-}
 
 /// Where the service is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

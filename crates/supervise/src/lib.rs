@@ -2,11 +2,13 @@
 //! with s6-supervise 2.11 on disk.
 //!
 //! `core` is the pure state machine (state × input → actions), tested without processes;
-//! `daemon` owns the files, fds and children and runs the event loop. tend-svscan can call
+//! `policy` the pure restart policy, `time` the clock types both use (so neither imports
+//! the other); `daemon` owns the files, fds and children and runs the event loop. tend-svscan can call
 //! `daemon::Supervisor` in a forked child instead of exec'ing tend-supervise.
 
 pub mod core;
 pub mod daemon;
 pub mod policy;
+pub mod time;
 
 pub use daemon::{Reporter, StartError, Supervisor};

@@ -14,7 +14,7 @@
 //!
 //! Without the file nothing changes (s6's one-second pacing, restart forever).
 
-use crate::core::Ms;
+use crate::time::Ms;
 use tend_sys::wait::Ended;
 
 /// The policy file's name in the service directory.

@@ -8,6 +8,7 @@
 use crate::priority::{self, Priority};
 use std::io::Write;
 use std::net::SocketAddr;
+use tend_proto::json::Invalid;
 
 /// How lines are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -248,7 +249,7 @@ pub fn json(out: &mut Vec<u8>, line: &[u8], cut: bool, origin: &Origin) {
     };
     if let Some(app) = fields.app {
         out.extend_from_slice(b"\"app\":\"");
-        tend_log::format::json_escape(out, app);
+        tend_proto::json::escape(out, app, Invalid::Escaped);
         out.extend_from_slice(b"\",");
     }
     if let Some(pid) = fields.procid.and_then(number) {
@@ -265,7 +266,7 @@ pub fn json(out: &mut Vec<u8>, line: &[u8], cut: bool, origin: &Origin) {
         out.extend_from_slice(b"\"truncated\":true,");
     }
     out.extend_from_slice(b"\"message\":\"");
-    tend_log::format::json_escape(out, fields.msg);
+    tend_proto::json::escape(out, fields.msg, Invalid::Escaped);
     out.extend_from_slice(b"\"}\n");
 }
 
