@@ -63,9 +63,7 @@ impl fmt::Display for ExecError {
 /// in between cannot make it abort.
 pub struct Ready {
     prog: OsString,
-    prepared: sys::exec::Prepared,
-    argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
+    ready: sys::exec::Ready,
 }
 
 impl Ready {
@@ -74,10 +72,8 @@ impl Ready {
         let prog = argv.first().cloned().unwrap_or_default();
         match sys::exec::Prepared::new(argv, env) {
             Ok(prepared) => Ok(Ready {
-                argv: sys::exec::pointers(&prepared.argv),
-                envp: sys::exec::pointers(&prepared.envp),
                 prog,
-                prepared,
+                ready: sys::exec::Ready::new(prepared),
             }),
             Err(errno) => Err(ExecError {
                 prog,
@@ -89,7 +85,7 @@ impl Ready {
 
     /// Replace the process; returns the errno only on failure, without allocating.
     pub fn exec(&self) -> nix::errno::Errno {
-        sys::exec::execve_prepared(&self.argv, &self.envp, &self.prepared.candidates)
+        sys::exec::execve_prepared(&self.ready)
     }
 
     /// The failure, diagnosed (this looks at the file and allocates: call it once the
@@ -98,7 +94,11 @@ impl Ready {
         ExecError {
             prog: self.prog.clone(),
             errno,
-            why: sys::diagnose::describe_search(&self.prog, &self.prepared.candidates, errno),
+            why: sys::diagnose::describe_search(
+                &self.prog,
+                &self.ready.prepared().candidates,
+                errno,
+            ),
         }
     }
 }

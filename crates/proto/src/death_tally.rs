@@ -20,8 +20,8 @@ pub struct Death {
 
 impl Death {
     /// From a raw wait status.
-    pub fn from_wstat(stamp: Tai64n, wstat: i32) -> Death {
-        match Wstat(wstat).ended() {
+    pub fn from_wstat(stamp: Tai64n, wstat: Wstat) -> Death {
+        match wstat.ended() {
             Ended::Exited(exitcode) => Death {
                 stamp,
                 exitcode,
@@ -67,9 +67,9 @@ mod tests {
             secs: 0x4000_0000_0000_0001,
             nanos: 2,
         };
-        let d = Death::from_wstat(t, 15);
+        let d = Death::from_wstat(t, Wstat(15));
         assert_eq!((d.exitcode, d.signal), (143, 15));
-        let d2 = Death::from_wstat(t, 3 << 8);
+        let d2 = Death::from_wstat(t, Wstat(3 << 8));
         assert_eq!((d2.exitcode, d2.signal), (3, 0));
         let mut file = d.encode().to_vec();
         file.extend_from_slice(&d2.encode());

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_proto::lock::{self, LockError};
 use tend_sys::Error;
-use tend_sys::exec::Prepared;
+use tend_sys::exec::{Prepared, Ready};
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
 use tend_sys::wait;
 pub use tend_sys::warn::Warn;
@@ -102,16 +102,6 @@ fn shown(b: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(b)
 }
 
-/// Replace the text of `slot` with the concatenation of `parts`, reusing its buffer.
-fn set_cstring(slot: &mut CString, parts: &[&[u8]]) {
-    let mut v = std::mem::take(slot).into_bytes();
-    v.clear();
-    for p in parts {
-        v.extend(p.iter().copied().filter(|&b| b != 0));
-    }
-    *slot = CString::new(v).unwrap_or_default();
-}
-
 /// Everything the running scanner holds.
 struct Scanner<'w> {
     table: Table,
@@ -124,12 +114,8 @@ struct Scanner<'w> {
     _control_writer: OwnedFd,
     /// Holds `.s6-svscan/lock` for our lifetime.
     _lock: OwnedFd,
-    supervisor: Prepared,
-    /// execve's pointer arrays for `supervisor`, rebuilt in place before each fork.
-    #[cfg_attr(feature = "forked", allow(dead_code))]
-    argv_ptrs: Vec<*const libc::c_char>,
-    #[cfg_attr(feature = "forked", allow(dead_code))]
-    envp_ptrs: Vec<*const libc::c_char>,
+    /// `tend-supervise NAME` with its execve arrays, the operand renamed before each fork.
+    supervisor: Ready,
     script: Prepared,
     spawn_opts: SpawnOptions,
     logname: Vec<u8>,
@@ -164,7 +150,6 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
         let _ = nix::unistd::close(fd);
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);
-    let envp_ptrs = supervisor.envp_pointers();
     let mut s = Scanner {
         table: Table::new(max),
         wants: Wants::default(),
@@ -174,9 +159,7 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
         control,
         _control_writer: control_writer,
         _lock: lock,
-        argv_ptrs: Vec::with_capacity(supervisor.argv.len() + 1),
-        envp_ptrs,
-        supervisor,
+        supervisor: Ready::new(supervisor),
         script,
         spawn_opts: SpawnOptions {
             fds: Vec::with_capacity(2),
@@ -530,7 +513,7 @@ impl Scanner<'_> {
     /// scan directory, with the pipe end as stdout (service) or stdin (logger).
     fn start(&mut self, key: Key, name: &[u8], side: Side, now: Instant) {
         let suffix: &[u8] = if side == Side::Log { b"/log" } else { b"" };
-        set_cstring(&mut self.supervisor.argv[1], &[name, suffix]);
+        self.supervisor.set_arg(1, &[name, suffix]);
         self.spawn_opts.fds.clear();
         if let Some(Pipe::Open { read, write }) = self.table.get(key).map(|r| r.pipe) {
             self.spawn_opts.fds.push(match side {
@@ -572,14 +555,8 @@ impl Scanner<'_> {
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
     #[cfg(not(feature = "forked"))]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        self.argv_ptrs.clear();
-        self.argv_ptrs
-            .extend(self.supervisor.argv.iter().map(|c| c.as_ptr()));
-        self.argv_ptrs.push(std::ptr::null());
         tend_sys::process::spawn_unreported(
-            &self.argv_ptrs,
-            &self.envp_ptrs,
-            &self.supervisor.candidates,
+            &self.supervisor,
             &self.spawn_opts,
             &[
                 "tend-svscan (child): fatal: unable to exec ",
@@ -594,7 +571,7 @@ impl Scanner<'_> {
     /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages (forked.rs).
     #[cfg(feature = "forked")]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        let name = OsStr::from_bytes(self.supervisor.argv[1].as_bytes());
+        let name = OsStr::from_bytes(self.supervisor.prepared().argv[1].as_bytes());
         crate::forked::spawn(name, &self.spawn_opts.fds).map_err(SpawnError::Fork)
     }
 
@@ -625,8 +602,8 @@ impl Scanner<'_> {
 
     /// Spawn `.s6-svscan/SIGxxx`; false if it could not be (a missing one is silent).
     fn run_script(&mut self, script: &str) -> bool {
-        set_cstring(&mut self.script.candidates[0], &[script.as_bytes()]);
-        set_cstring(&mut self.script.argv[0], &[script.as_bytes()]);
+        tend_sys::exec::set_cstring(&mut self.script.candidates[0], &[script.as_bytes()]);
+        tend_sys::exec::set_cstring(&mut self.script.argv[0], &[script.as_bytes()]);
         self.spawn_opts.fds.clear();
         match spawn(&self.script, &self.spawn_opts) {
             Ok(_) => true,

@@ -7,6 +7,7 @@
 
 use crate::policy::{self, Policy, Tally, Then};
 pub use crate::time::{Ms, Now};
+use nix::sys::signal::Signal;
 use tend_proto::{ControlCommand, StatusRecord, Tai64n};
 use tend_sys::wait::Wstat;
 
@@ -31,7 +32,7 @@ pub enum Phase {
 /// Per-run settings read from the service directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
-    pub down_signal: i32,
+    pub down_signal: Signal,
     /// 0: never SIGKILL after `d`.
     pub timeout_kill: Ms,
     /// 0: let ./finish run forever.
@@ -41,7 +42,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            down_signal: libc::SIGTERM,
+            down_signal: Signal::SIGTERM,
             timeout_kill: 0,
             timeout_finish: 5000,
         }
@@ -52,21 +53,21 @@ impl Default for Settings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// kill(pid, sig) on the current ./run (or ./finish for SIGKILL on timeout).
-    Kill { pid: i32, sig: i32 },
+    Kill { pid: i32, sig: Signal },
     /// killpg(pid, sig).
-    KillGroup { pid: i32, sig: i32 },
+    KillGroup { pid: i32, sig: Signal },
     /// Fork and exec ./run; report back with `spawned` or `spawn_failed`.
     SpawnRun,
     /// Fork ./finish with ./run's wait status; report back with `finish_spawned`.
-    SpawnFinish { wstat: i32 },
+    SpawnFinish { wstat: Wstat },
     /// Rewrite supervise/status (no event).
     WriteStatus,
     /// Rewrite supervise/status, then send these events to event/.
     Publish(&'static [u8]),
     /// Append a death to death_tally.
-    RecordDeath { wstat: i32 },
+    RecordDeath { wstat: Wstat },
     /// The crash-restart policy fired on this death: record it in supervise/tend-policy.
-    PolicyFired { then: Then, wstat: i32 },
+    PolicyFired { then: Then, wstat: Wstat },
     /// Create ./down.
     CreateDown,
     /// Remove ./down.
@@ -295,9 +296,9 @@ impl Core {
     }
 
     /// ./run died with `wstat`. `finish_exists` says whether to fork ./finish.
-    pub fn run_died(&mut self, wstat: i32, finish_exists: bool, now: Now) -> Actions {
+    pub fn run_died(&mut self, wstat: Wstat, finish_exists: bool, now: Now) -> Actions {
         let mut a = Actions::new();
-        self.wstat = (wstat & 0xffff) as u16;
+        self.wstat = wstat.low16();
         self.paused = false;
         self.ready = false;
         self.stamp = now.wall;
@@ -344,10 +345,10 @@ impl Core {
     }
 
     /// ./finish exited with `wstat`.
-    pub fn finish_died(&mut self, wstat: i32, now: Now) -> Actions {
+    pub fn finish_died(&mut self, wstat: Wstat, now: Now) -> Actions {
         let mut a = Actions::new();
         // s6: ./finish exiting 125 means "do not restart".
-        let permanent = Wstat(wstat).exit_code() == Some(125);
+        let permanent = wstat.exit_code() == Some(125);
         self.finish_done(permanent, now, &mut a);
         a
     }
@@ -393,7 +394,7 @@ impl Core {
             if self.phase == Phase::Up {
                 a.push(Action::Kill {
                     pid: self.pid,
-                    sig: libc::SIGKILL,
+                    sig: Signal::SIGKILL,
                 });
             }
         }
@@ -404,7 +405,7 @@ impl Core {
             if self.phase == Phase::Finishing && self.pid > 0 {
                 a.push(Action::Kill {
                     pid: self.pid,
-                    sig: libc::SIGKILL,
+                    sig: Signal::SIGKILL,
                 });
             }
         }
@@ -439,7 +440,7 @@ impl Core {
             });
             a.push(Action::Kill {
                 pid: self.pid,
-                sig: libc::SIGCONT,
+                sig: Signal::SIGCONT,
             });
             self.paused = false;
             if self.settings.timeout_kill > 0 {
@@ -457,17 +458,14 @@ impl Core {
         match cmd {
             C::Signal(sig) => {
                 if up {
-                    a.push(Action::Kill {
-                        pid: self.pid,
-                        sig: sig as i32,
-                    });
+                    a.push(Action::Kill { pid: self.pid, sig });
                 }
             }
             C::Pause => {
                 if up {
                     a.push(Action::Kill {
                         pid: self.pid,
-                        sig: libc::SIGSTOP,
+                        sig: Signal::SIGSTOP,
                     });
                     self.paused = true;
                     a.push(Action::WriteStatus);
@@ -477,7 +475,7 @@ impl Core {
                 if up {
                     a.push(Action::Kill {
                         pid: self.pid,
-                        sig: libc::SIGCONT,
+                        sig: Signal::SIGCONT,
                     });
                     self.paused = false;
                     a.push(Action::WriteStatus);
@@ -536,10 +534,10 @@ impl Core {
     }
 
     /// A signal to the supervisor itself.
-    pub fn signal(&mut self, sig: i32, now: Now) -> Actions {
+    pub fn signal(&mut self, sig: Signal, now: Now) -> Actions {
         let mut a = Actions::new();
         match sig {
-            libc::SIGTERM => match self.phase {
+            Signal::SIGTERM => match self.phase {
                 Phase::Down => a.push(Action::Exit),
                 Phase::Up => {
                     self.exit_after = true;
@@ -550,7 +548,7 @@ impl Core {
                     a.push(Action::CloseStdio);
                 }
             },
-            libc::SIGHUP => {
+            Signal::SIGHUP => {
                 if self.phase == Phase::Down {
                     a.push(Action::Exit);
                 } else {
@@ -558,12 +556,12 @@ impl Core {
                     a.push(Action::CloseStdio);
                 }
             }
-            libc::SIGQUIT => a.push(Action::Exit),
-            libc::SIGINT => {
+            Signal::SIGQUIT => a.push(Action::Exit),
+            Signal::SIGINT => {
                 if self.phase == Phase::Up {
                     a.push(Action::KillGroup {
                         pid: self.pid,
-                        sig: libc::SIGINT,
+                        sig: Signal::SIGINT,
                     });
                 }
                 a.push(Action::Exit);
@@ -600,7 +598,7 @@ mod tests {
 
     fn finishing() -> Core {
         let mut c = up();
-        c.run_died(15, true, at(5000));
+        c.run_died(Wstat(15), true, at(5000));
         c.finish_spawned(Some(200), at(5000));
         c
     }
@@ -637,7 +635,7 @@ mod tests {
             vec![
                 Kill {
                     pid: 100,
-                    sig: libc::SIGSTOP
+                    sig: Signal::SIGSTOP
                 },
                 WriteStatus
             ]
@@ -648,7 +646,7 @@ mod tests {
             vec![
                 Kill {
                     pid: 100,
-                    sig: libc::SIGCONT
+                    sig: Signal::SIGCONT
                 },
                 WriteStatus
             ]
@@ -667,7 +665,7 @@ mod tests {
         assert_eq!(c.kill_at, Some(u64::MAX));
         assert!(!acts(c.tick(at(1_000_000))).contains(&Kill {
             pid: 100,
-            sig: libc::SIGKILL
+            sig: Signal::SIGKILL
         }));
     }
 
@@ -680,11 +678,11 @@ mod tests {
             vec![
                 Kill {
                     pid: 100,
-                    sig: libc::SIGTERM
+                    sig: Signal::SIGTERM
                 },
                 Kill {
                     pid: 100,
-                    sig: libc::SIGCONT
+                    sig: Signal::SIGCONT
                 },
                 WriteStatus
             ]
@@ -695,7 +693,7 @@ mod tests {
             acts(c.tick(at(310))),
             vec![Kill {
                 pid: 100,
-                sig: libc::SIGKILL
+                sig: Signal::SIGKILL
             }]
         );
         let mut d = down();
@@ -703,18 +701,18 @@ mod tests {
         let mut f = finishing();
         assert_eq!(acts(f.control(C::Down, at(5001))), vec![WriteStatus]);
         assert!(!f.want_up);
-        assert_eq!(acts(f.finish_died(0, at(5002))), vec![Publish(b"D")]);
+        assert_eq!(acts(f.finish_died(Wstat(0), at(5002))), vec![Publish(b"D")]);
     }
 
     #[test]
     fn down_signal_is_configurable() {
         let mut c = up();
-        c.settings.down_signal = libc::SIGHUP;
+        c.settings.down_signal = Signal::SIGHUP;
         assert_eq!(
             acts(c.control(C::Restart, at(10))),
             vec![Kill {
                 pid: 100,
-                sig: libc::SIGHUP
+                sig: Signal::SIGHUP
             }]
         );
         assert_eq!(acts(down().control(C::Restart, at(10))), vec![]);
@@ -764,25 +762,34 @@ mod tests {
         let mut u = up();
         assert_eq!(acts(u.control(C::Exit, at(1))), vec![CloseStdio]);
         assert_eq!(
-            acts(u.run_died(0, true, at(2))),
-            vec![RecordDeath { wstat: 0 }, SpawnFinish { wstat: 0 }]
+            acts(u.run_died(Wstat(0), true, at(2))),
+            vec![
+                RecordDeath { wstat: Wstat(0) },
+                SpawnFinish { wstat: Wstat(0) }
+            ]
         );
         assert_eq!(acts(u.finish_spawned(Some(7), at(2))), vec![Publish(b"d")]);
-        assert_eq!(acts(u.finish_died(0, at(3))), vec![Publish(b"D"), Exit]);
+        assert_eq!(
+            acts(u.finish_died(Wstat(0), at(3))),
+            vec![Publish(b"D"), Exit]
+        );
         let mut f = finishing();
         assert_eq!(acts(f.control(C::Exit, at(5001))), vec![CloseStdio]);
-        assert_eq!(acts(f.finish_died(0, at(5002))), vec![Publish(b"D"), Exit]);
+        assert_eq!(
+            acts(f.finish_died(Wstat(0), at(5002))),
+            vec![Publish(b"D"), Exit]
+        );
     }
 
     #[test]
     fn death_without_finish_is_d_then_d_at_once() {
         let mut c = up();
         c.spawned(100, at(0));
-        let a = acts(c.run_died(3 << 8, false, at(2000)));
+        let a = acts(c.run_died(Wstat(3 << 8), false, at(2000)));
         assert_eq!(
             a,
             vec![
-                RecordDeath { wstat: 768 },
+                RecordDeath { wstat: Wstat(768) },
                 Publish(b"d"),
                 Publish(b"D"),
                 SpawnRun
@@ -808,7 +815,7 @@ mod tests {
         let mut c = Core::new(at(0), true);
         c.policy = Some(Policy::parse("deaths=2\nseconds=60\nthen=stop").unwrap());
         c.spawned(10, at(0));
-        let a = c.run_died(1 << 8, false, at(100));
+        let a = c.run_died(Wstat(1 << 8), false, at(100));
         assert!(
             !a.as_slice()
                 .iter()
@@ -817,14 +824,16 @@ mod tests {
         assert!(c.want_up);
         c.tick(at(1000));
         c.spawned(11, at(1000));
-        let a = c.run_died(1 << 8, false, at(1100));
+        let a = c.run_died(Wstat(1 << 8), false, at(1100));
         assert_eq!(
             a.as_slice(),
             &[
-                Action::RecordDeath { wstat: 1 << 8 },
+                Action::RecordDeath {
+                    wstat: Wstat(1 << 8)
+                },
                 Action::PolicyFired {
                     then: Then::Stop,
-                    wstat: 1 << 8
+                    wstat: Wstat(1 << 8)
                 },
                 Action::Publish(b"d"),
                 Action::Publish(b"OD"),
@@ -835,10 +844,10 @@ mod tests {
         let mut c = Core::new(at(0), true);
         c.policy = Some(Policy::parse("deaths=1\nseconds=60\nthen=slow:30s").unwrap());
         c.spawned(10, at(0));
-        let a = c.run_died(0, false, at(100));
+        let a = c.run_died(Wstat(0), false, at(100));
         assert!(a.as_slice().contains(&Action::PolicyFired {
             then: Then::Slow(30_000),
-            wstat: 0
+            wstat: Wstat(0)
         }));
         assert!(c.want_up);
         assert_eq!(c.spawn_at, Some(30_000));
@@ -850,7 +859,7 @@ mod tests {
     fn finish_125_is_permanent_failure() {
         let mut c = finishing();
         assert_eq!(
-            acts(c.finish_died(125 << 8, at(5001))),
+            acts(c.finish_died(Wstat(125 << 8), at(5001))),
             vec![Publish(b"OD")]
         );
         assert!(!c.want_up);
@@ -865,12 +874,12 @@ mod tests {
             acts(c.tick(at(10_000))),
             vec![Kill {
                 pid: 200,
-                sig: libc::SIGKILL
+                sig: Signal::SIGKILL
             }]
         );
         let mut c = up();
         c.settings.timeout_finish = 0;
-        c.run_died(0, true, at(1));
+        c.run_died(Wstat(0), true, at(1));
         c.finish_spawned(Some(9), at(1));
         assert_eq!(c.finish_kill_at, None);
     }
@@ -878,14 +887,14 @@ mod tests {
     #[test]
     fn pacing_one_second_start_to_start() {
         let mut c = up(); // spawned at 0
-        c.run_died(1 << 8, false, at(200));
+        c.run_died(Wstat(1 << 8), false, at(200));
         // died quickly: the next start waits until 1000
         assert_eq!(c.spawn_at, Some(1000));
         assert_eq!(acts(c.tick(at(999))), vec![]);
         assert_eq!(acts(c.tick(at(1000))), vec![SpawnRun]);
         c.spawned(101, at(1000));
         // lived longer than a second: restart at once
-        let a = acts(c.run_died(15, false, at(2500)));
+        let a = acts(c.run_died(Wstat(15), false, at(2500)));
         assert_eq!(*a.last().unwrap(), SpawnRun);
     }
 
@@ -918,35 +927,35 @@ mod tests {
 
     #[test]
     fn supervisor_signals() {
-        assert_eq!(acts(down().signal(libc::SIGTERM, at(1))), vec![Exit]);
+        assert_eq!(acts(down().signal(Signal::SIGTERM, at(1))), vec![Exit]);
         let mut u = up();
-        let a = acts(u.signal(libc::SIGTERM, at(1)));
+        let a = acts(u.signal(Signal::SIGTERM, at(1)));
         assert_eq!(
             a[0],
             Kill {
                 pid: 100,
-                sig: libc::SIGTERM
+                sig: Signal::SIGTERM
             }
         );
         assert!(u.exit_after && !u.want_up && !a.contains(&CloseStdio));
         let mut f = finishing();
-        assert_eq!(acts(f.signal(libc::SIGTERM, at(5001))), vec![CloseStdio]);
-        assert_eq!(acts(down().signal(libc::SIGHUP, at(1))), vec![Exit]);
+        assert_eq!(acts(f.signal(Signal::SIGTERM, at(5001))), vec![CloseStdio]);
+        assert_eq!(acts(down().signal(Signal::SIGHUP, at(1))), vec![Exit]);
         let mut u = up();
-        assert_eq!(acts(u.signal(libc::SIGHUP, at(1))), vec![CloseStdio]);
+        assert_eq!(acts(u.signal(Signal::SIGHUP, at(1))), vec![CloseStdio]);
         assert!(u.want_up && u.exit_after);
-        assert_eq!(acts(up().signal(libc::SIGQUIT, at(1))), vec![Exit]);
+        assert_eq!(acts(up().signal(Signal::SIGQUIT, at(1))), vec![Exit]);
         assert_eq!(
-            acts(up().signal(libc::SIGINT, at(1))),
+            acts(up().signal(Signal::SIGINT, at(1))),
             vec![
                 KillGroup {
                     pid: 100,
-                    sig: libc::SIGINT
+                    sig: Signal::SIGINT
                 },
                 Exit
             ]
         );
-        assert_eq!(acts(down().signal(libc::SIGINT, at(1))), vec![Exit]);
+        assert_eq!(acts(down().signal(Signal::SIGINT, at(1))), vec![Exit]);
     }
 
     /// The phases a cell starts from, by name: Down (not wanted up), Up (./run is pid
@@ -960,8 +969,8 @@ mod tests {
         }
     }
 
-    const TERM: i32 = libc::SIGTERM;
-    const CONT: i32 = libc::SIGCONT;
+    const TERM: Signal = Signal::SIGTERM;
+    const CONT: Signal = Signal::SIGCONT;
 
     /// Every control letter × phase: (letter, phase, actions, want_up after, exit_after
     /// after). The phase itself never changes on a letter: only deaths and spawns do.
@@ -969,16 +978,16 @@ mod tests {
     fn control_matrix() {
         let k = |sig| Kill { pid: 100, sig };
         let signal_letters = [
-            (b'a', libc::SIGALRM),
-            (b'b', libc::SIGABRT),
-            (b'q', libc::SIGQUIT),
-            (b'h', libc::SIGHUP),
-            (b'k', libc::SIGKILL),
-            (b't', libc::SIGTERM),
-            (b'i', libc::SIGINT),
-            (b'1', libc::SIGUSR1),
-            (b'2', libc::SIGUSR2),
-            (b'y', libc::SIGWINCH),
+            (b'a', Signal::SIGALRM),
+            (b'b', Signal::SIGABRT),
+            (b'q', Signal::SIGQUIT),
+            (b'h', Signal::SIGHUP),
+            (b'k', Signal::SIGKILL),
+            (b't', Signal::SIGTERM),
+            (b'i', Signal::SIGINT),
+            (b'1', Signal::SIGUSR1),
+            (b'2', Signal::SIGUSR2),
+            (b'y', Signal::SIGWINCH),
         ];
         let mut rows: Vec<(u8, &str, Vec<Action>, bool, bool)> = Vec::new();
         for (l, sig) in signal_letters {
@@ -989,7 +998,7 @@ mod tests {
         #[rustfmt::skip]
         rows.extend([
             (b'p', "down", vec![], false, false),
-            (b'p', "up", vec![k(libc::SIGSTOP), WriteStatus], true, false),
+            (b'p', "up", vec![k(Signal::SIGSTOP), WriteStatus], true, false),
             (b'p', "finishing", vec![], true, false),
             (b'c', "down", vec![], false, false),
             (b'c', "up", vec![k(CONT), WriteStatus], true, false),
@@ -1043,22 +1052,22 @@ mod tests {
     #[test]
     fn signal_matrix() {
         #[rustfmt::skip]
-        let rows: Vec<(i32, &str, Vec<Action>, bool)> = vec![
+        let rows: Vec<(Signal, &str, Vec<Action>, bool)> = vec![
             (TERM, "down", vec![Exit], false),
             (TERM, "up", vec![Kill { pid: 100, sig: TERM }, Kill { pid: 100, sig: CONT }, WriteStatus], true),
             (TERM, "finishing", vec![CloseStdio], true),
-            (libc::SIGHUP, "down", vec![Exit], false),
-            (libc::SIGHUP, "up", vec![CloseStdio], true),
-            (libc::SIGHUP, "finishing", vec![CloseStdio], true),
-            (libc::SIGQUIT, "down", vec![Exit], false),
-            (libc::SIGQUIT, "up", vec![Exit], false),
-            (libc::SIGQUIT, "finishing", vec![Exit], false),
-            (libc::SIGINT, "down", vec![Exit], false),
-            (libc::SIGINT, "up", vec![KillGroup { pid: 100, sig: libc::SIGINT }, Exit], false),
-            (libc::SIGINT, "finishing", vec![Exit], false),
-            (libc::SIGUSR1, "down", vec![], false),
-            (libc::SIGUSR1, "up", vec![], false),
-            (libc::SIGUSR1, "finishing", vec![], false),
+            (Signal::SIGHUP, "down", vec![Exit], false),
+            (Signal::SIGHUP, "up", vec![CloseStdio], true),
+            (Signal::SIGHUP, "finishing", vec![CloseStdio], true),
+            (Signal::SIGQUIT, "down", vec![Exit], false),
+            (Signal::SIGQUIT, "up", vec![Exit], false),
+            (Signal::SIGQUIT, "finishing", vec![Exit], false),
+            (Signal::SIGINT, "down", vec![Exit], false),
+            (Signal::SIGINT, "up", vec![KillGroup { pid: 100, sig: Signal::SIGINT }, Exit], false),
+            (Signal::SIGINT, "finishing", vec![Exit], false),
+            (Signal::SIGUSR1, "down", vec![], false),
+            (Signal::SIGUSR1, "up", vec![], false),
+            (Signal::SIGUSR1, "finishing", vec![], false),
         ];
         for (sig, from, actions, exit_after) in rows {
             let cell = format!("signal {sig} in {from}");
@@ -1081,12 +1090,12 @@ mod tests {
             |c| c.spawn_failed(Some(127), at(9000)),
             |c| c.spawn_failed(None, at(9000)),
             |c| c.became_ready(at(9000)),
-            |c| c.run_died(9, true, at(9000)),
-            |c| c.run_died(0, false, at(9000)),
+            |c| c.run_died(Wstat(9), true, at(9000)),
+            |c| c.run_died(Wstat(0), false, at(9000)),
             |c| c.finish_spawned(Some(400), at(9000)),
             |c| c.finish_spawned(None, at(9000)),
-            |c| c.finish_died(125 << 8, at(9000)),
-            |c| c.finish_died(0, at(9000)),
+            |c| c.finish_died(Wstat(125 << 8), at(9000)),
+            |c| c.finish_died(Wstat(0), at(9000)),
             |c| c.tick(at(99_000)),
         ];
         for from in ["down", "up", "finishing"] {

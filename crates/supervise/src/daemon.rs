@@ -320,12 +320,14 @@ impl Supervisor {
 
     fn handle_signals(&mut self) {
         while let Ok(Some(info)) = self.signals.read_signal() {
-            let sig = info.ssi_signo as i32;
-            if sig == libc::SIGCHLD {
-                self.reap();
-            } else {
-                let acts = self.core.signal(sig, now());
-                self.apply(acts);
+            match Signal::try_from(info.ssi_signo as i32) {
+                Ok(Signal::SIGCHLD) => self.reap(),
+                Ok(sig) => {
+                    let acts = self.core.signal(sig, now());
+                    self.apply(acts);
+                }
+                // Only the signals blocked for the signalfd arrive, all of them named.
+                Err(_) => {}
             }
             if self.exiting {
                 return;
@@ -334,7 +336,7 @@ impl Supervisor {
     }
 
     fn reap(&mut self) {
-        while let Ok(Some((pid, Wstat(wstat)))) = wait::reap(None) {
+        while let Ok(Some((pid, wstat))) = wait::reap(None) {
             if pid.as_raw() != self.core.pid() {
                 continue;
             }
@@ -360,7 +362,7 @@ impl Supervisor {
     }
 
     /// A crash loop gets one line per attempt saying how ./run ended.
-    fn warn_if_quick_death(&self, wstat: i32, t: Now) {
+    fn warn_if_quick_death(&self, wstat: Wstat, t: Now) {
         let Some(started) = self.core.last_spawn() else {
             return;
         };
@@ -368,7 +370,7 @@ impl Supervisor {
         if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up() {
             return;
         }
-        let how = match Wstat(wstat).ended() {
+        let how = match wstat.ended() {
             Ended::Exited(code) => format!("exitcode {code}"),
             Ended::Signaled(sig) => format!(
                 "signal {}",
@@ -446,17 +448,13 @@ impl Supervisor {
     fn perform(&mut self, a: Action) {
         match a {
             Action::Kill { pid, sig } => {
-                if pid > 0
-                    && let Ok(s) = Signal::try_from(sig)
-                {
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), s);
+                if pid > 0 {
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
                 }
             }
             Action::KillGroup { pid, sig } => {
-                if pid > 0
-                    && let Ok(s) = Signal::try_from(sig)
-                {
-                    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), s);
+                if pid > 0 {
+                    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), sig);
                 }
             }
             Action::SpawnRun => self.spawn_run(),
@@ -499,7 +497,7 @@ impl Supervisor {
         }
     }
 
-    fn record_death(&mut self, wstat: i32) {
+    fn record_death(&mut self, wstat: Wstat) {
         if self.max_deaths == 0 {
             return;
         }
@@ -520,7 +518,7 @@ impl Supervisor {
     }
 
     /// Record the crash-restart policy's verdict in supervise/tend-policy and say it.
-    fn record_policy(&mut self, then: Then, wstat: i32) {
+    fn record_policy(&mut self, then: Then, wstat: Wstat) {
         let (deaths, secs) = self
             .core
             .policy()
@@ -613,7 +611,7 @@ impl Supervisor {
             .report
             .setting(sd::DOWN_SIGNAL, sd::read_signal(sd::DOWN_SIGNAL))
         {
-            settings.down_signal = sig as i32;
+            settings.down_signal = sig;
         }
         self.core.set_settings(settings);
         self.core.set_policy(self.read_policy());
@@ -711,8 +709,8 @@ impl Supervisor {
         }
     }
 
-    fn spawn_finish(&mut self, wstat: i32) {
-        let (code, sig) = match Wstat(wstat).ended() {
+    fn spawn_finish(&mut self, wstat: Wstat) {
+        let (code, sig) = match wstat.ended() {
             Ended::Exited(code) => (i32::from(code), 0),
             Ended::Signaled(sig) => (256, i32::from(sig)),
         };

@@ -15,7 +15,7 @@
 //! Without the file nothing changes (s6's one-second pacing, restart forever).
 
 use crate::time::Ms;
-use tend_sys::wait::Ended;
+use tend_sys::wait::{Ended, Wstat};
 
 /// The policy file's name in the service directory.
 pub const POLICY_FILE: &str = "restart-policy";
@@ -151,11 +151,11 @@ impl Policy {
     }
 
     /// Whether a death with this wait status counts.
-    pub fn counts(&self, wstat: i32) -> bool {
+    pub fn counts(&self, wstat: Wstat) -> bool {
         if self.any {
             return true;
         }
-        match tend_sys::wait::Wstat(wstat).ended() {
+        match wstat.ended() {
             Ended::Exited(code) => self.codes[usize::from(code)],
             Ended::Signaled(sig) => self.signals.get(usize::from(sig)).copied().unwrap_or(false),
         }
@@ -199,7 +199,7 @@ impl Tally {
 }
 
 /// Take a death: whether the policy fires now.
-pub fn on_death(p: &Policy, tally: &mut Tally, wstat: i32, now: Ms) -> Option<Then> {
+pub fn on_death(p: &Policy, tally: &mut Tally, wstat: Wstat, now: Ms) -> Option<Then> {
     if !p.counts(wstat) {
         return None;
     }
@@ -223,12 +223,12 @@ mod tests {
     fn grammar() {
         let p = Policy::parse("deaths=3\nseconds=10\nthen=stop\n").unwrap();
         assert_eq!((p.deaths, p.within_ms, p.then), (3, 10_000, Then::Stop));
-        assert!(p.counts(1 << 8) && p.counts(11));
+        assert!(p.counts(Wstat(1 << 8)) && p.counts(Wstat(11)));
         let p = Policy::parse("# c\ndeaths = 2\nseconds=500ms\non=1, SIGSEGV,SIG6\nthen=slow:30s")
             .unwrap();
         assert_eq!(p.then, Then::Slow(30_000));
-        assert!(p.counts(1 << 8) && p.counts(11) && p.counts(6));
-        assert!(!p.counts(0) && !p.counts(2 << 8) && !p.counts(15));
+        assert!(p.counts(Wstat(1 << 8)) && p.counts(Wstat(11)) && p.counts(Wstat(6)));
+        assert!(!p.counts(Wstat(0)) && !p.counts(Wstat(2 << 8)) && !p.counts(Wstat(15)));
         for bad in [
             "",
             "deaths=3\nseconds=10",
@@ -248,19 +248,19 @@ mod tests {
     fn fires_on_the_nth_death_inside_the_window() {
         let p = Policy::parse("deaths=3\nseconds=10\nthen=stop").unwrap();
         let mut t = Tally::default();
-        assert_eq!(on_death(&p, &mut t, 256, 0), None);
-        assert_eq!(on_death(&p, &mut t, 256, 4000), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 0), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 4000), None);
         // The first death leaves the window: still two.
-        assert_eq!(on_death(&p, &mut t, 256, 10_500), None);
-        assert_eq!(on_death(&p, &mut t, 256, 11_000), Some(Then::Stop));
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 10_500), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 11_000), Some(Then::Stop));
         // Cleared after a stop.
-        assert_eq!(on_death(&p, &mut t, 256, 11_100), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 11_100), None);
         let p = Policy::parse("deaths=2\nseconds=60\non=SIGSEGV\nthen=slow:5s").unwrap();
         let mut t = Tally::default();
-        assert_eq!(on_death(&p, &mut t, 256, 0), None);
-        assert_eq!(on_death(&p, &mut t, 256, 1), None);
-        assert_eq!(on_death(&p, &mut t, 11, 2), None);
-        assert_eq!(on_death(&p, &mut t, 11, 3), Some(Then::Slow(5000)));
-        assert_eq!(on_death(&p, &mut t, 11, 4), Some(Then::Slow(5000)));
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 0), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(256), 1), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(11), 2), None);
+        assert_eq!(on_death(&p, &mut t, Wstat(11), 3), Some(Then::Slow(5000)));
+        assert_eq!(on_death(&p, &mut t, Wstat(11), 4), Some(Then::Slow(5000)));
     }
 }

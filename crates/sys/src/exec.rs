@@ -55,8 +55,9 @@ impl Prepared {
     }
 
     /// The NULL-terminated `envp` array for execve: pointers into `envp`, or into the
-    /// process's environment when `inherit_env`. Build it before forking.
-    pub fn envp_pointers(&self) -> Vec<*const libc::c_char> {
+    /// process's environment when `inherit_env`. Valid while `self` (or the environment)
+    /// is not changed.
+    pub(crate) fn envp_pointers(&self) -> Vec<*const libc::c_char> {
         if self.inherit_env {
             environ_pointers()
         } else {
@@ -116,9 +117,74 @@ pub fn search(prog: &OsStr, path: Option<&OsStr>) -> Result<Vec<CString>, Errno>
         .collect()
 }
 
+/// A [`Prepared`] program together with the NULL-terminated `argv` and `envp` pointer
+/// arrays execve takes, built once: exec'ing it (in a forked child, or after the process
+/// has tightened its own limits) then needs no allocation. The arrays point into the
+/// strings this value owns, which only [`Ready::set_arg`] changes (and it re-points its
+/// slot), so they stay valid as long as the value lives. With `inherit_env`, `envp`
+/// points into the process's environment as it was at [`Ready::new`]: std makes changing
+/// it `unsafe` (`std::env::set_var`), and no tend program changes it after that.
+#[derive(Debug)]
+pub struct Ready {
+    prepared: Prepared,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+impl Ready {
+    pub fn new(prepared: Prepared) -> Ready {
+        Ready {
+            argv: pointers(&prepared.argv),
+            envp: prepared.envp_pointers(),
+            prepared,
+        }
+    }
+
+    /// The program, to read (its candidates for a diagnosis, its arguments).
+    pub fn prepared(&self) -> &Prepared {
+        &self.prepared
+    }
+
+    /// Replace argument `i` (which must exist) with the concatenation of `parts` (NUL bytes
+    /// dropped), reusing its buffer: a scanner renames its supervisor's operand before each
+    /// spawn without allocating once the buffer is big enough.
+    pub fn set_arg(&mut self, i: usize, parts: &[&[u8]]) {
+        let Some(slot) = self.prepared.argv.get_mut(i) else {
+            return;
+        };
+        set_cstring(slot, parts);
+        self.argv[i] = slot.as_ptr();
+    }
+}
+
+/// Replace the text of `slot` with the concatenation of `parts` (NUL bytes dropped),
+/// reusing its buffer.
+pub fn set_cstring(slot: &mut CString, parts: &[&[u8]]) {
+    let mut v = std::mem::take(slot).into_bytes();
+    v.clear();
+    for p in parts {
+        v.extend(p.iter().copied().filter(|&b| b != 0));
+    }
+    *slot = CString::new(v).unwrap_or_default();
+}
+
+/// Try every candidate of `ready` as execvp does; returns the errno to report (only if
+/// all failed). Async-signal-safe: no allocation.
+#[allow(unsafe_code)]
+pub fn execve_prepared(ready: &Ready) -> Errno {
+    // SAFETY: Ready's arrays are NULL-terminated and point into strings it owns (its doc).
+    unsafe { execve_arrays(&ready.argv, &ready.envp, &ready.prepared.candidates) }
+}
+
 /// Try every candidate as execvp does; returns the errno to report (only if all failed).
 /// Async-signal-safe: no allocation.
-pub fn execve_prepared(
+///
+/// # Safety
+/// `argv_ptrs` and `envp_ptrs` must each end with a null pointer, and every other entry
+/// must point to a NUL-terminated string that stays alive and unchanged during the call
+/// (rustix's `runtime::execve` states the same contract).
+#[allow(unsafe_code)]
+pub(crate) unsafe fn execve_arrays(
     argv_ptrs: &[*const libc::c_char],
     envp_ptrs: &[*const libc::c_char],
     candidates: &[CString],
@@ -126,8 +192,10 @@ pub fn execve_prepared(
     let mut result = Errno::ENOENT;
     let mut saw_eacces = false;
     for c in candidates {
-        let e = raw_execve(c, argv_ptrs, envp_ptrs);
-        match e {
+        // SAFETY: the arrays are as this function's contract requires; execve only
+        // returns on failure.
+        unsafe { libc::execve(c.as_ptr(), argv_ptrs.as_ptr(), envp_ptrs.as_ptr()) };
+        match Errno::last() {
             Errno::EACCES => saw_eacces = true,
             Errno::ENOENT | Errno::ENOTDIR => {}
             other => {
@@ -141,16 +209,8 @@ pub fn execve_prepared(
     if saw_eacces { Errno::EACCES } else { result }
 }
 
-#[allow(unsafe_code)]
-fn raw_execve(path: &CString, argv: &[*const libc::c_char], envp: &[*const libc::c_char]) -> Errno {
-    // SAFETY: argv and envp are NULL-terminated arrays of pointers into CStrings that the
-    // caller keeps alive; execve only returns on failure.
-    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
-    Errno::last()
-}
-
-/// Pointer arrays for execve (NULL-terminated). Build them before forking.
-pub fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
+/// Pointer arrays for execve (NULL-terminated), pointing into `v`.
+pub(crate) fn pointers(v: &[CString]) -> Vec<*const libc::c_char> {
     let mut p: Vec<*const libc::c_char> = v.iter().map(|c| c.as_ptr()).collect();
     p.push(std::ptr::null());
     p
@@ -179,10 +239,13 @@ fn environ_pointers() -> Vec<*const libc::c_char> {
 }
 
 /// Replace the process with `prog`. Only returns on failure, with the errno.
+#[allow(unsafe_code)]
 pub fn exec(prepared: &Prepared) -> Errno {
     let argv = pointers(&prepared.argv);
     let envp = prepared.envp_pointers();
-    execve_prepared(&argv, &envp, &prepared.candidates)
+    // SAFETY: both arrays were just built from `prepared`, which is borrowed (so alive
+    // and unchanged) for the call.
+    unsafe { execve_arrays(&argv, &envp, &prepared.candidates) }
 }
 
 /// Convenience: exec `argv` with environment `env`.

@@ -83,15 +83,18 @@ pub fn write_all(fd: impl AsFd, mut data: &[u8]) -> Result<(), Errno> {
 }
 
 /// Borrow an inherited fd by number, after checking that it is open (EBADF if not).
-/// The caller must not close it while the borrow is used; tend's chain-loaders use
-/// such fds only until they exec or exit.
-pub fn inherited(fd: RawFd) -> Result<BorrowedFd<'static>, Errno> {
+///
+/// The borrow's lifetime `'a` is the caller's to choose, and the caller's promise: the
+/// fd stays open for all of it (no `'static` handed out by default). Every tend caller
+/// holds it only within the function that asked, or in a value that lives until the
+/// program execs or exits, and none closes the fd by number while it is held.
+pub fn inherited<'a>(fd: RawFd) -> Result<BorrowedFd<'a>, Errno> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
     fcntl(fd, FcntlArg::F_GETFD)?;
-    // SAFETY: F_GETFD just succeeded, so fd is open; nothing in the process closes it
-    // while the borrow is in use (the caller execs or exits first).
+    // SAFETY: F_GETFD just succeeded, so fd is open; the caller keeps it open for 'a
+    // (this function's contract above).
     Ok(unsafe { BorrowedFd::borrow_raw(fd) })
 }
 

@@ -4,7 +4,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::exec::{Prepared, pointers};
+use crate::exec::{Prepared, Ready, pointers};
 use nix::errno::Errno;
 use nix::unistd::Pid;
 use std::ffi::CString;
@@ -147,9 +147,11 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
     let child = Child {
         opts,
         cwd: opts.cwd.as_ref().map(|c| c.as_ptr()),
-        argv: &argv,
-        envp: &envp,
-        candidates: &prog.candidates,
+        exec: Exec::Arrays {
+            argv: &argv,
+            envp: &envp,
+            candidates: &prog.candidates,
+        },
         report: Report::Pipe(wr.as_raw_fd()),
     };
     // SAFETY: the child half (Child::exec) only makes async-signal-safe calls on memory
@@ -185,12 +187,10 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
 /// Fork and exec without waiting for the exec (s6-svscan's way of starting a
 /// supervisor): the parent returns as soon as it has forked. Only `opts.fds` is
 /// applied. If the exec fails, the child writes `exec_failed` followed by the reason to
-/// stderr and exits 111; if a move fails, it exits 111 silently. `argv` and `envp` are
-/// NULL-terminated pointer arrays the caller built before (so this allocates nothing).
+/// stderr and exits 111; if a move fails, it exits 111 silently. `prog`'s pointer arrays
+/// were built before (so this allocates nothing).
 pub fn spawn_unreported(
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
-    candidates: &[CString],
+    prog: &Ready,
     opts: &SpawnOptions,
     exec_failed: &[&str],
 ) -> Result<Pid, Errno> {
@@ -200,9 +200,7 @@ pub fn spawn_unreported(
     let child = Child {
         opts,
         cwd: None,
-        argv,
-        envp,
-        candidates,
+        exec: Exec::Ready(prog),
         report: Report::Stderr(exec_failed),
     };
     // SAFETY: as in spawn: the child only makes async-signal-safe calls, then execs or
@@ -218,6 +216,18 @@ pub fn spawn_unreported(
     Ok(Pid::from_raw(pid))
 }
 
+/// What the child execs: arrays `spawn` built for this one spawn from a borrowed
+/// `Prepared` (so they point into strings alive for the whole spawn), or a [`Ready`].
+#[derive(Clone, Copy)]
+enum Exec<'a> {
+    Arrays {
+        argv: &'a [*const libc::c_char],
+        envp: &'a [*const libc::c_char],
+        candidates: &'a [CString],
+    },
+    Ready(&'a Ready),
+}
+
 /// How a child tells why it did not exec.
 #[derive(Clone, Copy)]
 enum Report<'a> {
@@ -231,9 +241,7 @@ enum Report<'a> {
 struct Child<'a> {
     opts: &'a SpawnOptions,
     cwd: Option<*const libc::c_char>,
-    argv: &'a [*const libc::c_char],
-    envp: &'a [*const libc::c_char],
-    candidates: &'a [CString],
+    exec: Exec<'a>,
     report: Report<'a>,
 }
 
@@ -259,7 +267,18 @@ impl Child<'_> {
         let (e, exec) = match unsafe { self.steps() } {
             Err(e) => (e, false),
             Ok(()) => {
-                let e = crate::exec::execve_prepared(self.argv, self.envp, self.candidates);
+                let e = match self.exec {
+                    Exec::Arrays {
+                        argv,
+                        envp,
+                        candidates,
+                    } => {
+                        // SAFETY: `spawn` built the arrays from the `Prepared` it borrows
+                        // for the whole spawn: NULL-terminated, into live strings.
+                        unsafe { crate::exec::execve_arrays(argv, envp, candidates) }
+                    }
+                    Exec::Ready(r) => crate::exec::execve_prepared(r),
+                };
                 (e as i32, true)
             }
         };

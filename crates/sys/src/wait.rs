@@ -39,6 +39,11 @@ impl Wstat {
         (self.low() == 0).then_some(((self.0 >> 8) & 0xff) as u8)
     }
 
+    /// The low 16 bits, the part s6 keeps (`supervise/status`).
+    pub fn low16(self) -> u16 {
+        (self.0 & 0xffff) as u16
+    }
+
     /// WIFSIGNALED ? WTERMSIG : none (neither exited nor stopped).
     pub fn term_signal(self) -> Option<u8> {
         let s = self.low();
