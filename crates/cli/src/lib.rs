@@ -226,23 +226,11 @@ pub fn parse_uint<T: std::str::FromStr>(s: &OsStr) -> Option<T> {
     s.to_str()?.parse().ok()
 }
 
-/// Parse a duration: a decimal number with an optional unit `ms` (the default), `s`, `m`
-/// or `h`, as milliseconds. None on anything else or on overflow.
+/// Parse a duration option: a decimal number with an optional unit `ms` (the default),
+/// `s`, `m` or `h`, as milliseconds (the one grammar, `tend_sys::duration`). None on
+/// anything else or on overflow.
 pub fn parse_duration_ms(s: &OsStr) -> Option<u64> {
-    let b = s.as_bytes();
-    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 || digits > 15 {
-        return None;
-    }
-    let n: u64 = std::str::from_utf8(&b[..digits]).ok()?.parse().ok()?;
-    let unit = match &b[digits..] {
-        b"" | b"ms" => 1,
-        b"s" => 1000,
-        b"m" => 60_000,
-        b"h" => 3_600_000,
-        _ => return None,
-    };
-    n.checked_mul(unit)
+    tend_sys::duration::parse_ms(s.as_bytes(), tend_sys::duration::Bare::Millis)
 }
 
 /// Rewrite GNU-style long options (`--name value` or `--name=value`) into the short

@@ -93,12 +93,12 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         .and_then(|b| SpawnRecord::decode(&b));
     let mut snap = Snapshot::new(record, normally_up, Tai64n::now(), spawn_error);
     if snap.is_up()
-        && let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::NOTIFY_FILE))
+        && let Ok(data) = std::fs::read(servicedir.join(servicedir::NOTIFY_STATE))
         && health::get_num(&data, "pid") == Some(snap.pid() as u64)
     {
         snap.notify_status = health::get(&data, "status").map(<[u8]>::to_vec);
     }
-    if let Ok(data) = std::fs::read(servicedir.join("supervise").join(health::POLICY_FILE))
+    if let Ok(data) = std::fs::read(servicedir.join(servicedir::POLICY_VERDICT))
         && let (Some(time), Some(reason)) =
             (health::get_num(&data, "time"), health::get(&data, "reason"))
         && time + 1 >= snap.record.stamp.to_unix().0.max(0) as u64

@@ -134,12 +134,11 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         || text(dir.as_os_str().as_encoded_bytes()),
         |n| text(n.as_encoded_bytes()),
     );
-    let sup = dir.join("supervise");
     // status::read checks ./down itself when a supervisor runs.
     let normally_up = || !dir.join(servicedir::DOWN).exists();
-    let check = read_small(&sup.join(health::CHECK_FILE));
-    let notify = read_small(&sup.join(health::NOTIFY_FILE));
-    let watchdog = read_small(&sup.join(health::WATCHDOG_FILE));
+    let check = read_small(&dir.join(servicedir::CHECK_STATE));
+    let notify = read_small(&dir.join(servicedir::NOTIFY_STATE));
+    let watchdog = read_small(&dir.join(servicedir::WATCHDOG_STATE));
     let field =
         |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
     let mut r = Row {

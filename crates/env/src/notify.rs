@@ -27,6 +27,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tend_proto::health;
+use tend_proto::servicedir::within::{
+    NOTIFY_STATE as NOTIFY_NAME, NOTIFY_STATE_NEW as NOTIFY_NEW, WATCHDOG_STATE as WATCHDOG_NAME,
+    WATCHDOG_STATE_NEW as WATCHDOG_NEW,
+};
 
 /// Where s6 keeps a service's notification fd number.
 pub const NOTIFICATION_FD_FILE: &str = "notification-fd";
@@ -188,11 +192,6 @@ pub fn parse_message(msg: &[u8]) -> Message<'_> {
     }
     m
 }
-
-const NOTIFY_NEW: &std::ffi::CStr = c"tend-notify.new";
-const NOTIFY_NAME: &std::ffi::CStr = c"tend-notify";
-const WATCHDOG_NEW: &std::ffi::CStr = c"tend-watchdog.new";
-const WATCHDOG_NAME: &std::ffi::CStr = c"tend-watchdog";
 
 impl Listener {
     /// Whether a sender is trusted: the daemon itself (whatever its uid now), root, or

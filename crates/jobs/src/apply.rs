@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::servicedir as sd;
 use tend_sys::warn::Warn;
 
 /// What an apply did, service by service.
@@ -31,7 +32,8 @@ fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
 
 /// Names of entries a supervisor or logger makes: never compared, never written.
 fn runtime(name: &str) -> bool {
-    matches!(name, "supervise" | "event" | "main" | "data")
+    // `main`: the log directory the rendered log/run writes into when none is given.
+    [sd::SUPERVISE, sd::EVENT, "main", sd::DATA].contains(&name)
 }
 
 /// Does the directory hold exactly these files (bytes and mode), apart from what the
@@ -51,7 +53,7 @@ fn same(dir: &Path, svc: &Service) -> bool {
         }
     }
     // Nothing of ours left over from an older description (a notification-fd, an env var).
-    for sub in ["", "env", "log"] {
+    for sub in ["", sd::ENV, sd::LOG] {
         let d = if sub.is_empty() {
             dir.to_path_buf()
         } else {
@@ -61,7 +63,7 @@ fn same(dir: &Path, svc: &Service) -> bool {
         for e in rd.flatten() {
             let n = e.file_name();
             let Some(n) = n.to_str() else { return false };
-            if runtime(n) || (sub.is_empty() && (n == "env" || n == "log")) {
+            if runtime(n) || (sub.is_empty() && (n == sd::ENV || n == sd::LOG)) {
                 continue;
             }
             let rel = if sub.is_empty() {
@@ -129,7 +131,7 @@ pub fn installed(scandir: &Path, job: &str) -> Result<Vec<String>, SysError> {
 /// Stop a service directory that has left the scan directory (and its logger), then
 /// remove it; one left running after `patience` stays, with a warning.
 fn retire(dir: &Path, patience: Duration, warn: &dyn Warn) {
-    let log = dir.join("log");
+    let log = dir.join(sd::LOG);
     // d: down (down-signal, then KILL after timeout-kill); x: the supervisor exits.
     let _ = tend_client::control::send(dir, b"dx");
     let _ = tend_client::control::send(&log, b"x");

@@ -2,6 +2,7 @@
 //! applying can compare them with what is on disk before writing anything.
 
 use crate::model::{Job, Probe, Process, Ready};
+use tend_proto::servicedir as sd;
 use tend_sys::warn::Warn;
 
 /// What the host offers, looked up once by the caller (tests pass their own).
@@ -105,7 +106,7 @@ pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
             out.push(Service {
                 name: format!("{name}-health"),
                 files: vec![
-                    file("run", run, 0o755),
+                    file(sd::RUN, run, 0o755),
                     file(MARKER, format!("{}\n", job.name), 0o644),
                 ],
             });
@@ -119,7 +120,11 @@ pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
 fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &dyn Warn) -> Vec<File> {
     let mut files = Vec::new();
     let stages = stages(p, host, name, warn, &mut files);
-    files.push(file("run", run_script(job, p, host, name, &stages), 0o755));
+    files.push(file(
+        sd::RUN,
+        run_script(job, p, host, name, &stages),
+        0o755,
+    ));
     settings_files(job, p, name, &mut files);
     files.push(log_run(job, p, host, name));
     files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -184,7 +189,7 @@ fn stages(
     if !p.env.is_empty() {
         stages.push(vec!["tend-envdir".into(), "-f".into(), "$sv/env".into()]);
         for (k, v) in &p.env {
-            files.push(file(&format!("env/{k}"), format!("{v}\n"), 0o644));
+            files.push(file(&format!("{}/{k}", sd::ENV), format!("{v}\n"), 0o644));
         }
     }
     stages.extend(cgroup_stage(p, host, name, warn));
@@ -199,7 +204,7 @@ fn stages(
     }
     if let Some(st) = ready_stage(p) {
         stages.push(st);
-        files.push(file("notification-fd", "3\n", 0o644));
+        files.push(file(sd::NOTIFICATION_FD, "3\n", 0o644));
     }
     let mut last = vec![p.executable.clone()];
     last.extend(p.args.iter().cloned());
@@ -274,7 +279,7 @@ fn ready_stage(p: &Process) -> Option<Vec<String>> {
 /// job's marker.
 fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
     files.push(file(
-        "finish",
+        sd::FINISH,
         format!(
             "#!/bin/sh\n# Written by tend-jobs: one line per death, into the log.\necho \"tend-jobs: {}: exited: code $1 signal $2\"\n",
             quote(name).trim_matches('\'')
@@ -282,12 +287,12 @@ fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
         0o755,
     ));
     files.push(file(
-        "down-signal",
+        sd::DOWN_SIGNAL,
         format!("SIG{}\n", p.shutdown_signal),
         0o644,
     ));
     files.push(file(
-        "timeout-kill",
+        sd::TIMEOUT_KILL,
         format!("{}\n", p.stop_grace_ms),
         0o644,
     ));
@@ -297,7 +302,7 @@ fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
             Some(ms) => format!("slow:{}", seconds(ms)),
         };
         files.push(file(
-            "restart-policy",
+            sd::RESTART_POLICY,
             format!(
                 "# Written by tend-jobs from tend.restart.\ndeaths={}\nseconds={}\nthen={then}\n",
                 r.deaths,
@@ -332,7 +337,7 @@ fn log_run(job: &Job, p: &Process, host: &Host, name: &str) -> File {
         String::new()
     };
     file(
-        "log/run",
+        &format!("{}/{}", sd::LOG, sd::RUN),
         format!(
             "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
             quote(name).trim_matches('\''),

@@ -2,10 +2,13 @@
 //! command letter; unknown bytes are ignored (newer s6-svc versions send letters 2.11
 //! does not know).
 
+use crate::servicedir;
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::stat::Mode;
+use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use tend_sys::fd::{open, write_all};
 
@@ -162,7 +165,8 @@ fn open_dir(p: &Path) -> Result<OwnedFd, Errno> {
 /// `supervise` for a supervisor, `.s6-svscan` for a scanner.
 pub fn send_in(dir: &Path, subdir: &str, letters: &[u8]) -> Result<(), SendError> {
     let sub = dir.join(subdir);
-    let fd = match open_writer(&sub.join("control")) {
+    let fd = match open_writer(&sub.join(OsStr::from_bytes(servicedir::within::CONTROL.to_bytes())))
+    {
         Ok(fd) => fd,
         Err(Errno::ENXIO) => return Err(SendError::NotListening),
         Err(e @ (Errno::ENOENT | Errno::ENOTDIR | Errno::EISDIR)) => {

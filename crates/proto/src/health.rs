@@ -12,10 +12,8 @@
 
 use std::io::Write;
 
-pub const CHECK_FILE: &str = "tend-check";
-pub const NOTIFY_FILE: &str = "tend-notify";
-pub const WATCHDOG_FILE: &str = "tend-watchdog";
-pub const POLICY_FILE: &str = "tend-policy";
+// The files' names: crate::servicedir (CHECK_STATE, NOTIFY_STATE, WATCHDOG_STATE,
+// POLICY_VERDICT).
 
 /// Append `key=value\n` to `out`, flattening newlines in the value.
 pub fn put(out: &mut Vec<u8>, key: &str, value: &[u8]) {

@@ -1,4 +1,12 @@
 //! The files of a service directory and how s6 reads its small configuration files.
+//!
+//! Every name a tend program gives to a file of a service directory is defined here, once
+//! (as s6 defines its own in `s6/supervise.h`). Files inside `supervise/` have two forms:
+//! the path from the service directory (`STATUS`: `supervise/status`), and the leaf and
+//! its temporary (`within::STATUS`: `status`, and `within::STATUS_NEW`) for the atomic writes made
+//! relative to the open `supervise/` directory. One macro writes all three from the leaf.
+
+use std::ffi::CStr;
 
 pub const RUN: &str = "run";
 pub const FINISH: &str = "finish";
@@ -9,16 +17,59 @@ pub const TIMEOUT_FINISH: &str = "timeout-finish";
 pub const DOWN_SIGNAL: &str = "down-signal";
 pub const MAX_DEATH_TALLY: &str = "max-death-tally";
 pub const LOCK_FD: &str = "lock-fd";
+/// tend's own: the crash-restart policy (supervise's `policy`; s6 ignores it).
+pub const RESTART_POLICY: &str = "restart-policy";
+/// The logger's service directory, beside ./run.
+pub const LOG: &str = "log";
+/// The environment directory a run script may read (tend-envdir, s6-envdir).
+pub const ENV: &str = "env";
+/// The service's own data directory (s6-rc's convention).
+pub const DATA: &str = "data";
 pub const SUPERVISE: &str = "supervise";
 /// A scan directory's control directory (the scanner's `supervise/`).
 pub const SVSCAN: &str = ".s6-svscan";
 pub const EVENT: &str = "event";
-pub const CONTROL: &str = "supervise/control";
-pub const STATUS: &str = "supervise/status";
-pub const LOCK: &str = "supervise/lock";
-pub const DEATH_TALLY: &str = "supervise/death_tally";
-/// tend's own: why the last spawn of ./run failed (s6 ignores it).
-pub const SPAWN_ERROR: &str = "supervise/spawn-error";
+
+/// A C string from a literal, at compile time.
+const fn c(bytes: &'static [u8]) -> &'static CStr {
+    match CStr::from_bytes_with_nul(bytes) {
+        Ok(c) => c,
+        Err(_) => panic!("not a C string"),
+    }
+}
+
+macro_rules! in_supervise {
+    ($($(#[$doc:meta])* $path:ident, $new:ident = $name:literal;)*) => {
+        $( $(#[$doc])* pub const $path: &str = concat!("supervise/", $name); )*
+        /// The same files' names inside `supervise/`, and their temporaries.
+        pub mod within {
+            use std::ffi::CStr;
+            $(
+                pub const $path: &CStr = super::c(concat!($name, "\0").as_bytes());
+                pub const $new: &CStr = super::c(concat!($name, ".new\0").as_bytes());
+            )*
+        }
+    };
+}
+
+in_supervise! {
+    CONTROL, CONTROL_NEW = "control";
+    STATUS, STATUS_NEW = "status";
+    LOCK, LOCK_NEW = "lock";
+    DEATH_TALLY, DEATH_TALLY_NEW = "death_tally";
+    /// tend's own: why the last spawn of ./run failed (s6 ignores it).
+    SPAWN_ERROR, SPAWN_ERROR_NEW = "spawn-error";
+    /// tend's own: the restart policy's last verdict (written by the supervisor).
+    POLICY_VERDICT, POLICY_VERDICT_NEW = "tend-policy";
+    /// tend's own: tend-check's state (crates/proto/src/health.rs says the format).
+    CHECK_STATE, CHECK_STATE_NEW = "tend-check";
+    /// tend's own: tend-notify's readiness state.
+    NOTIFY_STATE, NOTIFY_STATE_NEW = "tend-notify";
+    /// tend's own: tend-notify's watchdog state.
+    WATCHDOG_STATE, WATCHDOG_STATE_NEW = "tend-watchdog";
+    /// The `lock-fd` lock the supervisor takes for ./run.
+    SERVICE_LOCK, SERVICE_LOCK_NEW = "service-lock";
+}
 
 /// What reading a numeric configuration file gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +160,7 @@ pub fn parse_signal(data: &[u8]) -> Option<nix::sys::signal::Signal> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return nix::sys::signal::Signal::try_from(s.parse::<i32>().ok()?).ok();
     }
-    let upper = s.to_ascii_uppercase();
-    let bare = upper.strip_prefix("SIG").unwrap_or(&upper);
-    format!("SIG{bare}").parse().ok()
+    nix::sys::signal::Signal::try_from(tend_sys::signals::parse(s)?).ok()
 }
 
 #[cfg(test)]

@@ -114,8 +114,7 @@ pub struct StatusFile {
     dir: std::os::fd::OwnedFd,
 }
 
-const STATUS: &CStr = c"status";
-const STATUS_NEW: &CStr = c"status.new";
+use crate::servicedir::within::{STATUS, STATUS_NEW};
 
 impl StatusFile {
     /// `supervise_dir` is the `supervise/` directory (already created).

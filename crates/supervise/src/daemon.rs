@@ -6,7 +6,7 @@
 //! (building ./finish's argument strings), which costs far more than the allocation.
 
 use crate::core::{Action, Actions, Core, Now, Phase, Settings};
-use crate::policy::{POLICY_FILE, Policy, Then};
+use crate::policy::{Policy, Then};
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -230,8 +230,13 @@ impl Supervisor {
         let (control, control_writer) = open_control()?;
         let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
         // Replaced, not truncated in place: a FIFO planted there must not block us.
-        write_atomic_at(status.dir(), c"death_tally.new", c"death_tally", b"")
-            .map_err(|e| StartError::Sys(Error::at("truncate", sd::DEATH_TALLY, e)))?;
+        write_atomic_at(
+            status.dir(),
+            sd::within::DEATH_TALLY_NEW,
+            sd::within::DEATH_TALLY,
+            b"",
+        )
+        .map_err(|e| StartError::Sys(Error::at("truncate", sd::DEATH_TALLY, e)))?;
         let events = EventDir::open(Path::new(sd::EVENT)).map_err(StartError::Sys)?;
         events.clean();
         tend_sys::signals::ignore(Signal::SIGPIPE)
@@ -509,8 +514,8 @@ impl Supervisor {
             .extend_from_slice(&Death::from_wstat(self.core.stamp(), wstat).encode());
         if let Err(e) = write_atomic_at(
             self.status.dir(),
-            c"death_tally.new",
-            c"death_tally",
+            sd::within::DEATH_TALLY_NEW,
+            sd::within::DEATH_TALLY,
             &self.deaths,
         ) {
             self.report.warn(Error::at("write", sd::DEATH_TALLY, e));
@@ -538,26 +543,30 @@ impl Supervisor {
         health::put(&mut out, "action", action.as_bytes());
         health::put(&mut out, "reason", reason.as_bytes());
         health::put_num(&mut out, "time", health::unix_now());
-        if let Err(e) = write_atomic_at(self.status.dir(), c"tend-policy.new", c"tend-policy", &out)
-        {
-            self.report
-                .warn(Error::at("write", "supervise/tend-policy", e));
+        if let Err(e) = write_atomic_at(
+            self.status.dir(),
+            sd::within::POLICY_VERDICT_NEW,
+            sd::within::POLICY_VERDICT,
+            &out,
+        ) {
+            self.report.warn(Error::at("write", sd::POLICY_VERDICT, e));
         }
-        self.report.warn(format_args!("restart-policy: {reason}"));
+        self.report
+            .warn(format_args!("{}: {reason}", sd::RESTART_POLICY));
     }
 
     /// `restart-policy`, if present and valid (a FIFO, a device or a huge file is refused
     /// without blocking: it is opened non-blocking and checked to be a small regular file).
     fn read_policy(&self) -> Option<Policy> {
         let fd = match tend_sys::fd::open(
-            POLICY_FILE,
+            sd::RESTART_POLICY,
             OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
             Mode::empty(),
         ) {
             Ok(fd) => fd,
             Err(Errno::ENOENT) => return None,
             Err(e) => {
-                self.report.warn(Error::at("open", POLICY_FILE, e));
+                self.report.warn(Error::at("open", sd::RESTART_POLICY, e));
                 return None;
             }
         };
@@ -576,8 +585,10 @@ impl Supervisor {
         match parsed {
             Ok(p) => Some(p),
             Err(why) => {
-                self.report
-                    .warn(format_args!("invalid {POLICY_FILE}: {why}: ignoring it"));
+                self.report.warn(format_args!(
+                    "invalid {}: {why}: ignoring it",
+                    sd::RESTART_POLICY
+                ));
                 None
             }
         }
@@ -647,7 +658,7 @@ impl Supervisor {
                 &"service lock is held by a previous instance, waiting",
             );
             opts.lock = Some(ServiceLock {
-                path: CString::from(c"supervise/service-lock"),
+                path: CString::new(sd::SERVICE_LOCK).unwrap_or_default(),
                 fd,
                 warning: warning.into_bytes(),
             });
@@ -659,7 +670,7 @@ impl Supervisor {
                 self.notify_pipe = pipe_read;
                 let _ = nix::unistd::unlinkat(
                     Some(self.status.dir().as_raw_fd()),
-                    c"spawn-error",
+                    sd::within::SPAWN_ERROR,
                     nix::unistd::UnlinkatFlags::NoRemoveDir,
                 );
                 let acts = self.core.spawned(pid.as_raw(), t);
@@ -701,8 +712,8 @@ impl Supervisor {
         };
         if let Err(err) = write_atomic_at(
             self.status.dir(),
-            c"spawn-error.new",
-            c"spawn-error",
+            sd::within::SPAWN_ERROR_NEW,
+            sd::within::SPAWN_ERROR,
             &record.encode(),
         ) {
             self.report.warn(Error::at("write", sd::SPAWN_ERROR, err));

@@ -17,9 +17,6 @@
 use crate::time::Ms;
 use tend_sys::wait::{Ended, Wstat};
 
-/// The policy file's name in the service directory.
-pub const POLICY_FILE: &str = "restart-policy";
-
 /// Most deaths a policy may count (the ring below is this big, allocated with the core).
 pub const MAX_DEATHS: usize = 64;
 
@@ -45,43 +42,9 @@ pub struct Policy {
     pub then: Then,
 }
 
-fn signal_number(name: &str) -> Option<usize> {
-    let n = name.strip_prefix("SIG").unwrap_or(name);
-    let v = match n {
-        "HUP" => 1,
-        "INT" => 2,
-        "QUIT" => 3,
-        "ILL" => 4,
-        "TRAP" => 5,
-        "ABRT" => 6,
-        "BUS" => 7,
-        "FPE" => 8,
-        "KILL" => 9,
-        "USR1" => 10,
-        "SEGV" => 11,
-        "USR2" => 12,
-        "PIPE" => 13,
-        "ALRM" => 14,
-        "TERM" => 15,
-        _ => return None,
-    };
-    Some(v)
-}
-
+/// A duration in `restart-policy`: a bare number counts seconds (the one grammar).
 fn duration_ms(v: &str) -> Option<Ms> {
-    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || digits > 12 {
-        return None;
-    }
-    let n: Ms = v[..digits].parse().ok()?;
-    let unit = match &v[digits..] {
-        "ms" => 1,
-        "" | "s" => 1000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return None,
-    };
-    n.checked_mul(unit)
+    tend_sys::duration::parse_ms(v.as_bytes(), tend_sys::duration::Bare::Seconds)
 }
 
 impl Policy {
@@ -116,8 +79,8 @@ impl Policy {
                     for item in v.split(',').map(str::trim) {
                         if let Ok(c) = item.parse::<u8>() {
                             p.codes[usize::from(c)] = true;
-                        } else if let Some(s) = signal_number(item) {
-                            p.signals[s] = true;
+                        } else if let Some(s) = tend_sys::signals::parse(item) {
+                            p.signals[s as usize] = true;
                         } else if let Some(n) = item
                             .strip_prefix("SIG")
                             .and_then(|n| n.parse::<usize>().ok())

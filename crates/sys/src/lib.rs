@@ -5,7 +5,8 @@
 //! and borrowing fds by number, POSIX `regcomp`, `localtime_r`, a raw `write` — behind
 //! safe functions, one module each. It also holds the system facts every program shares,
 //! each written once: the exit codes ([`code`]), the wait-status bits ([`wait`]),
-//! deadline → poll timeout ([`deadline`]), signal names ([`signals`]), exec failure →
+//! deadline → poll timeout ([`deadline`]), signal names and their parsing ([`signals`]),
+//! the duration grammar ([`duration`]), exec failure →
 //! 126/127 ([`exec::exit_code_for`]), and the toolkit's system error type.
 //! Everything here is policy-free: no messages are printed and nothing exits, except the
 //! child half of a spawn, which can only `_exit`.
@@ -17,6 +18,7 @@
 pub mod code;
 pub mod deadline;
 pub mod diagnose;
+pub mod duration;
 pub mod error;
 pub mod exec;
 pub mod fd;

@@ -78,6 +78,21 @@ pub fn name(signo: i32) -> Option<&'static str> {
     }
 }
 
+/// The number of a signal given by name, the one grammar every tend setting takes: with
+/// or without `SIG`, in any case (`SIGTERM`, `TERM`, `term`), from the same table as
+/// [`name`], plus `IO` for 29 (Linux's other name, nix's). None for anything else,
+/// numbers included: callers that also take numbers say which (an exit code or a signal).
+pub fn parse(s: &str) -> Option<i32> {
+    let bare = match s.get(..3) {
+        Some(p) if p.eq_ignore_ascii_case("SIG") => &s[3..],
+        _ => s,
+    };
+    if bare.eq_ignore_ascii_case("IO") {
+        return Some(29);
+    }
+    (1..=31).find(|&n| NAMES[n as usize][3..].eq_ignore_ascii_case(bare))
+}
+
 /// The name without `SIG` (`TERM`), or `???` outside 1..=31 (as s6-svstat prints it).
 pub fn short(signo: i32) -> &'static str {
     name(signo).map_or("???", |n| &n[3..])
@@ -97,6 +112,26 @@ mod tests {
         assert_eq!(short(32), "???");
         assert_eq!(short(0), "???");
         assert_eq!(name(-1), None);
+        assert_eq!(parse("SIGTERM"), Some(15));
+        assert_eq!(parse("term"), Some(15));
+        assert_eq!(parse("SigUsr1"), Some(10));
+        assert_eq!(parse("POLL"), Some(29));
+        assert_eq!(parse("SIGIO"), Some(29));
+        for bad in [
+            "",
+            "SIG",
+            "SIG0",
+            "0",
+            "15",
+            "SIGNOPE",
+            "TERM ",
+            "SIGSIGTERM",
+        ] {
+            assert_eq!(parse(bad), None, "{bad:?}");
+        }
+        for n in 1..=31 {
+            assert_eq!(parse(name(n).unwrap()), Some(n));
+        }
         // Every name but 29's is nix's (and the kernel's).
         for n in (1..=31).filter(|&n| n != 29) {
             assert_eq!(name(n), Signal::try_from(n).ok().map(|s| s.as_str()), "{n}");
