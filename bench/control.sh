@@ -17,7 +17,9 @@ n=${1:-100}
 for t in s6-supervise s6-svc s6-svlisten1 gcc python3; do
   command -v "$t" >/dev/null || { echo "bench/control.sh: $t is missing (apt-get install s6 gcc python3)" >&2; exit 100; }
 done
-(cd "$root" && cargo build --release --quiet --bin tend && packaging/links.sh target/x86_64-unknown-linux-musl/release)
+. "$root/bench/lib.sh"
+TEND_ROOT=$root
+tend_release --bin tend
 sync
 work=$(mktemp -d /tmp/tend-bench-control.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -43,11 +45,11 @@ int main(void) {
 }
 C
 gcc -O2 -static -o "$work/stamp" "$work/stamp.c" 2>/dev/null || gcc -O2 -o "$work/stamp" "$work/stamp.c"
-python3 "$here/control.py" "$work" "$root/target/x86_64-unknown-linux-musl/release" "$n"
+python3 "$here/control.py" "$work" "$B" "$n"
 
 # The clients alone: start, talk to an idle supervisor, exit (letter c: ignored when down).
 if command -v hyperfine >/dev/null; then
-  rel=$root/target/x86_64-unknown-linux-musl/release
+  rel=$B
   mkdir -p "$work/idle"
   cp "$work/stamp" "$work/idle/run"
   : > "$work/idle/down"

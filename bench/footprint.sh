@@ -26,6 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+. bench/lib.sh
 SIZES=${*:-1 10}
 RUNS=${RUNS:-300}
 treemem=$root/bench/treemem.py
@@ -35,9 +36,8 @@ done
 if [ -n "${TEND_BIN:-}" ]; then
     bin=$TEND_BIN
 else
-    cargo build --release --quiet
-    bin=$root/target/x86_64-unknown-linux-musl/release
-    packaging/links.sh "$bin"
+    tend_release
+    bin=$B
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/footprint.XXXXXX")

@@ -5,7 +5,7 @@
 # mounts the disk), the same two services (units for systemd, service directories for
 # tend-init). Not for CI: the image takes minutes to build (kept in $WORK).
 #
-#   cargo build --release && bench/guest-systemd.sh     (as root; ROUNDS=7)
+#   bench/guest-systemd.sh     (as root; ROUNDS=7)
 # Needs: debootstrap, e2fsprogs, qemu-system-x86, linux-image-amd64.
 # Measures as bench/guest.py: printk time from the initrd's mount of the root (the
 # kernel's `EXT4-fs (vda): mounted`, just before the initrd execs the init; also from its
@@ -13,8 +13,10 @@
 # qemu start to the mark, MemTotal - MemAvailable one second later, PID 1's Pss.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
-[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
+. "$here/bench/lib.sh"
+TEND_ROOT=$here
+tend_release
+bin=$B
 work=${WORK:-/var/tmp/tend-guest-systemd}
 rounds=${ROUNDS:-7}
 accel=${ACCEL:-tcg}

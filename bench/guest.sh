@@ -4,7 +4,7 @@
 # script, same kernel, same services, same initramfs but /init. Method: the docstring of
 # bench/guest.py. The systemd row (a Debian disk image) is bench/guest-systemd.sh.
 #
-#   cargo build --release && bench/guest.sh        (ROUNDS=7 boots of each by default)
+#   bench/guest.sh        (ROUNDS=7 boots of each by default)
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
 # KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
@@ -16,10 +16,12 @@
 # (bench/RESULTS.md, "Hot code first"). ICOUNT=off measures on the host's clock.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
-[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
+. "$here/bench/lib.sh"
+TEND_ROOT=$here
+tend_release
+bin=$B
 for p in tend tend-init tend-svscan tend-supervise tend-log; do
-    [ -x "$bin/$p" ] || { echo "missing $bin/$p: build with cargo build --release" >&2; exit 100; }
+    [ -x "$bin/$p" ] || { echo "missing $bin/$p: not built (TEND_BIN=$bin)" >&2; exit 100; }
 done
 for p in qemu-system-x86_64 busybox cpio s6-svscan gcc strip; do
     command -v $p >/dev/null || { echo "missing $p" >&2; exit 100; }

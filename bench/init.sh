@@ -3,17 +3,19 @@
 # s6-svscan as PID 1 (10 services), and `docker run` wall time with tend-init or tini as
 # the entrypoint of the same image. Method: the docstring of bench/init.py.
 #
-#   cargo build --release && bench/init.sh        (as root: unshare, docker)
+#   bench/init.sh        (as root: unshare, docker)
 #   ROUNDS=100 by default for the start-up figures.
 # Needs: tini, catatonit, dumb-init, s6, busybox-static, util-linux (Debian packages);
 # a Docker engine for the last figure (skipped without one).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
+. "$here/bench/lib.sh"
+TEND_ROOT=$here
 # The programs are hard links to the multi-call executable.
-[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
+tend_release
+bin=$B
 for p in tend-init tend-svscan tend-supervise; do
-    [ -x "$bin/$p" ] || { echo "missing $bin/$p: build with cargo build --release" >&2; exit 100; }
+    [ -x "$bin/$p" ] || { echo "missing $bin/$p: not built (TEND_BIN=$bin)" >&2; exit 100; }
 done
 image=
 if docker info >/dev/null 2>&1; then

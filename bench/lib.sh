@@ -1,13 +1,22 @@
-# bench/lib.sh — sourced by bench scripts (after `cd` to the checkout's root): the build as
-# it ships, and the teardown of what a script started.
+# bench/lib.sh — sourced by every bench script: the build as it ships (the one place a
+# bench script builds), and the teardown of what a script started.
 
-# Build the release multi-call executable, make its links (packaging/links.sh: a rebuild
-# leaves old links on the old inode) and set B to their directory.
+# Build the release multi-call executable (cargo build --release, plus the cargo arguments
+# given, e.g. --bin tend or --features tend-scan/forked with CARGO_TARGET_DIR set), make
+# its links (packaging/links.sh: a rebuild leaves old links on the old inode) and set B to
+# their directory. TEND_ROOT is the checkout (default: the current directory). With
+# TEND_BIN naming a directory of built programs, nothing is built and B is that directory.
+# Usage: tend_release [CARGO-ARG...]
 tend_release() {
-    echo "# building tend (cargo build --release)" >&2
-    cargo build --release >&2
-    B=${CARGO_TARGET_DIR:-$PWD/target}/x86_64-unknown-linux-musl/release
-    packaging/links.sh "$B"
+    local root=${TEND_ROOT:-$PWD}
+    if [ -n "${TEND_BIN:-}" ] && [ -d "$TEND_BIN" ]; then
+        B=$TEND_BIN
+        return
+    fi
+    echo "# building tend (cargo build --release $*)" >&2
+    cargo build --release --quiet --manifest-path "$root/Cargo.toml" "$@" >&2
+    B=${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release
+    "$root/packaging/links.sh" "$B"
 }
 
 # SIGTERM the pids given, then SIGKILL them, then every process whose working directory

@@ -15,9 +15,10 @@ set -euo pipefail
 N=${1:-10000000}
 KILLS=${2:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --quiet --release --manifest-path "$root/Cargo.toml"
-"$root/packaging/links.sh" "$root/target/x86_64-unknown-linux-musl/release"
-T=$root/target/x86_64-unknown-linux-musl/release
+. "$root/bench/lib.sh"
+TEND_ROOT=$root
+tend_release
+T=$B
 command -v s6-log >/dev/null || { echo "bench/log-kill.sh: s6-log is not installed" >&2; exit 100; }
 W=$(mktemp -d /dev/shm/tend-bench-logkill.XXXXXX)
 trap 'rm -rf "$W"' EXIT

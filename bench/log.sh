@@ -15,9 +15,10 @@ set -euo pipefail
 N=${1:-2000000}
 RUNS=${RUNS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --quiet --release --bin tend --manifest-path "$root/Cargo.toml"
-"$root/packaging/links.sh" "$root/target/x86_64-unknown-linux-musl/release"
-T=$root/target/x86_64-unknown-linux-musl/release
+. "$root/bench/lib.sh"
+TEND_ROOT=$root
+tend_release --bin tend
+T=$B
 for p in hyperfine s6-log svlogd multilog s6-tai64n python3; do
   command -v "$p" >/dev/null || { echo "bench/log.sh: $p is not installed" >&2; exit 100; }
 done

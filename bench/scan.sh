@@ -3,12 +3,11 @@
 # same run: the time from the scanner's start until every service's ./run is running,
 # and the whole tree's memory (PSS of the scanner plus every supervisor).
 #
-#   cargo build --release --bin tend-svscan --bin tend-supervise --bin tend-svscanctl
-#   bench/scan.sh [services=1000] [rounds=3]
+#   bench/scan.sh [services=1000] [rounds=3]     (builds through bench/lib.sh)
 #
 # Optional: the experimental forked-supervisor design (each supervisor a forked child of
 # the scanner, no exec), measured as "tend-forked" when built with
-#   cargo build --release --features tend-scan/forked --target-dir target/forked --bin tend && packaging/links.sh target/forked/x86_64-unknown-linux-musl/release
+#   TEND_FORKED=1 bench/scan.sh    (tend_release --features tend-scan/forked into target/forked)
 #
 # Each service is `printf x >FIFO; exec sleep 987654`; the clock stops when the FIFO has
 # delivered one byte per service. Memory is taken once all are up, after `sync` and a
@@ -21,10 +20,15 @@ set -euo pipefail
 N=${1:-1000}
 ROUNDS=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
-[ -n "${TEND_BIN:-}" ] || [ ! -x "$bin/tend" ] || "$here/packaging/links.sh" "$bin"
+. "$here/bench/lib.sh"
+TEND_ROOT=$here
+if [ "${TEND_FORKED:-}" = 1 ]; then
+    CARGO_TARGET_DIR=$here/target/forked tend_release --features tend-scan/forked --bin tend
+fi
+tend_release --bin tend
+bin=$B
 for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
-    [ -x "$p" ] || { echo "missing $p: build with cargo build --release; packaging/links.sh target/x86_64-unknown-linux-musl/release" >&2; exit 100; }
+    [ -x "$p" ] || { echo "missing $p (TEND_BIN=$bin)" >&2; exit 100; }
 done
 for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv; do
     command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit" >&2; exit 100; }

@@ -19,17 +19,15 @@ set -euo pipefail
 SECS=${1:-5.5}
 cd "$(dirname "$0")/.."
 root=$(pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
+. bench/lib.sh
 for t in strace s6-supervise; do
     command -v "$t" >/dev/null || { echo "spawn-syscalls: missing $t" >&2; exit 111; }
 done
 if [ -n "${TEND_BIN:-}" ]; then
     TEND=$TEND_BIN
 else
-    echo "# building tend (cargo build --release)" >&2
-    cargo build --release >&2
-    "$root/packaging/links.sh" "$target/x86_64-unknown-linux-musl/release"
-    TEND=$target/x86_64-unknown-linux-musl/release/tend-supervise
+    tend_release
+    TEND=$B/tend-supervise
 fi
 
 scratch=$(mktemp -d /tmp/spawn-syscalls.XXXXXX)

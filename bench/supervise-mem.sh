@@ -26,7 +26,7 @@ DETAIL=${DETAIL:-1}
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
+. bench/lib.sh
 
 for t in s6-supervise s6-svstat runsv sv gcc; do
     command -v "$t" >/dev/null || { echo "supervise-mem: missing $t" >&2; exit 111; }
@@ -35,10 +35,8 @@ done
 if [ -n "${TEND_BIN:-}" ]; then
     TEND=$TEND_BIN
 else
-    echo "# building tend (cargo build --release)" >&2
-    cargo build --release >&2
-    packaging/links.sh "$target/x86_64-unknown-linux-musl/release"
-    TEND=$target/x86_64-unknown-linux-musl/release/tend-supervise
+    tend_release
+    TEND=$B/tend-supervise
 fi
 [ -x "$TEND" ] || { echo "supervise-mem: no $TEND" >&2; exit 111; }
 

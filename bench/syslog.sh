@@ -23,9 +23,10 @@ set -euo pipefail
 N=${1:-1000000}
 RUNS=${RUNS:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+TEND_ROOT=$root
 if [ -z "${TEND_BENCH_PRIVATE:-}" ]; then
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml"
-  "$root/packaging/links.sh" "$root/target/x86_64-unknown-linux-musl/release"
+  tend_release
   for p in s6-socklog s6-log rsyslogd python3 cc unshare; do
     command -v "$p" >/dev/null || { echo "bench/syslog.sh: $p is not installed" >&2; exit 100; }
   done
@@ -57,7 +58,7 @@ int main(int argc, char **argv) {
 }
 C
 cc -O2 -o "$W/send" "$W/send.c"
-PYTHONPATH=$root/bench T=$root/target/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
+PYTHONPATH=$root/bench T=${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release python3 - "$N" "$RUNS" "$W" <<'PY'
 import os, random, socket, statistics, subprocess, sys, time
 import treemem  # bench/treemem.py (PYTHONPATH)
 N, RUNS, W = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

@@ -1073,9 +1073,7 @@ fn cgroup_joins_and_writes_limits() {
 
 /// offered_controller, or None after saying on stderr why the test skips.
 fn offered_or_skip(mount: &Path) -> Option<(&'static str, &'static str, &'static str)> {
-    offered_controller(mount)
-        .map_err(|why| eprintln!("skipped: {why}"))
-        .ok()
+    offered_controller(mount).map_err(skip).ok()
 }
 
 /// A controller the mount offers and a setting of it, or why there is none to test.

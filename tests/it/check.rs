@@ -425,9 +425,11 @@ fn notify_lives_as_long_as_the_daemon_with_status_and_watchdog() {
     assert_eq!(env, format!("1000000 {first} {first}\n"));
     // Past READY the daemon keeps sending (a refused sendto would kill it): it stays up
     // through several watchdog periods, and its STATUS text shows in tend-summary.
-    std::thread::sleep(Duration::from_millis(2500));
-    let st = fleet.status("sd").unwrap();
-    assert_eq!(st.pid, first, "the daemon died while it was pinging");
+    stays_for(
+        Duration::from_millis(2500),
+        "the daemon up while it pings",
+        || fleet.status("sd").is_some_and(|st| st.pid == first),
+    );
     let o = fleet.summary(&[]);
     assert_code(&o, 0);
     let table = text(&o.stdout);
@@ -534,9 +536,15 @@ fn liveness_restarts_then_gives_up_and_reports_unhealthy() {
         / 14;
     assert_eq!(deaths, 2);
     // It stays up, and is left alone.
-    std::thread::sleep(Duration::from_millis(800));
-    let st = fleet.status("web").unwrap();
-    assert!(st.is_up() && st.pid == pid, "restarted after max-restarts");
+    stays_for(
+        Duration::from_millis(800),
+        "up and not restarted after max-restarts",
+        || {
+            fleet
+                .status("web")
+                .is_some_and(|st| st.is_up() && st.pid == pid)
+        },
+    );
     let o = fleet.summary(&[]);
     assert_code(&o, 1);
     let t = text(&o.stdout);
@@ -665,11 +673,10 @@ fn restart_policy_stops_after_n_quick_deaths() {
     assert!(events.ends_with("dOD"), "{events}");
     assert!(!fleet.status("crashy").unwrap().want_up);
     assert_eq!(death_times_ms(&svc).len(), 3);
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(
-        death_times_ms(&svc).len(),
-        3,
-        "restarted after a permanent failure"
+    stays_for(
+        Duration::from_millis(1500),
+        "not restarted after a permanent failure",
+        || death_times_ms(&svc).len() == 3,
     );
     let line = "3 deaths within 60 s (last: exit 3): permanent failure";
     let o = tend("tend-svstat", [svc.to_str().unwrap()]);
@@ -804,9 +811,9 @@ fn readiness_prober_quits_when_the_exec_fails() {
         text(&o.stderr),
         "tend-check: fatal: unable to exec /nonexistent/daemon: No such file or directory\n"
     );
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    assert!(
-        !marker.exists(),
-        "the prober probed a daemon that never ran"
+    stays_for(
+        std::time::Duration::from_millis(500),
+        "no probe of a daemon that never ran",
+        || !marker.exists(),
     );
 }

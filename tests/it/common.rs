@@ -940,3 +940,80 @@ impl Rng {
         &v[self.index(v.len())]
     }
 }
+
+/// Watch `f` for `d` (every few ms) and panic with `what` the first time it is false: the
+/// "nothing happens" check (no restart, no second attempt, still up), written once instead
+/// of a fixed sleep followed by one look.
+#[track_caller]
+pub fn stays_for(d: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    let until = Instant::now() + d;
+    loop {
+        assert!(f(), "{what}: no longer true before {d:?} passed");
+        if Instant::now() >= until {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The environment variable that makes a skip a failure (set by `.ci/run`, which
+/// installs everything the tests need).
+pub const REQUIRE_ALL: &str = "TEND_TEST_REQUIRE_ALL";
+
+/// Say that a test cannot run here and why (`skipped: reason` on stderr); the caller then
+/// returns. With `TEND_TEST_REQUIRE_ALL=1` it fails instead, so CI cannot pass by
+/// skipping Docker, qemu or a Debian tool.
+#[track_caller]
+pub fn skip(reason: impl std::fmt::Display) {
+    if std::env::var_os(REQUIRE_ALL).is_some_and(|v| v == "1") {
+        panic!("skipped: {reason} ({REQUIRE_ALL}=1: a skip is a failure)");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+/// The most common shape of a supervision test: a service directory `sv` in a scratch
+/// directory, its supervisor running, and the handle to wait on it. Dropping it stops the
+/// supervisor, then removes the scratch directory (kept if the test panicked).
+pub struct Case {
+    pub sup: Supervised,
+    pub dir: PathBuf,
+    pub scratch: Scratch,
+}
+
+impl Case {
+    /// `tend-supervise` on `sv` with this run script (more files through [`Case::with`]).
+    pub fn run(name: &str, run: &str) -> Case {
+        Case::with(name, |d| d.run(run))
+    }
+
+    /// `tend-supervise` on a service directory built by `build`.
+    pub fn with(name: &str, build: impl FnOnce(ServiceDir) -> ServiceDir) -> Case {
+        Case::on("tend-supervise", name, build)
+    }
+
+    /// `supervisor` (tend-supervise or s6-supervise) on a service directory built by `build`.
+    pub fn on(supervisor: &str, name: &str, build: impl FnOnce(ServiceDir) -> ServiceDir) -> Case {
+        let scratch = Scratch::new(name);
+        let dir = build(ServiceDir::new(scratch.join("sv"))).path();
+        let sup = Supervised::start(supervisor, &dir);
+        Case { sup, dir, scratch }
+    }
+
+    /// A file of the service directory, as text ("" if missing).
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.join(rel)).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for Case {
+    type Target = Supervised;
+    fn deref(&self) -> &Supervised {
+        &self.sup
+    }
+}
+
+impl std::ops::DerefMut for Case {
+    fn deref_mut(&mut self) -> &mut Supervised {
+        &mut self.sup
+    }
+}

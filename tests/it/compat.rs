@@ -338,14 +338,15 @@ fn down_signal_is_parsed_as_s6_supervise_parses_it() {
         let dir = s.join(format!("{n}-{supervisor}"));
         std::fs::create_dir_all(&dir).unwrap();
         let run = "#!/bin/sh\nfor s in HUP INT TERM USR1; do trap \"echo $s > got; exit 0\" $s; done\n\
-                   while :; do sleep 0.05; done\n";
+                   : > trapped\nwhile :; do sleep 0.05; done\n";
         std::fs::write(dir.join("run"), run).unwrap();
         std::fs::set_permissions(dir.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
         std::fs::write(dir.join("down-signal"), value).unwrap();
         let _sup = Supervised::start(supervisor, &dir);
         wait_status(&dir, "up", is_up);
-        // The shell sets its traps before its first sleep.
-        std::thread::sleep(Duration::from_millis(300));
+        wait_until(Duration::from_secs(10), "the traps set", || {
+            dir.join("trapped").exists().then_some(())
+        });
         assert_code(&tend("tend-svc", [OsStr::new("-d"), dir.as_os_str()]), 0);
         wait_until(Duration::from_secs(10), "the trap's file", || {
             std::fs::read_to_string(dir.join("got"))

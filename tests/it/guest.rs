@@ -429,7 +429,7 @@ fn vm() -> Option<&'static Host> {
     match host() {
         Ok(h) => Some(h),
         Err(why) => {
-            eprintln!("skipped: {why}");
+            skip(why);
             None
         }
     }
@@ -541,10 +541,10 @@ fn slow_vm_poweroff_requested_from_inside() {
 fn slow_vm_acpi_powerdown_and_debug_console() {
     let Some(host) = vm() else { return };
     if host.modules.is_none() {
-        eprintln!(
-            "skipped: no button.ko and evdev.ko for {}",
+        skip(format!(
+            "no button.ko and evdev.ko for {}",
             host.kernel.display()
-        );
+        ));
         return;
     }
     let s = Scratch::new("guest-acpi");

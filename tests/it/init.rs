@@ -127,7 +127,7 @@ fn image() -> Option<&'static str> {
     match built {
         Ok(()) => Some(IMAGE),
         Err(why) => {
-            eprintln!("SKIPPED: no Docker engine here ({why})");
+            skip(format!("no Docker engine here ({why})"));
             None
         }
     }
@@ -588,11 +588,9 @@ fn no_command_waits_for_sigterm_and_p_signals_the_group() {
     ]);
     c.stderr(Stdio::null());
     let mut d = Daemon::start(c);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        d.wait_exit(Duration::from_millis(10)).is_none(),
-        "init left early"
-    );
+    stays_for(Duration::from_millis(300), "init running", || {
+        d.child.try_wait().unwrap().is_none()
+    });
     d.signal(Signal::SIGTERM);
     let st = d
         .wait_exit(Duration::from_secs(10))
@@ -749,6 +747,7 @@ fn slow_ns_and_docker_stop_drains_the_logger() {
         if e == Engine::Ns {
             bg.ns_init_pid();
         }
+        // Time for the command to start: stopping earlier tests a different path.
         std::thread::sleep(Duration::from_millis(300));
         let (code, _) = bg.stop();
         assert_eq!(code, 143, "{e:?}: {}", bg.logs());
@@ -760,6 +759,7 @@ fn slow_ns_and_docker_stubborn_service_is_killed_after_the_grace_times() {
     for e in engines() {
         let r = Run::new(&[]).env("TEND_SERVICES_DIR", "/etc/tend-test/stubborn");
         let mut bg = Background::start(e, r);
+        // Time for the stubborn service to start: what is under test is its stop.
         std::thread::sleep(Duration::from_millis(500));
         let (code, took) = bg.stop();
         // Default grace times: 3 s for the services, 2 s after SIGTERM, then SIGKILL; well
@@ -901,7 +901,7 @@ fn inits(s: &Scratch) -> Vec<(&'static str, Vec<String>)> {
         if have(name) {
             v.push((name, argv.into_iter().map(String::from).collect()));
         } else {
-            eprintln!("{name} not installed: not compared");
+            skip(format!("{name} not installed: not compared"));
         }
     }
     v

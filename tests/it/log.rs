@@ -138,6 +138,7 @@ fn run_fed(
         let deadline = Instant::now() + SEC5;
         loop {
             if progress(root, watch) != before && settled() {
+                // Settled twice, 300 µs apart: one look can fall between two reads.
                 std::thread::sleep(Duration::from_micros(300));
                 if settled() {
                     break;
@@ -1403,6 +1404,7 @@ fn sigkilled_at_full_speed_loses_nothing() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
+        // A random moment to kill at: the test's input, not a wait.
         std::thread::sleep(Duration::from_micros(seed % 3000));
         d.signal(nix::sys::signal::Signal::SIGKILL);
         d.wait_exit(SEC20).unwrap();
@@ -1681,6 +1683,7 @@ fn run_settled(
         w.write_all(l).unwrap();
         wait_until(SEC20, "the logger to take a line", || {
             (settled() && {
+                // Settled twice, 500 µs apart: one look can fall between two reads.
                 std::thread::sleep(Duration::from_micros(500));
                 settled()
             })
@@ -1785,6 +1788,7 @@ fn a_line_fragment_stays_in_the_pipe_across_a_kill() {
         (file_len(&cur) == 4).then_some(())
     });
     w.write_all(b"frag").unwrap();
+    // The fragment's time in the pipe, inside the 100 ms grace: the kill must land there.
     std::thread::sleep(Duration::from_millis(20));
     d1.signal(nix::sys::signal::Signal::SIGKILL);
     drop(d1);

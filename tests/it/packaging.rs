@@ -414,7 +414,7 @@ fn the_tarball_runs_in_an_empty_root() {
 #[test]
 fn the_package_installs_into_the_live_system_and_removes_cleanly() {
     if std::env::var_os("TEND_TEST_LIVE_DPKG").is_none_or(|v| v != "1") {
-        eprintln!("SKIPPED: set TEND_TEST_LIVE_DPKG=1 on a throwaway machine (CI does)");
+        skip("set TEND_TEST_LIVE_DPKG=1 on a throwaway machine (CI does)");
         return;
     }
     require("man");
@@ -475,7 +475,7 @@ fn the_package_installs_into_the_live_system_and_removes_cleanly() {
 fn the_tarball_builds_a_container_image() {
     let info = Command::new("docker").arg("info").output();
     if !info.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIPPED: no Docker engine here (docker info failed)");
+        skip("no Docker engine here (docker info failed)");
         return;
     }
     let b = built();

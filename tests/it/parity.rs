@@ -117,14 +117,11 @@ fn setlock_waits_for_s6_setlock_and_the_other_way() {
         ]);
         let _waiter = Daemon::start(c);
         // It waits while the lock is held...
-        let until = Instant::now() + Duration::from_millis(300);
-        while Instant::now() < until {
-            assert!(
-                !got.exists(),
-                "{waits} {opts:?} ran while {holds} held the lock"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        stays_for(
+            Duration::from_millis(300),
+            &format!("{waits} {opts:?} waiting while {holds} holds the lock"),
+            || !got.exists(),
+        );
         drop(h);
         // ...takes it when it is released, and holds it in the program it exec'd (for -t,
         // the lock a helper waited for).

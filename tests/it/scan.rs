@@ -590,8 +590,9 @@ fn removed_services_are_pruned_by_an_and_others_untouched() {
     std::fs::rename(tree.svc("c"), s.join("gone/c")).unwrap();
     tree.ctl("-a");
     tree.ctl("-z");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(pid_alive(run_a));
+    stays_for(Duration::from_millis(300), "a's service alive", || {
+        pid_alive(run_a)
+    });
     // -an: the removed ones go down and their supervisors exit; b is untouched.
     tree.ctl("-an");
     wait_unsupervised(&s.join("gone/a"));
@@ -678,8 +679,9 @@ fn signals_are_diverted_to_scripts() {
     assert_eq!(wait_up(&a), run_a);
     // SIGUSR2 has no script and no default: ignored. SIGQUIT has no script: quit.
     tree.daemon.as_ref().unwrap().signal(Signal::SIGUSR2);
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(tree.alive());
+    stays_for(Duration::from_millis(100), "the scanner alive", || {
+        tree.alive()
+    });
     tree.daemon.as_ref().unwrap().signal(Signal::SIGQUIT);
     let st = tree.wait_exit(T);
     assert_eq!(st.code(), Some(0));
@@ -834,7 +836,8 @@ fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
     let mut pp = wait_until(T, "producer ready", || ready(wait_up(&p)));
     let mut lp = wait_until(T, "logger ready", || ready(wait_up(&l)));
     for i in 0..50 {
-        // Let the producer fill the pipe a little, then restart both.
+        // Let the producer fill the pipe a little, then restart both: the varied pauses
+        // are the test's input (restarts at different fill levels), not a wait.
         std::thread::sleep(Duration::from_millis(20 + (i % 5) * 10));
         svc("-t", &l);
         std::thread::sleep(Duration::from_millis((i % 3) * 15));
@@ -851,6 +854,7 @@ fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
                 .and_then(|s| ready(s.pid as i32))
         });
     }
+    // A last stretch of output through the restarted pair before the count is closed.
     std::thread::sleep(Duration::from_millis(100));
     svc("-d", &p);
     wait_until(T, "producer down", || {
@@ -1064,10 +1068,10 @@ fn missing_supervisor_is_reported_and_retried() {
     // Once tend-supervise is beside tend-svscan, the next attempt (a second later) works.
     std::os::unix::fs::symlink(bin("tend-supervise"), s.join("bin/tend-supervise")).unwrap();
     let pid = wait_up(&d);
-    std::thread::sleep(Duration::from_millis(200));
-    assert_eq!(
-        status(&d).map(|s| (s.is_up(), s.pid as i32)),
-        Some((true, pid))
+    stays_for(
+        Duration::from_millis(200),
+        "the same supervised service up",
+        || status(&d).map(|s| (s.is_up(), s.pid as i32)) == Some((true, pid)),
     );
 }
 

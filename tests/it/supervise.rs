@@ -42,9 +42,8 @@ fn events_until(sub: &Subscription, want: &str) -> String {
 
 #[test]
 fn creates_s6_layout_and_holds_the_lock() {
-    let s = Scratch::new("sup-layout");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::run("sup-layout", SLEEPER);
+    let dir = &sup.dir;
     sup.wait_up();
     let md = |p: &str| std::fs::symlink_metadata(dir.join(p)).unwrap();
     assert_eq!(md("supervise").permissions().mode() & 0o7777, 0o700);
@@ -66,7 +65,7 @@ fn creates_s6_layout_and_holds_the_lock() {
         "{locks}"
     );
     // a second supervisor on the same dir: exit 100, clear message
-    let o = tend("tend-supervise", [&dir]);
+    let o = tend("tend-supervise", [dir]);
     assert_code(&o, 100);
     assert_eq!(
         text(&o.stderr),
@@ -98,8 +97,9 @@ fn events_for_a_whole_life() {
     sup.wait_up();
     sup.send("x");
     // x while up: the supervisor waits for the service to die
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(sup.status().is_up());
+    stays_for(Duration::from_millis(100), "up after x", || {
+        sup.status().is_up()
+    });
     sup.send("k");
     assert_eq!(events_until(&sub, "dDx"), "dDx");
     let mut sup = sup;
@@ -124,12 +124,10 @@ fn down_file_keeps_it_down_and_once_runs_once() {
     assert_eq!(r.stamp, r.readystamp);
     sup.send("o");
     assert_eq!(events_until(&sub, "udD"), "udD");
-    std::thread::sleep(Duration::from_millis(1300));
-    assert_eq!(
-        std::fs::read_to_string(dir.join("runs")).unwrap(),
-        "ran\n",
-        "o runs once only"
-    );
+    // Past the one-second pacing a restart would wait for.
+    stays_for(Duration::from_millis(1300), "o runs once only", || {
+        std::fs::read_to_string(dir.join("runs")).unwrap() == "ran\n"
+    });
     let r = sup.status();
     assert_eq!((r.exitcode(), r.want_up), (Some(3), false));
     // U removes ./down and starts; D creates it and stops
@@ -170,24 +168,27 @@ fn finish_125_is_a_permanent_failure() {
     let sub = subscribe(&dir);
     let sup = Supervised::start("tend-supervise", &dir);
     assert_eq!(events_until(&sub, "sudOD"), "sudOD");
-    std::thread::sleep(Duration::from_millis(1300));
-    let r = sup.status();
-    assert_eq!((r.pid, r.want_up, r.exitcode()), (0, false, Some(7)));
+    // Past the one-second pacing a restart would wait for.
     let mut buf = [0u8; 8];
-    assert!(sub.read(&mut buf).is_err(), "no restart after 125");
+    stays_for(Duration::from_millis(1300), "no restart after 125", || {
+        let r = sup.status();
+        (r.pid, r.want_up, r.exitcode()) == (0, false, Some(7)) && sub.read(&mut buf).is_err()
+    });
 }
 
 #[test]
 fn timeout_kill_and_down_signal() {
     let s = Scratch::new("sup-tkill");
     let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\ntrap '' TERM HUP\nwhile :; do sleep 1; done\n")
+        .run("#!/bin/sh\ntrap '' TERM HUP\n: > trapped\nwhile :; do sleep 1; done\n")
         .path();
     s.write("svc/timeout-kill", "200\n", false);
     s.write("svc/down-signal", "SIGHUP\n", false);
     let sup = Supervised::start("tend-supervise", &dir);
     sup.wait_up();
-    std::thread::sleep(Duration::from_millis(100));
+    wait_until(T, "the traps set", || {
+        dir.join("trapped").exists().then_some(())
+    });
     let t0 = Instant::now();
     sup.send("d");
     let r = sup.wait_status("killed after timeout-kill", |r| r.pid == 0 && r.ready);
@@ -227,9 +228,13 @@ fn missing_run_retries_slowly_and_says_why() {
         err.starts_with("@4000") && err.ends_with(" 2 ./run\n"),
         "{err:?}"
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_until(T, "the warning", || {
+        (!sup.stderr().is_empty()).then_some(())
+    });
+    stays_for(Duration::from_millis(1500), "one attempt in 1.5 s", || {
+        sup.stderr().lines().count() == 1
+    });
     let stderr = sup.stderr();
-    assert_eq!(stderr.lines().count(), 1, "one attempt in 1.5 s: {stderr}");
     assert!(
         stderr.contains("unable to spawn ./run") && stderr.contains("No such file or directory"),
         "{stderr}"
@@ -403,7 +408,7 @@ fn spawn_error_foreign_architecture() {
 #[test]
 fn spawn_error_missing_dynamic_loader() {
     if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: the test's ELF image is x86-64");
+        skip("the test's ELF image is x86-64");
         return;
     }
     let s = Scratch::new("sup-noloader");
@@ -443,7 +448,9 @@ fn spawn_error_noexec_mount() {
     match mounted {
         Ok(o) if o.status.success() => {}
         other => {
-            eprintln!("skipped: cannot mount a noexec tmpfs (needs root): {other:?}");
+            skip(format!(
+                "cannot mount a noexec tmpfs (needs root): {other:?}"
+            ));
             return;
         }
     }
@@ -465,6 +472,7 @@ fn crash_loop_is_paced_at_one_spawn_per_second() {
         .run("#!/bin/sh\necho x >> runs\nexit 1\n")
         .path();
     let mut sup = Supervised::start("tend-supervise", &dir);
+    // A measuring window: the spawns counted in it are the pacing under test.
     std::thread::sleep(Duration::from_millis(2500));
     let runs = std::fs::read_to_string(dir.join("runs"))
         .unwrap_or_default()
@@ -489,10 +497,9 @@ fn crash_loop_is_paced_at_one_spawn_per_second() {
 
 #[test]
 fn restart_of_a_long_lived_service_is_immediate() {
-    let s = Scratch::new("sup-restart");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::run("sup-restart", SLEEPER);
     let first = sup.wait_up().pid;
+    // Past the one-second pacing, which is what would delay a restart.
     std::thread::sleep(Duration::from_millis(1100));
     let t0 = Instant::now();
     sup.send("r");
@@ -507,17 +514,17 @@ fn restart_of_a_long_lived_service_is_immediate() {
 
 #[test]
 fn max_death_tally_keeps_the_last_records() {
-    let s = Scratch::new("sup-tally");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    s.write("svc/max-death-tally", "2\n", false);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::with("sup-tally", |d| {
+        d.run(SLEEPER).file("max-death-tally", "2\n")
+    });
     for sig in ["t", "k", "1"] {
         let pid = sup.wait_up().pid;
+        // Past the one-second pacing, so each restart is prompt.
         std::thread::sleep(Duration::from_millis(1050));
         sup.send(sig);
         sup.wait_status("restarted", |r| r.is_up() && r.pid != pid);
     }
-    let tally = std::fs::read(dir.join("supervise/death_tally")).unwrap();
+    let tally = std::fs::read(sup.dir.join("supervise/death_tally")).unwrap();
     assert_eq!(tally.len(), 28);
     assert_eq!(
         (&tally[12..14], &tally[26..28]),
@@ -527,9 +534,7 @@ fn max_death_tally_keeps_the_last_records() {
 
 #[test]
 fn pause_and_continue_set_the_paused_bit() {
-    let s = Scratch::new("sup-pause");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::run("sup-pause", SLEEPER);
     let pid = sup.wait_up().pid;
     sup.send("p");
     sup.wait_status("paused", |r| r.paused);
@@ -549,18 +554,18 @@ fn pause_and_continue_set_the_paused_bit() {
 
 #[test]
 fn garbage_on_control_is_ignored() {
-    let s = Scratch::new("sup-garbage");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::run("sup-garbage", SLEEPER);
+    let dir = &sup.dir;
     let pid = sup.wait_up().pid;
     let garbage: Vec<u8> = (0u8..=255)
         .filter(|b| !b"abqhktiy12pcrodDuUxOQ".contains(b))
         .collect();
     sup.send("lPCK");
     tend_proto::control::send(&dir.join("supervise/control"), &garbage).unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    let r = sup.status();
-    assert_eq!((r.pid, r.is_up()), (pid, true));
+    stays_for(Duration::from_millis(200), "the same service up", || {
+        let r = sup.status();
+        (r.pid, r.is_up()) == (pid, true)
+    });
     assert!(tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
     assert_eq!(sup.stderr(), "");
 }
@@ -580,9 +585,7 @@ fn sigterm_brings_down_and_exits() {
 
 #[test]
 fn sigquit_leaves_the_service_running() {
-    let s = Scratch::new("sup-quit");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let mut sup = Case::run("sup-quit", SLEEPER);
     let pid = sup.wait_up().pid as i32;
     sup.daemon().signal(Signal::SIGQUIT);
     assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
@@ -594,15 +597,13 @@ fn sigquit_leaves_the_service_running() {
 
 #[test]
 fn sighup_exits_when_the_service_dies() {
-    let s = Scratch::new("sup-hup");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let mut sup = Case::run("sup-hup", SLEEPER);
     let pid = sup.wait_up().pid as i32;
     sup.daemon().signal(Signal::SIGHUP);
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        sup.daemon().child.try_wait().unwrap().is_none(),
-        "still waiting for the service"
+    stays_for(
+        Duration::from_millis(200),
+        "still waiting for the service",
+        || sup.daemon().child.try_wait().unwrap().is_none(),
     );
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGTERM);
     assert_eq!(sup.daemon().wait_exit(T).unwrap().code(), Some(0));
@@ -633,19 +634,16 @@ fn sigint_interrupts_the_process_group() {
 
 #[test]
 fn service_is_a_session_leader_with_its_dir_as_argument() {
-    let s = Scratch::new("sup-session");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\necho \"$1 $$ $(ps -o sid= -p $$)\" > info\nexec sleep 300\n")
-        .path();
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::run(
+        "sup-session",
+        "#!/bin/sh\necho \"$1 $$ $(ps -o sid= -p $$)\" > info\nexec sleep 300\n",
+    );
     sup.wait_up();
     let info = wait_until(T, "info", || {
-        std::fs::read_to_string(dir.join("info"))
-            .ok()
-            .filter(|s| s.ends_with('\n'))
+        Some(sup.read("info")).filter(|s| s.ends_with('\n'))
     });
     let f: Vec<&str> = info.split_whitespace().collect();
-    assert_eq!(f[0], dir.to_str().unwrap());
+    assert_eq!(f[0], sup.dir.to_str().unwrap());
     assert_eq!(f[1], f[2], "pid == sid");
 }
 
@@ -659,21 +657,20 @@ fn lock_fd_really_locks_for_descendants() {
     s.write("svc/lock-fd", "7\n", false);
     let sup = Supervised::start("tend-supervise", &dir);
     let pid = sup.wait_up().pid;
+    // Past the one-second pacing: the restart is at once, so it meets the held lock.
     std::thread::sleep(Duration::from_millis(1100));
     // kill only run (not its group): the background sleep keeps the lock for ~1 s more
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL);
     wait_until(T, "lock warning", || {
         sup.stderr().contains("service lock is held").then_some(())
     });
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(
+    stays_for(Duration::from_millis(300), "the new instance waits", || {
         std::fs::read_to_string(dir.join("starts"))
             .unwrap()
             .lines()
-            .count(),
-        1,
-        "new instance waits"
-    );
+            .count()
+            == 1
+    });
     wait_until(T, "second start", || {
         (std::fs::read_to_string(dir.join("starts"))
             .ok()?
@@ -785,14 +782,13 @@ fn fifos_in_place_of_settings_files_do_not_hang() {
 
 #[test]
 fn notification_fd_beyond_an_int_warns() {
-    let s = Scratch::new("sup-bigfd");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    s.write("svc/notification-fd", "4294967299\n", false);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::with("sup-bigfd", |d| {
+        d.run(SLEEPER).file("notification-fd", "4294967299\n")
+    });
     sup.wait_up();
     let warning = format!(
         "tend-supervise {}: warning: invalid notification-fd: 4294967299 is not an fd number: ignoring it\n",
-        dir.display()
+        sup.dir.display()
     );
     wait_until(T, &warning, || {
         sup.stderr().contains(&warning).then_some(())
@@ -854,17 +850,15 @@ fn svstat_never_blocks_on_fifos_in_supervise() {
 
 #[test]
 fn finish_exec_failure_is_diagnosed() {
-    let s = Scratch::new("sup-finish-crlf");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\nexec sleep 300\n")
-        .path();
-    s.write("svc/finish", "#!/bin/sh\r\nexit 0\r\n", true);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::with("sup-finish-crlf", |d| {
+        d.run("#!/bin/sh\nexec sleep 300\n")
+            .finish("#!/bin/sh\r\nexit 0\r\n")
+    });
     sup.wait_up();
     sup.send("d");
     let warning = format!(
         "tend-supervise {}: warning: unable to spawn ./finish: interpreter /bin/sh\\r not found (the file has CRLF line endings)\n",
-        dir.display()
+        sup.dir.display()
     );
     wait_until(T, &warning, || {
         sup.stderr().contains(&warning).then_some(())

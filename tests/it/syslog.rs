@@ -369,27 +369,23 @@ fn socklog_bad_input() {
     let usage = "tend-socklog: usage: tend-socklog [ -d notif ] [ -r ] [ -R ] [ -j ] [ -U | -u uid -g gid -G gidlist ] [ -l linelen ] [ -t lameducktimeout ] [ -x unixsocket | -i ip_port ]\n";
     let sock = s.join("sock");
     let sock = sock.to_str().unwrap();
-    for bad in [
-        &["-i", "1.2.3"][..],
-        &["-i", "127.0.0.1_99999"],
-        &["-i", "127.0.0.1_80x"],
-        &["-i", "::1_"],
-        &["-u", "x", "-x", sock],
-        &["-l", "-5", "-x", sock],
-        &["-z"],
-    ] {
-        assert_fails(bad, 100, usage);
+    let fatal = |why: &str| format!("tend-socklog: fatal: {why}\n");
+    // (arguments, exit code, stderr): usage errors, then a notification fd refused.
+    #[rustfmt::skip]
+    let rows: [(&[&str], i32, String); 9] = [
+        (&["-i", "1.2.3"], 100, usage.into()),
+        (&["-i", "127.0.0.1_99999"], 100, usage.into()),
+        (&["-i", "127.0.0.1_80x"], 100, usage.into()),
+        (&["-i", "::1_"], 100, usage.into()),
+        (&["-u", "x", "-x", sock], 100, usage.into()),
+        (&["-l", "-5", "-x", sock], 100, usage.into()),
+        (&["-z"], 100, usage.into()),
+        (&["-d", "1", "-x", sock], 100, fatal("notification fd must be 3 or more")),
+        (&["-d", "9", "-x", sock], 100, fatal("invalid notification fd: Bad file number")),
+    ];
+    for (args, code, stderr) in &rows {
+        assert_fails(args, *code, stderr);
     }
-    assert_fails(
-        &["-d", "1", "-x", sock],
-        100,
-        "tend-socklog: fatal: notification fd must be 3 or more\n",
-    );
-    assert_fails(
-        &["-d", "9", "-x", sock],
-        100,
-        "tend-socklog: fatal: invalid notification fd: Bad file number\n",
-    );
     let o = run({
         let mut c = private(&bin("tend-socklog"), &["-U", "-x", sock]);
         c.env_remove("UID");
