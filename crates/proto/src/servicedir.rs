@@ -25,10 +25,45 @@ pub const LOG: &str = "log";
 pub const ENV: &str = "env";
 /// The service's own data directory (s6-rc's convention).
 pub const DATA: &str = "data";
-pub const SUPERVISE: &str = "supervise";
+// The two control directories' names, as literals the paths below are built from.
+macro_rules! supervise_dir {
+    () => {
+        "supervise"
+    };
+}
+macro_rules! svscan_dir {
+    () => {
+        ".s6-svscan"
+    };
+}
+pub const SUPERVISE: &str = supervise_dir!();
 /// A scan directory's control directory (the scanner's `supervise/`).
-pub const SVSCAN: &str = ".s6-svscan";
+pub const SVSCAN: &str = svscan_dir!();
 pub const EVENT: &str = "event";
+
+/// A scan directory's files in `.s6-svscan/`, from the scan directory (s6-svscan 2.11's).
+pub mod svscan {
+    macro_rules! in_svscan {
+        ($($path:ident = $name:literal;)*) => {
+            $( pub const $path: &str = concat!(svscan_dir!(), "/", $name); )*
+        };
+    }
+    in_svscan! {
+        CONTROL = "control";
+        LOCK = "lock";
+        FINISH = "finish";
+        CRASH = "crash";
+        // The scripts a signal to the scanner runs instead of its default.
+        SIGHUP = "SIGHUP";
+        SIGINT = "SIGINT";
+        SIGTERM = "SIGTERM";
+        SIGQUIT = "SIGQUIT";
+        SIGUSR1 = "SIGUSR1";
+        SIGUSR2 = "SIGUSR2";
+        SIGPWR = "SIGPWR";
+        SIGWINCH = "SIGWINCH";
+    }
+}
 
 /// A C string from a literal, at compile time.
 const fn c(bytes: &'static [u8]) -> &'static CStr {
@@ -40,7 +75,7 @@ const fn c(bytes: &'static [u8]) -> &'static CStr {
 
 macro_rules! in_supervise {
     ($($(#[$doc:meta])* $path:ident, $new:ident = $name:literal;)*) => {
-        $( $(#[$doc])* pub const $path: &str = concat!("supervise/", $name); )*
+        $( $(#[$doc])* pub const $path: &str = concat!(supervise_dir!(), "/", $name); )*
         /// The same files' names inside `supervise/`, and their temporaries.
         pub mod within {
             use std::ffi::CStr;
@@ -166,6 +201,17 @@ pub fn parse_signal(data: &[u8]) -> Option<nix::sys::signal::Signal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_as_s6_spells_them() {
+        assert_eq!(STATUS, "supervise/status");
+        assert_eq!(CONTROL, "supervise/control");
+        assert_eq!(POLICY_VERDICT, "supervise/tend-policy");
+        assert_eq!(within::STATUS, c"status");
+        assert_eq!(within::DEATH_TALLY_NEW, c"death_tally.new");
+        assert_eq!(svscan::CONTROL, ".s6-svscan/control");
+        assert_eq!(svscan::SIGWINCH, ".s6-svscan/SIGWINCH");
+    }
 
     #[test]
     fn numbers_are_strict() {

@@ -3,6 +3,7 @@
 
 use crate::table::Kill;
 use nix::sys::signal::Signal;
+use tend_proto::servicedir::svscan;
 
 /// One command, as s6-svscanctl's letters name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,14 +139,14 @@ pub fn on_signal(sig: Signal) -> OnSignal {
         SIGCHLD => OnSignal::Fixed(Command::Reap),
         SIGALRM => OnSignal::Fixed(Command::Scan),
         SIGABRT => OnSignal::Fixed(Command::Abort),
-        SIGHUP => divert(".s6-svscan/SIGHUP", Some(Command::Reload)),
-        SIGINT => divert(".s6-svscan/SIGINT", Some(Command::Terminate)),
-        SIGTERM => divert(".s6-svscan/SIGTERM", Some(Command::Terminate)),
-        SIGQUIT => divert(".s6-svscan/SIGQUIT", Some(Command::Quit)),
-        SIGUSR1 => divert(".s6-svscan/SIGUSR1", None),
-        SIGUSR2 => divert(".s6-svscan/SIGUSR2", None),
-        SIGPWR => divert(".s6-svscan/SIGPWR", None),
-        SIGWINCH => divert(".s6-svscan/SIGWINCH", None),
+        SIGHUP => divert(svscan::SIGHUP, Some(Command::Reload)),
+        SIGINT => divert(svscan::SIGINT, Some(Command::Terminate)),
+        SIGTERM => divert(svscan::SIGTERM, Some(Command::Terminate)),
+        SIGQUIT => divert(svscan::SIGQUIT, Some(Command::Quit)),
+        SIGUSR1 => divert(svscan::SIGUSR1, None),
+        SIGUSR2 => divert(svscan::SIGUSR2, None),
+        SIGPWR => divert(svscan::SIGPWR, None),
+        SIGWINCH => divert(svscan::SIGWINCH, None),
         _ => OnSignal::Ignore,
     }
 }

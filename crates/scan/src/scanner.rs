@@ -34,10 +34,10 @@ pub use tend_sys::warn::Warn;
 pub const SUPERVISOR: &str = "tend-supervise";
 /// s6's control directory, FIFO and lock, relative to the scan directory.
 pub const CONTROL_DIR: &str = tend_proto::servicedir::SVSCAN;
-pub const CONTROL_FIFO: &str = ".s6-svscan/control";
-pub const LOCK_FILE: &str = ".s6-svscan/lock";
-pub const FINISH: &str = ".s6-svscan/finish";
-pub const CRASH: &str = ".s6-svscan/crash";
+pub const CONTROL_FIFO: &str = tend_proto::servicedir::svscan::CONTROL;
+pub const LOCK_FILE: &str = tend_proto::servicedir::svscan::LOCK;
+pub const FINISH: &str = tend_proto::servicedir::svscan::FINISH;
+pub const CRASH: &str = tend_proto::servicedir::svscan::CRASH;
 /// The catch-all logger service: its supervisor gets the `-X` console as stderr.
 pub const CATCH_ALL_LOGGER: &str = "s6-svscan-log";
 
