@@ -993,10 +993,23 @@ impl Case {
 
     /// `supervisor` (tend-supervise or s6-supervise) on a service directory built by `build`.
     pub fn on(supervisor: &str, name: &str, build: impl FnOnce(ServiceDir) -> ServiceDir) -> Case {
+        Case::prepared(supervisor, name, build, |_| ()).0
+    }
+
+    /// Like [`Case::on`], doing `before` on the directory just before the supervisor
+    /// starts (subscribe to its events, plant a FIFO or a symlink), and returning what it
+    /// returns.
+    pub fn prepared<T>(
+        supervisor: &str,
+        name: &str,
+        build: impl FnOnce(ServiceDir) -> ServiceDir,
+        before: impl FnOnce(&Path) -> T,
+    ) -> (Case, T) {
         let scratch = Scratch::new(name);
         let dir = build(ServiceDir::new(scratch.join("sv"))).path();
+        let t = before(&dir);
         let sup = Supervised::start(supervisor, &dir);
-        Case { sup, dir, scratch }
+        (Case { sup, dir, scratch }, t)
     }
 
     /// A file of the service directory, as text ("" if missing).

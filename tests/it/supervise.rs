@@ -22,6 +22,12 @@ fn subscribe(dir: &Path) -> Subscription {
     Subscription::new(&dir.join("event")).unwrap()
 }
 
+/// tend-supervise on a service directory built by `build`, subscribed to its events
+/// before it starts.
+fn watched(name: &str, build: impl FnOnce(ServiceDir) -> ServiceDir) -> (Case, Subscription) {
+    Case::prepared("tend-supervise", name, build, subscribe)
+}
+
 /// Read events until `want` has been seen as a suffix-free prefix match, or time out.
 fn events_until(sub: &Subscription, want: &str) -> String {
     let mut got = String::new();
@@ -77,11 +83,10 @@ fn creates_s6_layout_and_holds_the_lock() {
 
 #[test]
 fn events_for_a_whole_life() {
-    let s = Scratch::new("sup-events");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    s.write("svc/finish", "#!/bin/sh\necho \"$@\" > finish.args\n", true);
-    let sub = subscribe(&dir);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let (sup, sub) = watched("sup-events", |d| {
+        d.run(SLEEPER)
+            .finish("#!/bin/sh\necho \"$@\" > finish.args\n")
+    });
     assert_eq!(events_until(&sub, "su"), "su");
     sup.wait_up();
     sup.send("d");
@@ -89,8 +94,8 @@ fn events_for_a_whole_life() {
     let r = sup.wait_status("down", |r| r.pid == 0 && r.ready);
     assert_eq!((r.wstat, r.want_up, r.finishing), (15, false, false));
     assert_eq!(
-        std::fs::read_to_string(dir.join("finish.args")).unwrap(),
-        format!("256 15 {}\n", dir.display())
+        sup.read("finish.args"),
+        format!("256 15 {}\n", sup.dir.display())
     );
     sup.send("u");
     assert_eq!(events_until(&sub, "u"), "u");
@@ -106,18 +111,15 @@ fn events_for_a_whole_life() {
     let st = sup.daemon().wait_exit(T).expect("supervisor exits after x");
     assert_eq!(st.code(), Some(0));
     assert_eq!(sup.status().wstat, 9);
-    assert!(!tend_proto::lock::is_held(&dir.join("supervise/lock")).unwrap());
+    assert!(!tend_proto::lock::is_held(&sup.dir.join("supervise/lock")).unwrap());
 }
 
 #[test]
 fn down_file_keeps_it_down_and_once_runs_once() {
-    let s = Scratch::new("sup-once");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\necho ran >> runs\nexit 3\n")
-        .path();
-    s.write("svc/down", "", false);
-    let sub = subscribe(&dir);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let (sup, sub) = watched("sup-once", |d| {
+        d.run("#!/bin/sh\necho ran >> runs\nexit 3\n").down()
+    });
+    let dir = &sup.dir;
     assert_eq!(events_until(&sub, "s"), "s");
     let r = sup.status();
     assert_eq!((r.pid, r.want_up, r.ready, r.wstat), (0, false, true, 0));
@@ -145,13 +147,10 @@ fn down_file_keeps_it_down_and_once_runs_once() {
 
 #[test]
 fn notification_fd_readiness() {
-    let s = Scratch::new("sup-ready");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\nsleep 0.2\necho ready >&5\nexec sleep 300\n")
-        .path();
-    s.write("svc/notification-fd", "5\n", false);
-    let sub = subscribe(&dir);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let (sup, sub) = watched("sup-ready", |d| {
+        d.run("#!/bin/sh\nsleep 0.2\necho ready >&5\nexec sleep 300\n")
+            .notification_fd(5)
+    });
     assert_eq!(events_until(&sub, "suU"), "suU");
     let r = sup.status();
     assert!(r.is_up() && r.ready);
@@ -160,13 +159,9 @@ fn notification_fd_readiness() {
 
 #[test]
 fn finish_125_is_a_permanent_failure() {
-    let s = Scratch::new("sup-125");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\nexit 7\n")
-        .path();
-    s.write("svc/finish", "#!/bin/sh\nexit 125\n", true);
-    let sub = subscribe(&dir);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let (sup, sub) = watched("sup-125", |d| {
+        d.run("#!/bin/sh\nexit 7\n").finish("#!/bin/sh\nexit 125\n")
+    });
     assert_eq!(events_until(&sub, "sudOD"), "sudOD");
     // Past the one-second pacing a restart would wait for.
     let mut buf = [0u8; 8];
@@ -178,16 +173,14 @@ fn finish_125_is_a_permanent_failure() {
 
 #[test]
 fn timeout_kill_and_down_signal() {
-    let s = Scratch::new("sup-tkill");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\ntrap '' TERM HUP\n: > trapped\nwhile :; do sleep 1; done\n")
-        .path();
-    s.write("svc/timeout-kill", "200\n", false);
-    s.write("svc/down-signal", "SIGHUP\n", false);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::with("sup-tkill", |d| {
+        d.run("#!/bin/sh\ntrap '' TERM HUP\n: > trapped\nwhile :; do sleep 1; done\n")
+            .file("timeout-kill", "200\n")
+            .file("down-signal", "SIGHUP\n")
+    });
     sup.wait_up();
     wait_until(T, "the traps set", || {
-        dir.join("trapped").exists().then_some(())
+        sup.dir.join("trapped").exists().then_some(())
     });
     let t0 = Instant::now();
     sup.send("d");
@@ -198,14 +191,11 @@ fn timeout_kill_and_down_signal() {
 
 #[test]
 fn timeout_finish_kills_a_slow_finish() {
-    let s = Scratch::new("sup-tfinish");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\nexec sleep 300\n")
-        .path();
-    s.write("svc/finish", "#!/bin/sh\nexec sleep 300\n", true);
-    s.write("svc/timeout-finish", "300\n", false);
-    let sub = subscribe(&dir);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let (sup, sub) = watched("sup-tfinish", |d| {
+        d.run("#!/bin/sh\nexec sleep 300\n")
+            .finish("#!/bin/sh\nexec sleep 300\n")
+            .file("timeout-finish", "300\n")
+    });
     events_until(&sub, "su");
     sup.send("d");
     let r = sup.wait_status("finishing", |r| r.finishing);
@@ -217,10 +207,8 @@ fn timeout_finish_kills_a_slow_finish() {
 
 #[test]
 fn missing_run_retries_slowly_and_says_why() {
-    let s = Scratch::new("sup-norun");
-    std::fs::create_dir_all(s.join("svc")).unwrap();
-    let dir = s.join("svc");
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let mut sup = Case::with("sup-norun", |d| d);
+    let dir = sup.dir.clone();
     let r = sup.wait_status("exitcode 127", |r| r.exitcode() == Some(127));
     assert_eq!((r.pid, r.want_up), (0, true));
     let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
@@ -244,7 +232,7 @@ fn missing_run_retries_slowly_and_says_why() {
         "supervisor must not spin"
     );
     // fix it, then `u` starts it at once and the record is cleared
-    s.write("svc/run", SLEEPER, true);
+    ServiceDir::new(&dir).run(SLEEPER);
     sup.send("u");
     sup.wait_up();
     assert!(!dir.join("supervise/spawn-error").exists());
@@ -252,12 +240,9 @@ fn missing_run_retries_slowly_and_says_why() {
 
 #[test]
 fn run_not_executable_is_exitcode_126() {
-    let s = Scratch::new("sup-noexec");
-    let dir = s.join("svc");
-    s.write("svc/run", SLEEPER, false);
-    let sup = Supervised::start("tend-supervise", &dir);
+    let sup = Case::with("sup-noexec", |d| d.file("run", SLEEPER));
     sup.wait_status("exitcode 126", |r| r.exitcode() == Some(126));
-    let err = std::fs::read_to_string(dir.join("supervise/spawn-error")).unwrap();
+    let err = sup.read("supervise/spawn-error");
     assert!(
         err.ends_with(" 13 ./run\nnot executable (mode 0644)\n"),
         "{err:?}"
@@ -467,11 +452,8 @@ fn spawn_error_noexec_mount() {
 
 #[test]
 fn crash_loop_is_paced_at_one_spawn_per_second() {
-    let s = Scratch::new("sup-crash");
-    let dir = ServiceDir::new(s.join("svc"))
-        .run("#!/bin/sh\necho x >> runs\nexit 1\n")
-        .path();
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let mut sup = Case::run("sup-crash", "#!/bin/sh\necho x >> runs\nexit 1\n");
+    let dir = sup.dir.clone();
     // A measuring window: the spawns counted in it are the pacing under test.
     std::thread::sleep(Duration::from_millis(2500));
     let runs = std::fs::read_to_string(dir.join("runs"))
@@ -572,10 +554,7 @@ fn garbage_on_control_is_ignored() {
 
 #[test]
 fn sigterm_brings_down_and_exits() {
-    let s = Scratch::new("sup-term");
-    let dir = ServiceDir::new(s.join("svc")).run(SLEEPER).path();
-    let sub = subscribe(&dir);
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let (mut sup, sub) = watched("sup-term", |d| d.run(SLEEPER));
     events_until(&sub, "su");
     sup.daemon().signal(Signal::SIGTERM);
     assert_eq!(events_until(&sub, "dDx"), "dDx");
@@ -611,9 +590,11 @@ fn sighup_exits_when_the_service_dies() {
 
 #[test]
 fn sigint_interrupts_the_process_group() {
-    let s = Scratch::new("sup-int");
-    let dir = ServiceDir::new(s.join("svc")).run("#!/bin/sh\n# a non-interactive shell's background jobs ignore SIGINT; perl resets it\nperl -e '$SIG{INT}=\"DEFAULT\"; open F, \">c.tmp\"; print F \"$$\\n\"; close F; rename \"c.tmp\", \"child\"; sleep 300' &\nwait\n").path();
-    let mut sup = Supervised::start("tend-supervise", &dir);
+    let mut sup = Case::run(
+        "sup-int",
+        "#!/bin/sh\n# a non-interactive shell's background jobs ignore SIGINT; perl resets it\nperl -e '$SIG{INT}=\"DEFAULT\"; open F, \">c.tmp\"; print F \"$$\\n\"; close F; rename \"c.tmp\", \"child\"; sleep 300' &\nwait\n",
+    );
+    let dir = sup.dir.clone();
     sup.wait_up();
     let child: i32 = wait_until(T, "child pid", || {
         std::fs::read_to_string(dir.join("child"))
