@@ -101,7 +101,7 @@ impl Row {
 /// `run`) is a scan directory, whose entries (sorted, dot-files skipped) are the services.
 pub fn services(operands: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     if let [one] = operands
-        && !one.join("run").exists()
+        && !one.join(servicedir::RUN).exists()
     {
         // d_type says "directory" without a stat; a symlink is followed.
         let mut v: Vec<PathBuf> = std::fs::read_dir(one)?
@@ -232,7 +232,7 @@ fn fill(r: &mut Row, s: &Snapshot, now: Tai64n) {
 fn last_death(dir: &Path, r: &mut Row) {
     use std::os::unix::fs::FileExt;
     // The size gives the count; only the last record is read.
-    let Ok(f) = std::fs::File::open(dir.join("supervise/death_tally")) else {
+    let Ok(f) = std::fs::File::open(dir.join(servicedir::DEATH_TALLY)) else {
         return;
     };
     let Ok(len) = f.metadata().map(|m| m.len()) else {
