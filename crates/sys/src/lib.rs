@@ -11,6 +11,10 @@
 //! Everything here is policy-free: no messages are printed and nothing exits, except the
 //! child half of a spawn, which can only `_exit`.
 //!
+//! Exec'ing without allocating goes through [`exec::Ready`], which owns a program's
+//! strings and the NULL-terminated pointer arrays into them, so no caller handles a raw
+//! pointer; the one function taking raw arrays is crate-private and `unsafe`.
+//!
 //! [`diagnose`] is the one place that says why an exec failed (a CRLF `#!` line, a
 //! missing interpreter or loader, a noexec mount...): every program that execs or
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
