@@ -1476,6 +1476,7 @@ fn shared_stdin_and_stdout_keep_their_flags() {
                 Ok(0) | Err(_) => break,
                 Ok(n) => all.extend_from_slice(&b[..n]),
             }
+            // The slow reader under test: it keeps the pipe full.
             std::thread::sleep(Duration::from_micros(300));
         }
         all
