@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 use tend_cli::{Program, code, expand_long, parse_duration_ms, shown};
-use tend_jobs::{apply, model, render, systemd};
+use tend_jobs::{apply, bpm, model, render, systemd};
 
 const USAGE: &str = "tend-jobs check [ -n job ] file | tend-jobs apply [ -s ] [ -n job ] [ -t patience ] file dir | tend-jobs remove [ -t patience ] job scandir";
 const PROG: Program = Program::new("tend-jobs", USAGE);
@@ -35,7 +35,7 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
     let src = String::from_utf8(src).unwrap_or_else(|_| {
         PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });
-    model::parse(&src, &name, &PROG)
+    bpm::parse(&src, &name, &PROG)
         .unwrap_or_else(|e| PROG.fatal(e.code(), format_args!("{}: {e}", shown(file))))
 }
 
