@@ -174,14 +174,11 @@ fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
 
-/// Milliseconds left before `deadline`, for poll.
+/// How long poll may wait before `deadline`, by the one rounding rule (tend_sys::deadline);
+/// None once it has passed.
 fn left(deadline: Instant) -> Option<PollTimeout> {
-    let d = deadline.saturating_duration_since(Instant::now());
-    if d.is_zero() {
-        return None;
-    }
-    let ms = d.as_millis().clamp(1, i32::MAX as u128) as i32;
-    PollTimeout::try_from(ms).ok()
+    let now = Instant::now();
+    (deadline > now).then(|| tend_sys::deadline::poll_timeout(Some(deadline), now))
 }
 
 fn exec(cmd: &str, deadline: Instant, timeout: Duration, close: &[i32]) -> Result<(), Failure> {
