@@ -8,6 +8,7 @@ mod compat;
 mod docs;
 mod fuzz;
 mod guest;
+mod hostile;
 mod init;
 mod jobs;
 mod log;

@@ -118,7 +118,12 @@ pub fn installed(scandir: &Path, job: &str) -> Result<Vec<String>, SysError> {
         if n.starts_with('.') {
             continue;
         }
-        if fs::read(e.path().join(MARKER)).ok().as_deref() == Some(want.as_bytes()) {
+        // Non-blocking, regular files only: a FIFO planted as a marker must not hang us.
+        if tend_sys::fd::read_regular(&e.path().join(MARKER), 4096)
+            .ok()
+            .as_deref()
+            == Some(want.as_bytes())
+        {
             out.push(n.to_string());
         }
     }

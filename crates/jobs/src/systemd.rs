@@ -203,8 +203,12 @@ fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
         .filter(|n| n.starts_with(&format!("{job}-")) && n.ends_with(".service"))
         .filter(|n| !units.iter().any(|u| &u.name == n))
         .filter(|n| {
-            fs::read_to_string(dir.join(n))
-                .is_ok_and(|t| t.lines().next().is_some_and(|l| l.starts_with(&head)))
+            // Only the first line matters; read the safe way (a FIFO must not hang us).
+            tend_sys::fd::read_regular(&dir.join(n), 4096).is_ok_and(|t| {
+                t.split(|&b| b == b'\n')
+                    .next()
+                    .is_some_and(|l| l.starts_with(head.as_bytes()))
+            })
         })
         .collect();
     out.sort();
@@ -218,7 +222,11 @@ pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysEr
     let mut written = Vec::new();
     for u in units {
         let target = dir.join(&u.name);
-        if fs::read(&target).ok().as_deref() == Some(u.text.as_bytes()) {
+        if tend_sys::fd::read_regular(&target, u.text.len() + 1)
+            .ok()
+            .as_deref()
+            == Some(u.text.as_bytes())
+        {
             continue;
         }
         let tmp = dir.join(format!(".{}.{}", u.name, std::process::id()));
