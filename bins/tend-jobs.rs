@@ -1,6 +1,10 @@
 //! tend-jobs — translate a bpm.yml job description into tend service directories (or
 //! systemd units), check it, or remove a job's services. See man/man8/tend-jobs.8.
-#![forbid(unsafe_code)]
+//!
+//! Its own C `main`, as the multi-call `tend` (bins/tend.rs): Rust's start-up would
+//! reopen closed fds 0-2 on /dev/null.
+#![no_main]
+#![deny(unsafe_code)]
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -45,7 +49,16 @@ fn patience(p: &tend_cli::Parsed) -> Duration {
     })
 }
 
-pub fn main() {
+#[allow(unsafe_code)]
+// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
+// it (`#![no_main]`), and its signature is C's.
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
+    unsafe { tend_sys::entry::start(argc, argv, run) }
+}
+
+fn run() {
     let mut args = tend_cli::args();
     let Some(sub) = args.next() else {
         PROG.usage_exit()

@@ -234,3 +234,161 @@ fn corrupt_status_under_a_live_supervisor_is_named() {
     std::fs::remove_file(moved.join("supervise")).unwrap();
     std::fs::rename(s.join("old-supervise"), moved.join("supervise")).unwrap();
 }
+
+/// Records, into the file named by $1, each of fds 0-2 as the shell got it (open on
+/// what, or closed) and its ignored-signal mask: what a chain tool handed it.
+const FD_PROBE: &str = r#"#!/bin/sh
+for n in 0 1 2; do
+  if [ -e /proc/$$/fd/$n ]; then echo "$n $(readlink /proc/$$/fd/$n)" >>"$1"; else echo "$n closed" >>"$1"; fi
+done
+grep SigIgn /proc/$$/status >>"$1"
+"#;
+
+/// Run `tool` (a command line, shell words) on the probe with fd `closed` closed, SIGPIPE
+/// ignored first if `sigpipe_ignored`; what the probe saw, pipes masked.
+fn probe_through(s: &Scratch, tool: &str, closed: u8, sigpipe_ignored: bool) -> (i32, String) {
+    let out = s.join("probe.out");
+    let _ = std::fs::remove_file(&out);
+    let trap = if sigpipe_ignored {
+        "trap '' PIPE; "
+    } else {
+        ""
+    };
+    let line = format!(
+        "{trap}exec {tool} {} {} {closed}>&-",
+        s.join("probe").display(),
+        out.display()
+    );
+    let mut c = Command::new("/bin/sh");
+    c.args(["-c", &line]).env("PATH", path_env());
+    let o = run_bounded(c, BOUND);
+    let seen = std::fs::read_to_string(&out).unwrap_or_default();
+    let masked: Vec<String> = seen
+        .lines()
+        .map(|l| match l.find("pipe:[") {
+            Some(at) => format!("{}pipe", &l[..at]),
+            None => l.to_string(),
+        })
+        .collect();
+    (o.status.code().unwrap_or(-1), masked.join("\n"))
+}
+
+/// Every chain tool with an s6 counterpart, with each of fds 0, 1 and 2 closed (and
+/// SIGPIPE default or ignored): the program it runs gets the same fds and the same
+/// SIGPIPE as under s6's tool. tend's used to hand it /dev/null for the closed fd (Rust's
+/// start-up) and an ignored SIGPIPE. s6-setlock's lock lands on the lowest closed fd, and
+/// so does tend-setlock's.
+#[test]
+fn closed_std_fds_pass_through_chain_tools_as_s6() {
+    let s = Scratch::new("hostile-fds-chain");
+    s.write("probe", FD_PROBE, true);
+    s.write("env/X", "1\n", false);
+    let root = nix::unistd::geteuid().is_root();
+    let env = s.join("env");
+    let lock = s.join("lock");
+    let (env, lock) = (env.display(), lock.display());
+    let mut pairs: Vec<(String, String)> = vec![
+        (format!("s6-envdir {env}"), format!("tend-envdir {env}")),
+        ("s6-softlimit -o 100".into(), "tend-softlimit -o 100".into()),
+        ("s6-setsid".into(), "tend-setsid".into()),
+        (format!("s6-setlock {lock}"), format!("tend-setlock {lock}")),
+    ];
+    if root {
+        pairs.push(("s6-setuidgid root".into(), "tend-setuidgid root".into()));
+        pairs.push(("s6-envuidgid root".into(), "tend-envuidgid root".into()));
+        pairs.push((
+            "s6-applyuidgid -u 0 -g 0".into(),
+            "tend-applyuidgid -u 0 -g 0".into(),
+        ));
+    } else {
+        eprintln!("skipped: the setuidgid, envuidgid and applyuidgid cases need root");
+    }
+    for (s6, ours) in &pairs {
+        require(s6.split(' ').next().unwrap());
+        for closed in 0..3 {
+            for ignored in [false, true] {
+                let want = probe_through(&s, s6, closed, ignored);
+                let got = probe_through(&s, ours, closed, ignored);
+                assert_eq!(
+                    got, want,
+                    "{ours} with fd {closed} closed (SIGPIPE ignored: {ignored}) vs {s6}"
+                );
+                assert!(got.1.contains(&format!("{closed} ")), "{got:?}");
+            }
+        }
+    }
+    // tend's own chain tools: the closed fd stays closed.
+    for tool in ["tend-cpuset 0"] {
+        for closed in 0..3 {
+            let (code, seen) = probe_through(&s, tool, closed, false);
+            assert_eq!(code, 0, "{tool}: {seen}");
+            assert!(
+                seen.contains(&format!("{closed} closed")),
+                "{tool} with fd {closed} closed: {seen}"
+            );
+        }
+    }
+}
+
+/// Run `prog` with `input` on stdin (unless fd `closed` is the one closed) in `dir`;
+/// exit code and stderr (program names dropped).
+fn closed_fd_run(dir: &Path, prog: &str, closed: u8, input: &str) -> (i32, String) {
+    let line = format!(
+        "printf '{input}' | exec {prog} {closed}>&- 2>{}/err",
+        dir.display()
+    );
+    let line = if closed == 2 {
+        format!("printf '{input}' | exec {prog} 2>&-")
+    } else {
+        line
+    };
+    let _ = std::fs::remove_file(dir.join("err"));
+    let mut c = Command::new("/bin/sh");
+    c.args(["-c", &line])
+        .current_dir(dir)
+        .env("PATH", path_env());
+    let o = run_bounded(c, BOUND);
+    let err = std::fs::read_to_string(dir.join("err")).unwrap_or_default();
+    (o.status.code().unwrap_or(-1), err)
+}
+
+/// The programs that read stdin or write stdout, with each of fds 0-2 closed, against
+/// their s6 counterparts: the same exit codes (111 when the fd it reads or writes is
+/// closed, 0 otherwise; s6-log and tend-log read a closed stdin as empty), the same log
+/// contents; tend-socklog refuses a closed stdout with exit 100 as s6-socklog does
+/// (it ran on and dropped every message).
+#[test]
+fn closed_std_fds_in_the_log_programs_as_s6() {
+    let s = Scratch::new("hostile-fds-log");
+    for (s6, ours) in [
+        ("s6-tai64n", "tend-tai64n"),
+        ("s6-tai64nlocal", "tend-tai64nlocal"),
+        ("ucspilogd", "tend-ucspilogd"),
+        ("s6-log -- ./ld", "tend-log -- ./ld"),
+    ] {
+        require(s6.split(' ').next().unwrap());
+        for closed in 0..3 {
+            let mut seen = Vec::new();
+            for prog in [s6, ours] {
+                let dir = s.join(format!("{}-{closed}", prog.split(' ').next().unwrap()));
+                std::fs::create_dir_all(&dir).unwrap();
+                let (code, err) = closed_fd_run(&dir, prog, closed, "hello\\n");
+                let logged = std::fs::read_to_string(dir.join("ld/current")).unwrap_or_default();
+                seen.push((code, err.is_empty(), logged));
+            }
+            assert_eq!(seen[1], seen[0], "{ours} vs {s6} with fd {closed} closed");
+        }
+    }
+    require("s6-socklog");
+    for prog in ["s6-socklog", "tend-socklog"] {
+        let dir = s.join(prog);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (code, err) = closed_fd_run(&dir, &format!("{prog} -x ./sock"), 1, "");
+        assert_eq!(code, 100, "{prog}: {err}");
+        assert!(
+            err.starts_with(&format!("{prog}: fatal: invalid stdout: Bad file")),
+            "{err}"
+        );
+        assert!(!dir.join("sock").exists(), "{prog} bound a socket");
+    }
+}

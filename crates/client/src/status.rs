@@ -179,10 +179,7 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         record,
         normally_up,
         Tai64n::now(),
-        spawn_error
-            .as_deref()
-            .ok()
-            .and_then(SpawnRecord::decode),
+        spawn_error.as_deref().ok().and_then(SpawnRecord::decode),
     );
     if let Err(e @ tend_sys::fd::NotRead::NotAFile(_)) = spawn_error {
         snap.problems

@@ -180,6 +180,7 @@ fn environ_pointers() -> Vec<*const libc::c_char> {
 
 /// Replace the process with `prog`. Only returns on failure, with the errno.
 pub fn exec(prepared: &Prepared) -> Errno {
+    crate::entry::restore_sigpipe();
     let argv = pointers(&prepared.argv);
     let envp = prepared.envp_pointers();
     execve_prepared(&argv, &envp, &prepared.candidates)

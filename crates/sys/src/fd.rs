@@ -6,6 +6,7 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
+use nix::sys::stat::Mode;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Wrap an fd that a system call just returned to us.
@@ -102,6 +103,24 @@ pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, NotRe
     let got = read_regular_into(path, &mut out)?;
     out.truncate(got);
     Ok(out)
+}
+
+/// Open each of `fds` (standard fds, in increasing order) that is closed on /dev/null, as
+/// skalibs' fd_sanitize: for a daemon that must not have a socket or file it opens land
+/// on fd 0 or 1 and be read or written as if it were stdin or stdout (tend-svscan: 0-2,
+/// as s6-svscan; tend-log: 0 and 1, as s6-log). Chain tools never call this.
+pub fn open_closed_on_dev_null(fds: &[RawFd]) -> Result<(), Errno> {
+    for &fd in fds {
+        if fcntl(fd, FcntlArg::F_GETFD) == Err(Errno::EBADF) {
+            let null = nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, Mode::empty())?;
+            if null != fd {
+                // A lower fd was closed too and not asked for: leave it as it was.
+                let _ = nix::unistd::close(null);
+                return Err(Errno::EBADF);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Write all of `data` to a blocking fd, retrying after EINTR and short writes.

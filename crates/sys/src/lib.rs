@@ -17,6 +17,7 @@
 pub mod code;
 pub mod deadline;
 pub mod diagnose;
+pub mod entry;
 pub mod error;
 pub mod exec;
 pub mod fd;
