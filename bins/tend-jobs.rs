@@ -30,12 +30,30 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
             format_args!("no job name for {}: give one with -n", shown(file)),
         )
     });
-    let src = std::fs::read(path).unwrap_or_else(|e| {
-        PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to read {}: {e}", shown(file)),
+    // Blocking and any kind of file (a pipe from <(...) is fine), but bounded.
+    let mut src = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(f, tend_jobs::yaml::MAX_BYTES as u64 + 1),
+            &mut src,
         )
     });
+    if let Err(e) = read {
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!(
+                "unable to read {}: {}",
+                shown(file),
+                tend_sys::error::io_reason(&e)
+            ),
+        )
+    }
+    if src.len() > tend_jobs::yaml::MAX_BYTES {
+        PROG.fatal(
+            code::USAGE,
+            format_args!("{}: larger than 1 MiB: refused", shown(file)),
+        )
+    }
     let src = String::from_utf8(src).unwrap_or_else(|_| {
         PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });

@@ -392,3 +392,97 @@ fn closed_std_fds_in_the_log_programs_as_s6() {
         assert!(!dir.join("sock").exists(), "{prog} bound a socket");
     }
 }
+
+/// A "billion laughs" bpm.yml: nine levels of nine aliases, 9^9 strings once expanded.
+fn laughs() -> String {
+    let mut y = String::from("l0: &l0 \"lol\"\n");
+    for i in 1..10 {
+        let refs = vec![format!("*l{}", i - 1); 9].join(", ");
+        y.push_str(&format!("l{i}: &l{i} [{refs}]\n"));
+    }
+    y.push_str("processes:\n  - name: web\n    executable: /bin/true\n    args: *l9\n");
+    y
+}
+
+/// tend-jobs under a 1 GiB address-space cap (it filled memory, then aborted with a
+/// backtrace under the cap): one line, exit 100, for check and apply alike; nothing
+/// written by apply.
+fn jobs_capped(args: &[&str]) -> Output {
+    let mut c = Command::new("/bin/sh");
+    c.arg("-c")
+        .arg("ulimit -v 1048576; exec \"$0\" \"$@\"")
+        .arg(bin("tend-jobs"))
+        .args(args);
+    run_bounded(c, Duration::from_secs(60))
+}
+
+#[test]
+fn yaml_alias_bomb_and_huge_documents_are_refused() {
+    let s = Scratch::new("hostile-yaml");
+    let bomb = s.write("bomb.yml", &laughs(), false);
+    let b = bomb.to_str().unwrap();
+    let sd = s.join("sd");
+    std::fs::create_dir_all(&sd).unwrap();
+    let want = format!(
+        "tend-jobs: fatal: {b}: YAML expands to more than 100000 nodes (through aliases): refused\n"
+    );
+    for args in [
+        vec!["check", b],
+        vec!["apply", b, sd.to_str().unwrap()],
+        vec!["apply", "-s", b, sd.to_str().unwrap()],
+    ] {
+        let o = jobs_capped(&args);
+        assert_code(&o, 100);
+        assert_eq!(text(&o.stderr), want, "{args:?}");
+    }
+    assert_eq!(std::fs::read_dir(&sd).unwrap().count(), 0, "apply wrote");
+    // Nested deeper than 64 levels (block sequences: yaml-rust2 stops flow ones at 255
+    // by itself, "malformed YAML ...: recursion limit exceeded").
+    let deep = s.write(
+        "deep.yml",
+        &format!("processes:\n  {}x\n", "- ".repeat(100_000)),
+        false,
+    );
+    let o = jobs_capped(&["check", deep.to_str().unwrap()]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-jobs: fatal: {}: YAML nested deeper than 64 levels: refused\n",
+            deep.display()
+        )
+    );
+    let flow = s.write(
+        "flow.yml",
+        &format!(
+            "processes: {}{}\n",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        ),
+        false,
+    );
+    let o = jobs_capped(&["check", flow.to_str().unwrap()]);
+    assert_code(&o, 100);
+    assert_eq!(text(&o.stderr).lines().count(), 1, "{}", text(&o.stderr));
+    // Larger than 1 MiB.
+    let mut big = String::from("processes:\n  - name: web\n    executable: /bin/true\n");
+    big.push_str(&format!("# {}\n", "x".repeat(1 << 20)));
+    let big = s.write("big.yml", &big, false);
+    let o = jobs_capped(&["check", big.to_str().unwrap()]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-jobs: fatal: {}: larger than 1 MiB: refused\n",
+            big.display()
+        )
+    );
+    // Aliases within the limit still work (bpm files use them for shared env).
+    let fine = s.write(
+        "fine.yml",
+        "common: &env {A: \"1\"}\nprocesses:\n  - name: a\n    executable: /bin/true\n    env: *env\n",
+        false,
+    );
+    let o = jobs_capped(&["check", fine.to_str().unwrap()]);
+    assert_code(&o, 0);
+}

@@ -3,19 +3,105 @@
 //! each error naming what was being read. Nothing here knows bpm's keys.
 
 use crate::model::Invalid;
+use std::collections::HashMap;
 use tend_sys::warn::Warn;
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::{Marker, ScanError};
 use yaml_rust2::{Yaml, YamlLoader};
 
-/// The documents of `src`; a syntax error names its line and column.
+/// The largest job description read, in bytes (a large BOSH job's bpm.yml is a few KiB).
+pub const MAX_BYTES: usize = 1 << 20;
+/// The most nodes a document may have once its aliases are expanded: yaml-rust2 copies
+/// the anchored node for every alias, so nine levels of nine aliases ("billion laughs")
+/// would be 9^9 copies. A job with hundreds of processes stays far below.
+pub const MAX_NODES: u64 = 100_000;
+/// The deepest nesting of sequences and mappings (bpm's keys nest four deep).
+pub const MAX_DEPTH: usize = 64;
+
+/// The documents of `src`; a syntax error names its line and column. A document larger
+/// than `MAX_NODES` once expanded, or nested deeper than `MAX_DEPTH`, is refused before
+/// any of it is built.
 pub fn load(src: &str) -> Result<Vec<Yaml>, Invalid> {
-    YamlLoader::load_from_str(src).map_err(|e| {
+    let malformed = |e: ScanError| {
         Invalid(format!(
             "malformed YAML at line {} column {}: {}",
             e.marker().line(),
             e.marker().col() + 1,
             e.info()
         ))
-    })
+    };
+    // Event by event (Parser::load and the loader recurse once per level, so a deep
+    // block nesting would overflow the stack before any limit could be checked).
+    let mut parser = Parser::new_from_str(src);
+    let mut bounds = Bounds::default();
+    loop {
+        let (ev, mark) = parser.next_token().map_err(malformed)?;
+        if matches!(ev, Event::StreamEnd) {
+            break;
+        }
+        bounds.on_event(ev, mark);
+        if let Some(why) = bounds.over {
+            return Err(Invalid(why.into()));
+        }
+    }
+    YamlLoader::load_from_str(src).map_err(malformed)
+}
+
+/// Counts, from the parser's events alone, what the loader would build: nodes (an alias
+/// counts as many as its anchor's node holds) and depth. Cheap whatever the input: no
+/// node is built.
+#[derive(Default)]
+struct Bounds {
+    nodes: u64,
+    /// Per open sequence or mapping: its anchor and the node count before it.
+    open: Vec<(usize, u64)>,
+    /// Node count of each anchored node.
+    anchors: HashMap<usize, u64>,
+    over: Option<&'static str>,
+}
+
+impl Bounds {
+    fn add(&mut self, n: u64) {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES && self.over.is_none() {
+            self.over = Some("YAML expands to more than 100000 nodes (through aliases): refused");
+        }
+    }
+}
+
+impl MarkedEventReceiver for Bounds {
+    fn on_event(&mut self, ev: Event, _: Marker) {
+        if self.over.is_some() {
+            return;
+        }
+        match ev {
+            Event::Scalar(_, _, anchor, _) => {
+                self.add(1);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, 1);
+                }
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                self.open.push((anchor, self.nodes));
+                self.add(1);
+                if self.open.len() > MAX_DEPTH {
+                    self.over = Some("YAML nested deeper than 64 levels: refused");
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, before)) = self.open.pop()
+                    && anchor > 0
+                {
+                    self.anchors.insert(anchor, self.nodes - before);
+                }
+            }
+            Event::Alias(id) => {
+                let n = self.anchors.get(&id).copied().unwrap_or(1);
+                self.add(n);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// A duration: a number of seconds, or a number with ms, s, m or h.
@@ -185,6 +271,26 @@ impl<'a> Map<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounds() {
+        // An alias counts what its anchor holds: 3 + 1 (the mapping) + 2 x 3.
+        let mut b = Bounds::default();
+        let mut p = Parser::new_from_str("a: &x [1, 2]\nb: *x\nc: *x\n");
+        loop {
+            let (ev, m) = p.next_token().unwrap();
+            if matches!(ev, Event::StreamEnd) {
+                break;
+            }
+            b.on_event(ev, m);
+        }
+        assert_eq!((b.nodes, b.over), (1 + 1 + 3 + 1 + 3 + 1 + 3, None));
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
+        assert!(load(&deep).is_err());
+        let ok = format!("{}{}", "[".repeat(64), "]".repeat(64));
+        assert!(load(&ok).is_ok());
+        assert!(load(&format!("{}x\n", "- ".repeat(100_000))).is_err());
+    }
 
     fn st(s: &str) -> Yaml {
         Yaml::String(s.into())
