@@ -110,7 +110,7 @@ fn check(p: &tend_cli::Parsed, file: &OsString) -> ! {
 fn apply_systemd(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
     let job = read_job(p, file);
     let units = systemd::units(&job, &tend_jobs::host(&job.name), &PROG);
-    match systemd::write(Path::new(dir), &job.name, &units) {
+    match systemd::write(Path::new(dir), &job.name, &units, patience(p)) {
         Ok(changed) => report(&job.name, &changed, units.len()),
         Err(e) => PROG.fatal(e.code(), e),
     }

@@ -218,7 +218,14 @@ fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
 /// Write the units into `dir`: each changed one to a temporary file beside it, then
 /// renamed over; unchanged ones are not touched; the job's units no longer described are
 /// removed. Returns what was done, one line per unit.
-pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysError> {
+/// One apply at a time per directory (apply's lock, waited for `patience` at most).
+pub fn write(
+    dir: &Path,
+    job: &str,
+    units: &[Unit],
+    patience: std::time::Duration,
+) -> Result<Vec<String>, SysError> {
+    let _lock = crate::apply::lock(dir, patience)?;
     let mut written = Vec::new();
     for u in units {
         let target = dir.join(&u.name);
