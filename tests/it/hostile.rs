@@ -604,3 +604,83 @@ fn sigkill_mid_apply_is_recovered_by_the_next() {
     }
     eprintln!("{killed_with_leftovers} of 8 kills left hidden entries for the next apply");
 }
+
+/// A service whose readiness and liveness are both probed over HTTP: once the answers
+/// flip to 500, the watcher restarts it, the restarted service never becomes ready, and
+/// each time it is still not ready after the grace (-T) counts as a failed probe; after
+/// max-restarts it is unhealthy and tend-summary exits 1. (The watcher skipped a service
+/// that was not ready: it stalled at 1 restart of 2, and tend-summary said 0.)
+#[test]
+fn liveness_keeps_counting_when_readiness_never_comes_back() {
+    require("python3");
+    let s = Scratch::new("hostile-live-ready");
+    let fleet = Fleet::start(&s);
+    let port = free_port();
+    s.write("sd/web/server.py", SERVER, false);
+    s.write("sd/web/notification-fd", "3\n", false);
+    s.write(
+        "sd/web/run",
+        &format!(
+            "#!/bin/sh\nexec tend-check -n 0 -w 20 -u http://127.0.0.1:{port}/ -- python3 server.py {port}\n"
+        ),
+        true,
+    );
+    let web = fleet.svc("web");
+    s.write(
+        "sd/web-check/run",
+        &format!(
+            "#!/bin/sh\nexec tend-check -L -u http://127.0.0.1:{port}/ -S ../web \
+             -i 100ms -f 2 -m 2 -W 1h -t 500 -T 1s\n"
+        ),
+        true,
+    );
+    fleet.rescan();
+    fleet.wait_supervised("web");
+    let state = |k: &str| -> Option<String> {
+        let d = std::fs::read(web.join("supervise/tend-check")).ok()?;
+        tend_proto::health::get(&d, k).map(text)
+    };
+    let patience = Duration::from_secs(30);
+    wait_until(patience, "healthy", || {
+        (state("health")? == "healthy").then_some(())
+    });
+    std::fs::write(web.join("code"), "500").unwrap();
+    wait_until(patience, "unhealthy", || {
+        (state("health")? == "unhealthy").then_some(())
+    });
+    assert_eq!(state("restarts").as_deref(), Some("2"));
+    let reason = state("reason").unwrap_or_default();
+    assert!(reason.starts_with("not ready "), "{reason}");
+    let o = fleet.summary(&[]);
+    assert_code(&o, 1);
+    let t = text(&o.stdout);
+    let line = t.lines().find(|l| l.starts_with("web ")).unwrap();
+    assert!(line.contains(" unhealthy "), "{t}");
+    // Left alone from then on: no restart past max-restarts.
+    let pid = fleet.status("web").unwrap().pid;
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        fleet.status("web").unwrap().pid,
+        pid,
+        "restarted past max-restarts"
+    );
+}
+
+/// The same through a bpm.yml: the health watcher of a process with a readiness probe
+/// takes the probe's timeout as its grace.
+#[test]
+fn bpm_health_watcher_gets_the_readiness_grace() {
+    let s = Scratch::new("hostile-bpm-grace");
+    let yml = s.write(
+        "shop.yml",
+        "processes:\n  - name: web\n    executable: /bin/true\n    tend:\n      ready: {http: \"http://127.0.0.1:1/\", timeout: 7s}\n      health: {http: \"http://127.0.0.1:1/\"}\n",
+        false,
+    );
+    let sd = s.join("sd");
+    std::fs::create_dir_all(&sd).unwrap();
+    let mut c = cmd("tend-jobs");
+    c.arg("apply").arg(&yml).arg(&sd);
+    assert_code(&run(c), 0);
+    let run = std::fs::read_to_string(sd.join("shop-web-health/run")).unwrap();
+    assert!(run.contains(" -T 7s\n"), "{run}");
+}

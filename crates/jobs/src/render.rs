@@ -97,6 +97,12 @@ pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
                 "-W".into(),
                 seconds(h.window_ms),
             ]);
+            // The readiness probe's limit is the watcher's grace: a restart that is not
+            // ready by then counts as a failed probe (tend-check's default, 30 s, for
+            // notify and for a process without readiness).
+            if let Some(Ready::Probe { timeout_ms, .. }) = &p.ready {
+                words.extend(["-T".into(), seconds(*timeout_ms)]);
+            }
             let run = format!(
                 "#!/bin/sh\n# Written by tend-jobs for job {}: edits are overwritten.\nexec 2>&1\nexec {}\n",
                 job.name,
