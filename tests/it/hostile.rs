@@ -684,3 +684,173 @@ fn bpm_health_watcher_gets_the_readiness_grace() {
     let run = std::fs::read_to_string(sd.join("shop-web-health/run")).unwrap();
     assert!(run.contains(" -T 7s\n"), "{run}");
 }
+
+/// How a hostile server ends its answer.
+#[derive(Clone, Copy)]
+enum End {
+    /// A FIN after the bytes.
+    Close,
+    /// A reset after the bytes (SO_LINGER 0).
+    Reset,
+    /// Nothing more: the connection stays open.
+    Hold,
+}
+
+/// A server on 127.0.0.1 that answers every connection with `answer`, then `end`s it.
+fn hostile_http(answer: Vec<u8>, end: End) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(&answer);
+            match end {
+                End::Close => drop(c),
+                End::Reset => {
+                    let _ = nix::sys::socket::setsockopt(
+                        &c,
+                        nix::sys::socket::sockopt::Linger,
+                        &libc::linger {
+                            l_onoff: 1,
+                            l_linger: 0,
+                        },
+                    );
+                    drop(c)
+                }
+                End::Hold => held.push(c),
+            }
+        }
+    });
+    port
+}
+
+/// tend-check's verdict on one attempt (Ok, or the reason), and curl's (pass or fail)
+/// when curl is installed.
+fn verdicts(port: u16, body: Option<&str>) -> (Result<(), String>, Option<bool>) {
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut c = cmd("tend-check");
+    c.args(["-t", "3000", "-u", &url]);
+    if let Some(b) = body {
+        c.args(["-b", b]);
+    }
+    let o = run_bounded(c, BOUND);
+    let ours = match o.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(text(&o.stderr)
+            .trim_end()
+            .trim_start_matches("tend-check: fatal: probe failed: ")
+            .to_string()),
+        _ => panic!("tend-check: {o:?}"),
+    };
+    let curl = have("curl").then(|| {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-o", "/dev/null", "--max-time", "3", &url]);
+        run_bounded(c, BOUND).status.success()
+    });
+    (ours, curl)
+}
+
+/// Answers cut short (a body shorter than its Content-Length, reset or closed; a chunked
+/// body without its last chunk), bare-LF answers, and headers that do not end within
+/// 64 KiB: tend-check's verdict with its reason, and curl's, on the same server.
+#[test]
+fn http_answers_cut_short_bare_lf_and_endless_headers() {
+    if !have("curl") {
+        eprintln!(
+            "skipped: the curl comparisons (curl is not installed); tend-check's verdicts still run"
+        );
+    }
+    let cut = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhealthy".to_vec();
+    let chunked_cut =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\nhealthy\r\n".to_vec();
+    let mut endless = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..2000 {
+        endless.extend_from_slice(format!("X-Pad-{i}: {}\r\n", "a".repeat(40)).as_bytes());
+    }
+    /// What, the answer, its end, `-b`'s text, tend-check's verdict.
+    type Case = (&'static str, Vec<u8>, End, Option<&'static str>, Result<(), String>);
+    let cases: Vec<Case> = vec![
+        (
+            "content-length cut, reset",
+            cut.clone(),
+            End::Reset,
+            Some("health"),
+            Err("body cut short: 7 of 100 bytes (connection reset)".into()),
+        ),
+        (
+            "content-length cut, closed",
+            cut,
+            End::Close,
+            None,
+            Err("body cut short: 7 of 100 bytes".into()),
+        ),
+        (
+            "chunked cut",
+            chunked_cut,
+            End::Close,
+            None,
+            Err("chunked body cut short".into()),
+        ),
+        (
+            "chunked, the text across two chunks",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhea\r\n4;x=y\r\nlthy\r\n0\r\n\r\n".to_vec(),
+            End::Hold,
+            Some("healthy"),
+            Ok(()),
+        ),
+        (
+            "bare LF",
+            b"HTTP/1.1 200 OK\nContent-Length: 2\nContent-Type: text/plain\n\nok".to_vec(),
+            End::Hold,
+            Some("ok"),
+            Ok(()),
+        ),
+        (
+            "bare LF, body until close",
+            b"HTTP/1.0 200 OK\nServer: tiny\n\nalive\n".to_vec(),
+            End::Close,
+            Some("alive"),
+            Ok(()),
+        ),
+        (
+            "headers longer than 64 KiB",
+            endless,
+            End::Hold,
+            None,
+            Err("headers longer than 64 KiB".into()),
+        ),
+        (
+            "closed inside the headers",
+            b"HTTP/1.1 200 OK\r\nContent-Le".to_vec(),
+            End::Close,
+            None,
+            Err("connection closed inside the headers".into()),
+        ),
+        (
+            "a bad chunk size",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n".to_vec(),
+            End::Close,
+            None,
+            Err("malformed chunked body".into()),
+        ),
+    ];
+    for (what, answer, end, body, want) in cases {
+        let port = hostile_http(answer, end);
+        let (ours, curl) = verdicts(port, body);
+        assert_eq!(ours, want, "{what}");
+        // curl 7.88 takes an answer closed inside its headers as whole (exit 0): tend-check
+        // does not call that healthy.
+        let curl_differs = what == "closed inside the headers";
+        if let Some(curl) = curl {
+            assert_eq!(
+                curl,
+                want.is_ok() != curl_differs,
+                "{what}: curl says otherwise"
+            );
+        }
+    }
+}
