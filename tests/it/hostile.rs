@@ -772,7 +772,13 @@ fn http_answers_cut_short_bare_lf_and_endless_headers() {
         endless.extend_from_slice(format!("X-Pad-{i}: {}\r\n", "a".repeat(40)).as_bytes());
     }
     /// What, the answer, its end, `-b`'s text, tend-check's verdict.
-    type Case = (&'static str, Vec<u8>, End, Option<&'static str>, Result<(), String>);
+    type Case = (
+        &'static str,
+        Vec<u8>,
+        End,
+        Option<&'static str>,
+        Result<(), String>,
+    );
     let cases: Vec<Case> = vec![
         (
             "content-length cut, reset",
@@ -853,4 +859,83 @@ fn http_answers_cut_short_bare_lf_and_endless_headers() {
             );
         }
     }
+}
+
+/// packaging/build.sh with CARGO_TARGET_DIR set (Debian's dh-cargo and many CI setups set
+/// it): the executables are taken where cargo put them, by cargo's own report. cargo is a
+/// stand-in here (the real one would rebuild the whole workspace in release into the new
+/// directory, minutes on a test machine): it puts this build's executables in
+/// $CARGO_TARGET_DIR and reports them in cargo's --message-format=json shape (copied
+/// from cargo 1.95's output). build.sh looked in target/ and failed, or packaged a stale
+/// build from there.
+#[test]
+fn packaging_build_follows_cargo_target_dir() {
+    for t in ["dpkg-deb", "xz", "sha256sum", "gzip"] {
+        if !have(t) {
+            eprintln!("skipped: {t} is not installed");
+            return;
+        }
+    }
+    let s = Scratch::new("hostile-build-target");
+    let target = s.join("elsewhere");
+    let built = bin("tend");
+    let jobs = Path::new(env!("CARGO_BIN_EXE_tend-jobs"));
+    let fake = format!(
+        r#"#!/bin/sh
+case "$1" in
+build)
+    d=$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release
+    mkdir -p "$d" && cp "{tend}" "$d/tend" && cp "{jobs}" "$d/tend-jobs" || exit 101
+    for n in tend tend-jobs; do
+        printf '{{"reason":"compiler-artifact","package_id":"path+file:///src#tend@0.1.0","manifest_path":"/src/Cargo.toml","target":{{"kind":["bin"],"crate_types":["bin"],"name":"%s","src_path":"/src/bins/%s.rs","edition":"2024","doc":true,"doctest":false,"test":true}},"profile":{{"opt_level":"3","debuginfo":0,"debug_assertions":false,"overflow_checks":false,"test":false}},"features":[],"filenames":["%s"],"executable":"%s","fresh":false}}\n' "$n" "$n" "$d/$n" "$d/$n"
+    done
+    echo '{{"reason":"build-finished","success":true}}' ;;
+*) echo "fake cargo: $*" >&2; exit 101 ;;
+esac
+"#,
+        tend = built.display(),
+        jobs = jobs.display()
+    );
+    s.write("fakebin/cargo", &fake, true);
+    let out = s.join("out");
+    let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/build.sh"));
+    c.arg(&out)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("TEND_BUILD")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                s.join("fakebin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        );
+    let o = run_bounded(c, Duration::from_secs(300));
+    assert_code(&o, 0);
+    let deb = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .expect("a .deb");
+    let x = s.join("x");
+    let mut c = Command::new("dpkg-deb");
+    c.arg("-x").arg(&deb).arg(&x);
+    assert_code(&run(c), 0);
+    assert_eq!(
+        std::fs::read(x.join("usr/bin/tend")).unwrap(),
+        std::fs::read(&built).unwrap(),
+        "the package's tend is not the one cargo reported"
+    );
+    // The neighbour: packaging/install.sh alone takes $CARGO_TARGET_DIR for target/.
+    let dest = s.join("dest");
+    let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/install.sh"));
+    c.arg(&dest)
+        .arg("/usr")
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("TEND_BUILD");
+    assert_code(&run(c), 0);
+    assert_eq!(
+        std::fs::read(dest.join("usr/bin/tend")).unwrap(),
+        std::fs::read(&built).unwrap()
+    );
 }
