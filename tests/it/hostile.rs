@@ -939,3 +939,127 @@ esac
         std::fs::read(&built).unwrap()
     );
 }
+
+/// Every key of bpm's documented configuration (bpm-release docs/config.md: the process
+/// schema, hooks, limits with core_file_size, volume, unsafe), each with a value bpm
+/// accepts.
+const BPM_KEYS: &[(&str, &str)] = &[
+    ("name", ""),
+    ("executable", ""),
+    ("args", "    args: [\"-c\", \"true\"]\n"),
+    ("env", "    env: {A: \"1\"}\n"),
+    ("workdir", "    workdir: /tmp\n"),
+    ("hooks.pre_start", "    hooks: {pre_start: /bin/true}\n"),
+    ("capabilities", "    capabilities: [NET_BIND_SERVICE]\n"),
+    (
+        "limits.memory, limits.open_files, limits.processes, limits.core_file_size",
+        "    limits: {memory: 1G, open_files: 100, processes: 10, core_file_size: 1048576}\n",
+    ),
+    ("ephemeral_disk", "    ephemeral_disk: true\n"),
+    ("persistent_disk", "    persistent_disk: true\n"),
+    (
+        "additional_volumes (path, writable, allow_executions, mount_only)",
+        "    additional_volumes: [{path: /var/vcap/data/x, writable: true, allow_executions: true, mount_only: false}]\n",
+    ),
+    (
+        "unsafe.privileged, unsafe.unrestricted_volumes",
+        "    unsafe: {privileged: true, unrestricted_volumes: [{path: /srv, writable: true}]}\n",
+    ),
+    ("shutdown_signal", "    shutdown_signal: INT\n"),
+];
+
+/// The documented keys walked: none is an "unknown key", none is dropped in silence (each
+/// is used, or named in a warning that says why not), and each is in the man page.
+#[test]
+fn bpm_documented_keys_each_supported_or_refused_with_a_reason() {
+    let s = Scratch::new("hostile-bpm-keys");
+    let mut y = String::from("processes:\n  - name: web\n    executable: /bin/sh\n");
+    for (_, text) in BPM_KEYS {
+        y.push_str(text);
+    }
+    let f = s.write("shop.yml", &y, false);
+    let mut c = cmd("tend-jobs");
+    c.arg("check").arg(&f);
+    let o = run(c);
+    assert_code(&o, 0);
+    let err = text(&o.stderr);
+    assert!(!err.contains("unknown key"), "{err}");
+    assert!(!err.contains("core_file_size"), "{err}");
+    // The isolation keys tend does not honour: named, with the reason.
+    for k in [
+        "capabilities",
+        "additional_volumes",
+        "ephemeral_disk",
+        "persistent_disk",
+        "unsafe.unrestricted_volumes",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(k) && l.contains("not isolating")),
+            "{k} not refused with a reason: {err}"
+        );
+    }
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("man/man8/tend-jobs.8"))
+            .unwrap()
+            .replace("\\-", "-")
+            .replace("\\&", "");
+    for (keys, _) in BPM_KEYS {
+        for k in keys.split([',', ' ', '(', ')']).filter(|k| !k.is_empty()) {
+            let leaf = k.rsplit('.').next().unwrap();
+            assert!(page.contains(leaf), "{k} is not in man/man8/tend-jobs.8");
+        }
+    }
+}
+
+/// limits.core_file_size: the core rlimit in the run chain (tend-softlimit -c) and
+/// LimitCORE= in the unit; 0 (no core files) is a value, not an error. (It was ignored
+/// with an "unknown key" warning.)
+#[test]
+fn bpm_core_file_size_reaches_the_run_chain_and_the_unit() {
+    let s = Scratch::new("hostile-bpm-core");
+    for (value, want) in [("1048576", "1048576"), ("0", "0"), ("2M", "2097152")] {
+        let f = s.write(
+            "shop.yml",
+            &format!(
+                "processes:\n  - name: web\n    executable: /bin/true\n    limits: {{core_file_size: {value}, open_files: 64}}\n"
+            ),
+            false,
+        );
+        let sd = s.join(format!("sd-{want}"));
+        let units = s.join(format!("units-{want}"));
+        std::fs::create_dir_all(&sd).unwrap();
+        std::fs::create_dir_all(&units).unwrap();
+        let mut c = cmd("tend-jobs");
+        c.arg("apply").arg(&f).arg(&sd);
+        let o = run(c);
+        assert_code(&o, 0);
+        assert!(!text(&o.stderr).contains("core_file_size"), "{o:?}");
+        let run_script = std::fs::read_to_string(sd.join("shop-web/run")).unwrap();
+        assert!(
+            run_script.contains(&format!("tend-softlimit -c {want} -o 64 ")),
+            "{run_script}"
+        );
+        let mut c = cmd("tend-jobs");
+        c.args(["apply", "-s"]).arg(&f).arg(&units);
+        assert_code(&run(c), 0);
+        let unit = std::fs::read_to_string(units.join("shop-web.service")).unwrap();
+        assert!(unit.contains(&format!("\nLimitCORE={want}\n")), "{unit}");
+    }
+    // The chain sets it: tend-softlimit -c as the run script has it.
+    let mut c = cmd("tend-softlimit");
+    c.args([
+        "-c",
+        "1048576",
+        "grep",
+        "Max core file size",
+        "/proc/self/limits",
+    ]);
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).split_whitespace().nth(4) == Some("1048576"),
+        "{}",
+        text(&o.stdout)
+    );
+}

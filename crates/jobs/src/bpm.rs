@@ -1,7 +1,7 @@
 //! bpm's keys and tend's own under `tend:`: a bpm.yml read into a `model::Job`.
 
 use crate::model::{Health, Invalid, Job, Log, Probe, Process, Ready, Restart, check_name};
-use crate::yaml::{Map, boolean, count, duration_ms, shown, size, small, text};
+use crate::yaml::{Map, boolean, count, duration_ms, shown, size, size_or_zero, small, text};
 use tend_sys::warn::Warn;
 use yaml_rust2::Yaml;
 
@@ -113,7 +113,12 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
     let env = env(&m, &name)?;
     let workdir = m.read("workdir", &key_of(&name, "workdir"), text)?;
     let (pre_start, pre_start_timeout_ms) = hooks(&m, &name, warn)?;
-    let (memory, open_files, processes) = limits(&m, &name, warn)?;
+    let Limits {
+        memory,
+        open_files,
+        processes,
+        core_file_size,
+    } = limits(&m, &name, warn)?;
     let shutdown_signal = shutdown_signal(&m, &name)?;
     let privileged = unsafe_keys(&m, &name, warn)?;
     warn_unhonoured(&m, &name, warn);
@@ -128,6 +133,7 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
         memory,
         open_files,
         processes,
+        core_file_size,
         shutdown_signal,
         privileged,
         user: None,
@@ -197,25 +203,37 @@ fn hooks(m: &Map, name: &str, warn: &dyn Warn) -> Result<(Option<String>, u64), 
     Ok((pre_start, timeout.unwrap_or(60_000)))
 }
 
-type Limits = (Option<u64>, Option<u64>, Option<u64>);
+/// What `limits` gives, each if set.
+#[derive(Default)]
+struct Limits {
+    memory: Option<u64>,
+    open_files: Option<u64>,
+    processes: Option<u64>,
+    core_file_size: Option<u64>,
+}
 
-/// `limits`: memory, open files, processes.
+/// `limits`: memory, open files, processes, core file size (bytes; 0: no core files).
 fn limits(m: &Map, name: &str, warn: &dyn Warn) -> Result<Limits, Invalid> {
     let Some(l) = m.get("limits") else {
-        return Ok((None, None, None));
+        return Ok(Limits::default());
     };
     let what = |k: &str| key_of(name, k);
     let lm = Map::new(
         l,
         &what("limits"),
-        &["memory", "open_files", "processes"],
+        &["memory", "open_files", "processes", "core_file_size"],
         warn,
     )?;
-    Ok((
-        lm.read("memory", &what("memory limit"), size)?,
-        lm.read("open_files", &what("open_files limit"), count)?,
-        lm.read("processes", &what("processes limit"), count)?,
-    ))
+    Ok(Limits {
+        memory: lm.read("memory", &what("memory limit"), size)?,
+        open_files: lm.read("open_files", &what("open_files limit"), count)?,
+        processes: lm.read("processes", &what("processes limit"), count)?,
+        core_file_size: lm.read(
+            "core_file_size",
+            &what("core_file_size limit"),
+            size_or_zero,
+        )?,
+    })
 }
 
 /// `shutdown_signal`, as a bare name (`TERM` unless given).

@@ -69,6 +69,8 @@ pub struct Process {
     pub pre_start_timeout_ms: u64,
     pub memory: Option<u64>,
     pub open_files: Option<u64>,
+    /// RLIMIT_CORE in bytes (bpm's `limits.core_file_size`).
+    pub core_file_size: Option<u64>,
     pub processes: Option<u64>,
     pub shutdown_signal: String,
     pub privileged: bool,

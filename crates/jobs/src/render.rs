@@ -194,8 +194,16 @@ fn stages(
         }
     }
     stages.extend(cgroup_stage(p, host, name, warn));
+    // The rlimits, in one tend-softlimit: -c core file size, -o open files.
+    let mut softlimit = vec!["tend-softlimit".to_string()];
+    if let Some(n) = p.core_file_size {
+        softlimit.extend(["-c".into(), n.to_string()]);
+    }
     if let Some(n) = p.open_files {
-        stages.push(vec!["tend-softlimit".into(), "-o".into(), n.to_string()]);
+        softlimit.extend(["-o".into(), n.to_string()]);
+    }
+    if softlimit.len() > 1 {
+        stages.push(softlimit);
     }
     if let Some(c) = &p.cpus {
         stages.push(vec!["tend-cpuset".into(), c.clone()]);

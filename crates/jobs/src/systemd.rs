@@ -161,6 +161,9 @@ fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
     if let Some(n) = p.open_files {
         u.push_str(&format!("LimitNOFILE={n}\n"));
     }
+    if let Some(n) = p.core_file_size {
+        u.push_str(&format!("LimitCORE={n}\n"));
+    }
     if let Some(c) = &p.cpus {
         u.push_str(&format!("CPUAffinity={c}\n"));
     }

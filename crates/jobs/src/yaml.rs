@@ -165,6 +165,15 @@ pub fn size(v: &Yaml, what: &str) -> Result<u64, Invalid> {
     }
 }
 
+/// A size that may be 0 (a core file size: 0 is "none").
+pub fn size_or_zero(v: &Yaml, what: &str) -> Result<u64, Invalid> {
+    match v {
+        Yaml::Integer(0) => Ok(0),
+        Yaml::String(s) if s.trim() == "0" => Ok(0),
+        _ => size(v, what),
+    }
+}
+
 pub fn count(v: &Yaml, what: &str) -> Result<u64, Invalid> {
     match v {
         Yaml::Integer(i) if *i > 0 => Ok(*i as u64),
