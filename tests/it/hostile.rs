@@ -12,8 +12,7 @@
 //!   hostile HTTP servers, compared with curl (5-7).
 //! - packaging/build.sh and install.sh with CARGO_TARGET_DIR (8).
 //!
-//! Not tested here: a FIFO at `supervise/lock` (the lock probe opens it non-blocking
-//! and F_GETLK fails cleanly); tend-init started with fds 0-2 closed; the `separate`
+//! Not tested here: tend-init started with fds 0-2 closed; the `separate`
 //! feature's executables, which keep std's start-up (and so reopen closed fds); a real
 //! `cargo build --release` into a fresh CARGO_TARGET_DIR (cargo is stood in); what a
 //! scanner sees between an apply's commit and its end when the apply is killed there
@@ -142,6 +141,21 @@ fn fifo_in_supervise_does_not_hang_the_readers() {
         c.args(["-u", "-t", "5000"]).arg(&dir);
         assert_code(&run_bounded(c, BOUND), 0);
     }
+    // A FIFO as the lock: the probe opens it non-blocking; no supervisor, as s6 says.
+    let lk = ServiceDir::new(s.join("lockfifo")).run(SLEEPER).path();
+    std::fs::create_dir_all(lk.join("supervise")).unwrap();
+    mkfifo(&lk.join("supervise/lock"));
+    let mut c = cmd("tend-svstat");
+    c.arg(&lk);
+    let o = run_bounded(c, BOUND);
+    assert_code(&o, 1);
+    assert!(
+        text(&o.stderr).ends_with("s6-supervise not running\n"),
+        "{o:?}"
+    );
+    let o = summary(&[], &[&lk]);
+    assert_code(&o, 1);
+    assert!(text(&o.stdout).contains("supervisor not running"), "{o:?}");
 }
 
 /// A live supervisor whose status is empty, short, a FIFO or missing, and a `supervise`
