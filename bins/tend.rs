@@ -4,7 +4,14 @@
 //! One file for every program means one copy of the text in memory and on disk for a
 //! whole supervision tree: the scanner, its supervisors and the loggers share pages.
 //! Each program keeps its own source in bins/, its own usage, messages and exit codes.
-#![forbid(unsafe_code)]
+//!
+//! The executable has its own C `main` (`#![no_main]`): Rust's start-up would reopen
+//! closed fds 0-2 on /dev/null before any program runs (tend_sys::entry says why that is
+//! wrong for a chain tool, and what the entry point does instead). That entry point is
+//! the one item here allowed `unsafe`: a `main` symbol can only be defined in the
+//! executable itself.
+#![no_main]
+#![deny(unsafe_code)]
 
 use std::os::unix::ffi::OsStrExt;
 use tend_cli::{Program, code};
@@ -121,8 +128,20 @@ fn list() -> ! {
     }
 }
 
-fn main() {
-    let mut argv = std::env::args_os();
+/// The C runtime's call: straight into `run`, through tend_sys::entry (argv kept,
+/// SIGPIPE ignored; fds 0-2 left as they are).
+#[allow(unsafe_code)]
+// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
+// it (`#![no_main]`), and its signature is C's.
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
+    unsafe { tend_sys::entry::start(argc, argv, run) }
+}
+
+/// The program named by argv[0] (a link) or by the first argument.
+fn run() {
+    let mut argv = tend_sys::entry::argv().into_iter();
     let argv0 = argv.next().unwrap_or_default();
     let base = argv0
         .as_bytes()

@@ -16,6 +16,8 @@ mod docs;
 mod fuzz;
 // tend-init as a VM guest's init, in qemu.
 mod guest;
+// Hostile input found by the adversarial run (issue 23), each case failing before its fix.
+mod hostile;
 // tend-init as a container's entrypoint, in Docker and namespaces.
 mod init;
 // tend-jobs: bpm.yml to service directories, applied and run.

@@ -21,9 +21,12 @@ pub use tend_sys::code;
 /// it before it calls a program's `main`.
 static NAME_WORDS: AtomicUsize = AtomicUsize::new(1);
 
-/// The program's arguments after its name, as every program's `main` reads them.
-pub fn args() -> std::iter::Skip<std::env::ArgsOs> {
-    std::env::args_os().skip(NAME_WORDS.load(Ordering::Relaxed))
+/// The program's arguments after its name, as every program's `main` reads them (argv as
+/// the executable's own entry point kept it: `tend_sys::entry`).
+pub fn args() -> std::iter::Skip<std::vec::IntoIter<std::ffi::OsString>> {
+    tend_sys::entry::argv()
+        .into_iter()
+        .skip(NAME_WORDS.load(Ordering::Relaxed))
 }
 
 /// Called by the multi-call entry point when the program was named by the first argument

@@ -85,6 +85,7 @@ impl Ready {
 
     /// Replace the process; returns the errno only on failure, without allocating.
     pub fn exec(&self) -> nix::errno::Errno {
+        sys::entry::restore_sigpipe();
         sys::exec::execve_prepared(&self.ready)
     }
 
