@@ -15,6 +15,8 @@ mod applyuidgid;
 mod cgroup;
 #[path = "tend-check.rs"]
 mod check;
+#[path = "tend-chpst.rs"]
+mod chpst;
 #[path = "tend-cpuset.rs"]
 mod cpuset;
 #[path = "tend-envdir.rs"]
@@ -41,6 +43,8 @@ mod softlimit;
 mod summary;
 #[path = "tend-supervise.rs"]
 mod supervise;
+#[path = "tend-sv.rs"]
+mod sv;
 #[path = "tend-svc.rs"]
 mod svc;
 #[path = "tend-svok.rs"]
@@ -68,6 +72,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
     ("tend-check", check::main),
+    ("tend-chpst", chpst::main),
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
@@ -81,6 +86,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-softlimit", softlimit::main),
     ("tend-summary", summary::main),
     ("tend-supervise", supervise::main),
+    ("tend-sv", sv::main),
     ("tend-svc", svc::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
@@ -134,6 +140,13 @@ fn main() {
     let base: &[u8] = if base == b"init" { b"tend-init" } else { base };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
+    }
+    // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
+    // tend-sv takes from the name it was called by.
+    if let Ok(target) = std::fs::read_link(&argv0)
+        && target.file_name().is_some_and(|n| n == "tend-sv")
+    {
+        return sv::main();
     }
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
     match first.as_bytes() {

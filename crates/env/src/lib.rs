@@ -87,6 +87,22 @@ impl Ready {
         }
     }
 
+    /// Run the program under another argv[0] (chpst's `-b`): the PATH search already
+    /// done stays the program's own name's.
+    pub fn set_argv0(&mut self, argv0: &std::ffi::OsStr) -> Result<(), ExecError> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(argv0.as_bytes()).map_err(|_| ExecError {
+            prog: argv0.to_os_string(),
+            errno: nix::errno::Errno::EINVAL,
+            why: nix::errno::Errno::EINVAL.desc().to_string(),
+        })?;
+        if let Some(first) = self.prepared.argv.first_mut() {
+            *first = c;
+        }
+        self.argv = sys::exec::pointers(&self.prepared.argv);
+        Ok(())
+    }
+
     /// Replace the process; returns the errno only on failure, without allocating.
     pub fn exec(&self) -> nix::errno::Errno {
         sys::exec::execve_prepared(&self.argv, &self.envp, &self.prepared.candidates)
