@@ -38,8 +38,9 @@ pub fn main() {
     let script = script_name();
     let lsb = script.is_some();
     let usage = || -> ! {
-        if lsb {
-            PROG.line("usage", "/etc/init.d/service [ -w sec ] command");
+        if let Some(name) = &script {
+            let shown = tend_cli::shown(name);
+            PROG.line("usage", format_args!("{shown} [ -w sec ] command"));
             std::process::exit(LSB_USAGE_EXIT)
         }
         PROG.usage_exit()
@@ -68,8 +69,8 @@ pub fn main() {
     }
     let mut operands = p.operands.into_iter();
     let Some(word) = operands.next() else { usage() };
-    let services: Vec<OsString> = match script {
-        Some(name) => vec![name],
+    let services: Vec<OsString> = match &script {
+        Some(name) => vec![name.clone()],
         None => operands.collect(),
     };
     if services.is_empty() {

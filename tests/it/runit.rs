@@ -9,7 +9,7 @@
 //! runit's quirk of writing the log's "runsv not running" line inside the status line.
 
 use crate::common::*;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
@@ -334,4 +334,346 @@ fn chpst_bad_input_exits_like_runit() {
         text(&o.stderr),
         "tend-chpst: fatal: unknown user/group: no-such-user-tend\n"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// tend-sv
+
+/// A runit supervisor (runsv) on one service directory, killed with its group on drop.
+struct Runsv {
+    _daemon: Daemon,
+}
+
+/// Whether a runsv reads the service's `supervise/ok`.
+fn runsv_listening(dir: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(dir.join("supervise/ok"))
+        .is_ok()
+}
+
+/// runit's 20-byte status says the service runs.
+fn runsv_up(dir: &Path) -> bool {
+    std::fs::read(dir.join("supervise/status")).is_ok_and(|b| b.len() == 20 && b[19] == 1)
+}
+
+impl Runsv {
+    fn start(dir: &Path) -> Runsv {
+        require("runsv");
+        let mut c = Command::new("runsv");
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let d = Daemon::start(c);
+        let log = dir.join("log");
+        wait_until(PATIENCE, "runsv to run the service", || {
+            (runsv_listening(dir)
+                && runsv_up(dir)
+                && (!log.is_dir() || (runsv_listening(&log) && runsv_up(&log))))
+            .then_some(())
+        });
+        Runsv { _daemon: d }
+    }
+}
+
+/// Digits masked (pids, seconds): `run: ./web: (pid N) Ns`.
+fn masked(s: &str) -> String {
+    let mut out = String::new();
+    let mut digits = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('N');
+            }
+            digits = true;
+        } else {
+            digits = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Run runit's sv (`sv`) or tend-sv in `cwd`; masked stdout and the exit code.
+fn sv(prog: &str, cwd: &Path, args: &[&str]) -> (String, i32) {
+    let mut c = if prog == "sv" {
+        Command::new("sv")
+    } else {
+        cmd(prog)
+    };
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("SVWAIT")
+        .env_remove("TEND_SCANDIR")
+        .env("SVDIR", cwd);
+    let o = run(c);
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        prog == "sv" || o.stderr.is_empty() || code == 100,
+        "{prog} {args:?} wrote on stderr: {}",
+        text(&o.stderr)
+    );
+    (masked(&text(&o.stdout)), code)
+}
+
+/// The command sequence every supervisor is driven through, each step's outcome
+/// deterministic whatever the timing: `(arguments, needs ./check to pass)`.
+const STEPS: &[&[&str]] = &[
+    &["status", "./web"],
+    &["-w", "9", "down", "./web"],
+    &["status", "./web"],
+    &["-w", "9", "up", "./web"],
+    &["-w", "9", "pause", "./web"],
+    &["status", "./web"],
+    &["-v", "cont", "./web"],
+    &["-w", "9", "restart", "./web"],
+    &["-w", "9", "once", "./web"],
+    &["status", "./web"],
+    &["-w", "9", "down", "./web"],
+    &["-w", "9", "up", "./web"],
+    // From here ./check exists, and fails until `ok` exists.
+    &["install-check"],
+    &["-w", "1", "check", "./web"],
+    &["-w", "1", "up", "./web"],
+    &["touch-ok"],
+    &["-w", "9", "check", "./web"],
+    &["-w", "9", "restart", "./web"],
+    &["-w", "9", "force-stop", "./web"],
+    &["-w", "9", "start", "./web"],
+    &["frob", "./web"],
+    &["status", "./web", "./no-such-service"],
+    &["-w", "9", "shutdown", "./web"],
+    &["status", "./web"],
+];
+
+const CHECK: &str = "#!/bin/sh\n[ -e ok ]\n";
+
+/// Drive `prog` through STEPS in `cwd` (holding `web/`); the transcript.
+fn transcript(prog: &str, cwd: &Path) -> Vec<(String, i32)> {
+    STEPS
+        .iter()
+        .map(|args| {
+            match args[0] {
+                "touch-ok" => std::fs::write(cwd.join("web/ok"), "").unwrap(),
+                "install-check" => {
+                    ServiceDir::new(cwd.join("web")).script("check", CHECK);
+                }
+                _ => {}
+            }
+            if args.len() == 1 {
+                return (String::new(), 0);
+            }
+            let (out, code) = sv(prog, cwd, args);
+            (format!("{args:?}: {out}"), code)
+        })
+        .collect()
+}
+
+fn plain_service(dir: &Path) {
+    ServiceDir::new(dir).run(SLEEPER);
+}
+
+#[test]
+fn sv_drives_tend_and_s6_supervisors_as_runits_sv_drives_runsv() {
+    require("sv");
+    let s = Scratch::new("sv-same");
+    let (r, t, s6) = (s.join("runit"), s.join("tend"), s.join("s6"));
+    for d in [&r, &t, &s6] {
+        plain_service(&d.join("web"));
+    }
+    let want = {
+        let _runsv = Runsv::start(&r.join("web"));
+        transcript("sv", &r)
+    };
+    // Sanity: the anchor's transcript is what sv(8) documents.
+    let lines: Vec<&str> = want.iter().map(|(l, _)| l.as_str()).collect();
+    assert!(
+        lines[0].ends_with(": run: ./web: (pid N) Ns\n"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].ends_with(": ok: down: ./web: Ns, normally up\n"),
+        "{lines:?}"
+    );
+    let check = STEPS
+        .iter()
+        .position(|a| a == &["-w", "1", "check", "./web"])
+        .unwrap();
+    assert!(lines[check].contains(": timeout: run: ./web"), "{lines:?}");
+    assert_eq!(
+        (want[check].1, want[check + 1].1, want[check + 3].1),
+        (1, 1, 0)
+    );
+    for (supervisor, dir) in [("tend-supervise", &t), ("s6-supervise", &s6)] {
+        let sup = Supervised::start(supervisor, &dir.join("web"));
+        sup.wait_up();
+        let got = transcript("tend-sv", dir);
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert_eq!(g, w, "step {i} under {supervisor}");
+        }
+    }
+}
+
+#[test]
+fn sv_reads_runits_own_status_and_its_log_service() {
+    require("sv");
+    let s = Scratch::new("sv-runsv");
+    ServiceDir::new(s.join("web"))
+        .run(SLEEPER)
+        .script("log/run", SLEEPER);
+    let _runsv = Runsv::start(&s.join("web"));
+    let runit = |args: &[&str]| sv("sv", &s.path, args);
+    let tend = |args: &[&str]| sv("tend-sv", &s.path, args);
+    let want = runit(&["status", "web"]);
+    assert_eq!(
+        want,
+        ("run: web: (pid N) Ns; run: log: (pid N) Ns\n".into(), 0)
+    );
+    assert_eq!(tend(&["status", "web"]), want);
+    // The pids are runsv's, read from its 20-byte record.
+    let o = run({
+        let mut c = cmd("tend-sv");
+        c.args(["status", "./web"]).current_dir(&s.path);
+        c
+    });
+    let b = std::fs::read(s.join("web/supervise/status")).unwrap();
+    let pid = u32::from_le_bytes([b[12], b[13], b[14], b[15]]);
+    assert!(text(&o.stdout).starts_with(&format!("run: ./web: (pid {pid}) ")));
+    // The log service: by path as sv takes it, and with tend-sv's -l.
+    let want = runit(&["-w", "9", "down", "web/log/"]);
+    assert_eq!(want, ("ok: down: web/log/: Ns, normally up\n".into(), 0));
+    assert_eq!(tend(&["-l", "-w", "9", "up", "web"]).1, 0);
+    assert_eq!(
+        tend(&["-l", "-w", "9", "down", "web"]),
+        ("ok: down: web/log: Ns, normally up\n".into(), 0)
+    );
+    assert_eq!(runit(&["status", "web"]), tend(&["status", "web"]));
+    assert_eq!(
+        tend(&["status", "web"]).0,
+        "run: web: (pid N) Ns; down: log: Ns, normally up\n"
+    );
+    // Control through runsv's own FIFO: a signal and a wait.
+    assert_eq!(
+        tend(&["-w", "9", "restart", "web"]),
+        ("ok: run: web: (pid N) Ns\n".into(), 0)
+    );
+}
+
+/// An init script: a symlink NAME to `target` in `dir`.
+fn init_script(dir: &Path, name: &str, target: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let link = dir.join(name);
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(target, &link).unwrap();
+    link
+}
+
+#[test]
+fn sv_lsb_init_script_mode_exits_like_runits() {
+    require("sv");
+    let s = Scratch::new("sv-lsb");
+    let svdir = s.join("service");
+    // It ignores SIGHUP (`reload`), so it stays up whatever the timing.
+    let hup_proof = "#!/bin/sh\ntrap '' HUP\nexec sleep 1000\n";
+    ServiceDir::new(svdir.join("web")).run(hup_proof);
+    ServiceDir::new(svdir.join("idle")).run(SLEEPER);
+    // A service whose supervise/ is a file: status unknown (4).
+    ServiceDir::new(svdir.join("broken"))
+        .run(SLEEPER)
+        .file("supervise", "");
+    let runit_web = Runsv::start(&svdir.join("web"));
+    let tend_web = ServiceDir::new(s.join("tend/web")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &tend_web);
+    sup.wait_up();
+    let script = |kind: &str, name: &str| {
+        let target = if kind == "runit" {
+            PathBuf::from("/usr/bin/sv")
+        } else {
+            bin("tend-sv")
+        };
+        init_script(&s.join(format!("init-{kind}")), name, &target)
+    };
+    let call = |link: &Path, svdir: &Path, args: &[&str]| -> (String, i32) {
+        let mut c = Command::new(link);
+        c.args(args).env("SVDIR", svdir).env_remove("SVWAIT");
+        let o = run(c);
+        (masked(&text(&o.stdout)), o.status.code().unwrap_or(-1))
+    };
+    let cases: &[(&str, &[&str], i32)] = &[
+        ("web", &["status"], 0),
+        ("web", &["-w", "9", "stop"], 0),
+        ("web", &["status"], 3),
+        ("web", &["-w", "9", "start"], 0),
+        ("web", &["-w", "9", "restart"], 0),
+        ("web", &["reload"], 0),
+        ("web", &["frob"], 2),
+        ("web", &["sfoo"], 2),
+        ("web", &[], 2),
+        ("broken", &["status"], 4),
+        ("idle", &["status"], 4),
+        ("idle", &["start"], 1),
+        ("missing", &["status"], 1),
+        ("missing", &["-w", "1", "start"], 1),
+    ];
+    for (name, args, code) in cases {
+        let want = call(&script("runit", name), &svdir, args);
+        let got = call(&script("tend", name), &svdir, args);
+        assert_eq!(want.1, *code, "sv as /etc/init.d/{name} {args:?}: {want:?}");
+        assert_eq!(got, want, "tend-sv as /etc/init.d/{name} {args:?}");
+    }
+    // The same script over a tend-supervise service.
+    let tend_dir = s.join("tend");
+    let web = script("tend", "web");
+    assert_eq!(call(&web, &tend_dir, &["status"]).1, 0);
+    assert_eq!(call(&web, &tend_dir, &["-w", "9", "stop"]).1, 0);
+    assert_eq!(
+        call(&web, &tend_dir, &["status"]),
+        ("down: web: Ns, normally up\n".into(), 3)
+    );
+    assert_eq!(call(&web, &tend_dir, &["-w", "9", "start"]).1, 0);
+    drop(runit_web);
+}
+
+#[test]
+fn sv_bad_input_counts_like_runits() {
+    require("sv");
+    let s = Scratch::new("sv-bad");
+    ServiceDir::new(s.join("never")).run(SLEEPER);
+    // A supervisor that is gone: its record stays, nobody listens.
+    let gone = ServiceDir::new(s.join("gone")).run(SLEEPER).path();
+    drop(Runsv::start(&gone));
+    let mut many: Vec<String> = (0..120).map(|i| format!("missing{i}")).collect();
+    many.insert(0, "status".into());
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let cases: &[&[&str]] = &[
+        &["status", "gone"],
+        &["up", "gone"],
+        &["exit", "gone"],
+        &["status", "missing", "gone", "never"],
+        &["frob", "gone"],
+        &["status"],
+        &[],
+        &["-Q", "status", "gone"],
+        &many,
+    ];
+    for args in cases {
+        let want = sv("sv", &s.path, args);
+        let got = sv("tend-sv", &s.path, args);
+        assert_eq!(got.1, want.1, "tend-sv {args:?}: {got:?}, sv: {want:?}");
+        assert_eq!(got.0, want.0, "tend-sv {args:?}");
+    }
+    assert_eq!(sv("tend-sv", &s.path, &many).1, 99);
+    // A directory no supervisor ever ran in: sv's words, whoever would supervise it.
+    assert_eq!(
+        sv("tend-sv", &s.path, &["status", "never"]),
+        (
+            "warning: never: unable to open supervise/ok: file does not exist\n".into(),
+            1
+        )
+    );
+    let o = tend("tend-sv", ["frob", "x"]);
+    assert_code(&o, 100);
+    assert!(text(&o.stderr).starts_with("tend-sv: usage: tend-sv "));
 }

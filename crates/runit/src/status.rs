@@ -18,6 +18,8 @@ use tend_proto::{StatusRecord, Tai64n};
 
 /// runit's record size.
 pub const RUNIT_SIZE: usize = 20;
+/// What runit adds to 2^62 + unix seconds in its labels (s6: `LEAP_OFFSET`).
+const RUNIT_TAI_OFFSET: u64 = 10;
 
 /// Which supervisor wrote the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +53,11 @@ pub fn decode_runit(b: &[u8]) -> Option<View> {
     }
     let mut t = [0u8; 12];
     t.copy_from_slice(&b[0..12]);
+    // runit's TAI labels are 2^62 + unix time + 10 (djb's), s6's + 37: one scale for both.
+    let mut stamp = Tai64n::decode(&t);
+    stamp.secs = stamp
+        .secs
+        .wrapping_add(tend_proto::tai64n::LEAP_OFFSET - RUNIT_TAI_OFFSET);
     Some(View {
         format: Format::Runit,
         pid: u64::from(u32::from_le_bytes([b[12], b[13], b[14], b[15]])),
@@ -58,7 +65,7 @@ pub fn decode_runit(b: &[u8]) -> Option<View> {
         want: b[17],
         got_term: b[18] != 0,
         state: b[19],
-        stamp: Tai64n::decode(&t),
+        stamp,
     })
 }
 
@@ -131,11 +138,12 @@ pub fn probe(dir: &Path) -> Probe {
             },
             Err(e) => Probe::Trouble("unable to check supervise/lock", Some(e)),
         },
-        // A supervisor that has not written its first record yet, or none at all.
-        Err(Errno::ENOENT) | Err(Errno::ENOTDIR) => match held() {
-            Ok(true) => Probe::Trouble("unable to open supervise/status", Some(Errno::ENOENT)),
-            Ok(false) => Probe::NotRunning,
-            Err(e) => Probe::Trouble("unable to check supervise/lock", Some(e)),
+        // A supervisor that has not written its first record yet, or none ever ran here:
+        // then sv's own words (it finds no supervise/ok), whoever would supervise it.
+        Err(e @ (Errno::ENOENT | Errno::ENOTDIR)) => match held() {
+            Ok(true) => Probe::Trouble("unable to open supervise/status", Some(e)),
+            Ok(false) => Probe::Trouble("unable to open supervise/ok", Some(e)),
+            Err(e) => Probe::Trouble("unable to open supervise/ok", Some(e)),
         },
         Err(e) => Probe::Trouble("unable to read supervise/status", Some(e)),
     }
@@ -159,7 +167,7 @@ mod tests {
         assert_eq!(v.pid, 123_456);
         assert!(v.paused && v.got_term);
         assert_eq!((v.want, v.state, v.format), (b'd', 1, Format::Runit));
-        assert_eq!(v.stamp.secs, 0x4000_0000_6000_0000);
+        assert_eq!(v.stamp.secs, 0x4000_0000_6000_0000 + 27);
         assert_eq!(v.stamp.nanos, 5);
         assert_eq!(decode_runit(&b[..19]), None);
     }
