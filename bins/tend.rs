@@ -137,7 +137,13 @@ fn main() {
         .unwrap_or_default();
     // Run through a link: argv[0] names the program (only full names: a link `svc` is not
     // ours). `init` too, for a kernel that runs /init or /sbin/init with no arguments.
-    let base: &[u8] = if base == b"init" { b"tend-init" } else { base };
+    let base: &[u8] = match base {
+        b"init" => b"tend-init",
+        // runit's names, for run scripts and operators' commands written for runit.
+        b"chpst" => b"tend-chpst",
+        b"sv" => b"tend-sv",
+        _ => base,
+    };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
     }

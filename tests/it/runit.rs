@@ -677,3 +677,206 @@ fn sv_bad_input_counts_like_runits() {
     assert_code(&o, 100);
     assert!(text(&o.stderr).starts_with("tend-sv: usage: tend-sv "));
 }
+
+// ---------------------------------------------------------------------------------------
+// runit service directories under tend's supervisors
+
+/// A run script that records the signals it gets in `../events` (and its pid in `pid`).
+const RECORDER: &str = r#"#!/bin/sh
+echo $$ > pid
+trap 'echo run-got-hup >> ../events' HUP
+trap 'echo run-got-int >> ../events; exit 0' INT
+trap 'echo run-got-term >> ../events; exit 0' TERM
+while :; do sleep 1 & wait $!; done
+"#;
+
+/// runsv(8)'s control/ overrides, each recording itself: h lets the signal through
+/// (exit 1), t replaces TERM by an INT of its own (exit 0), d and u only record.
+fn runit_service_with_overrides(dir: &Path) {
+    ServiceDir::new(dir)
+        .run(RECORDER)
+        .script(
+            "control/h",
+            "#!/bin/sh\necho control-h >> ../events\nexit 1\n",
+        )
+        .script(
+            "control/t",
+            "#!/bin/sh\necho control-t >> ../events\nkill -INT $(cat pid)\n",
+        )
+        .script("control/d", "#!/bin/sh\necho control-d >> ../events\n")
+        .script("control/u", "#!/bin/sh\necho control-u >> ../events\n");
+}
+
+fn events(base: &Path) -> String {
+    std::fs::read_to_string(base.join("events")).unwrap_or_default()
+}
+
+/// Drive the service in `base/web` through sv commands; the events it recorded.
+fn drive_overrides(prog: &str, base: &Path) -> String {
+    let web = base.join("web");
+    let wait_for = |what: &str, n: usize| {
+        wait_until(PATIENCE, what, || {
+            (events(base).matches(what).count() >= n).then_some(())
+        })
+    };
+    wait_for("control-u", 1);
+    wait_until(PATIENCE, "the run script's pid", || {
+        std::fs::read_to_string(web.join("pid"))
+            .ok()
+            .filter(|p| p.ends_with('\n'))
+    });
+    assert_eq!(sv(prog, base, &["hup", "./web"]).1, 0);
+    wait_for("run-got-hup", 1);
+    let pid = std::fs::read_to_string(web.join("pid")).unwrap();
+    assert_eq!(sv(prog, base, &["-w", "9", "down", "./web"]).1, 0);
+    wait_for("control-d", 1);
+    assert!(!events(base).contains("run-got-term"), "{}", events(base));
+    let _ = std::fs::remove_file(web.join("pid"));
+    assert_eq!(sv(prog, base, &["-w", "9", "up", "./web"]).1, 0);
+    wait_for("control-u", 2);
+    wait_until(PATIENCE, "the new run script's pid", || {
+        std::fs::read_to_string(web.join("pid"))
+            .ok()
+            .filter(|p| p.ends_with('\n') && *p != pid)
+    });
+    assert_eq!(sv(prog, base, &["term", "./web"]).1, 0);
+    wait_for("run-got-int", 2);
+    // Restarted (it wants up): control/u again.
+    wait_for("control-u", 3);
+    events(base)
+}
+
+#[test]
+fn runit_control_overrides_run_under_tend_supervise_as_under_runsv() {
+    require("runsv");
+    let s = Scratch::new("runit-control");
+    let (r, t) = (s.join("runit"), s.join("tend"));
+    runit_service_with_overrides(&r.join("web"));
+    runit_service_with_overrides(&t.join("web"));
+    let want = {
+        let _runsv = Runsv::start(&r.join("web"));
+        drive_overrides("sv", &r)
+    };
+    assert_eq!(
+        want,
+        "control-u\ncontrol-h\nrun-got-hup\ncontrol-t\nrun-got-int\ncontrol-d\ncontrol-u\n\
+         control-t\nrun-got-int\ncontrol-u\n"
+    );
+    let sup = Supervised::start("tend-supervise", &t.join("web"));
+    assert_eq!(drive_overrides("tend-sv", &t), want, "under tend-supervise");
+    drop(sup);
+}
+
+#[test]
+fn finish_arguments_runit_and_tend() {
+    require("runsv");
+    let s = Scratch::new("runit-finish");
+    let finish = "#!/bin/sh\necho \"$1 $2\" >> ../finish-args\nexit 0\n";
+    for (who, dir) in [("runit", s.join("runit/web")), ("tend", s.join("tend/web"))] {
+        ServiceDir::new(&dir)
+            .run("#!/bin/sh\n[ -e ../exited ] && exec sleep 1000\ntouch ../exited\nexit 3\n")
+            .finish(finish);
+        let base = dir.parent().unwrap().to_path_buf();
+        let args = || std::fs::read_to_string(base.join("finish-args")).unwrap_or_default();
+        let _sup: Box<dyn std::any::Any> = if who == "runit" {
+            Box::new(Runsv::start_any(&dir))
+        } else {
+            Box::new(Supervised::start("tend-supervise", &dir))
+        };
+        wait_until(PATIENCE, "finish after exit 3", || {
+            (!args().is_empty()).then_some(())
+        });
+        // Killed by a signal: runit says -1 and the signal, s6 and tend 256 and the signal.
+        let prog = if who == "runit" { "sv" } else { "tend-sv" };
+        wait_until(PATIENCE, "the second run", || {
+            runs_again(&dir).then_some(())
+        });
+        assert_eq!(sv(prog, &base, &["kill", "./web"]).1, 0);
+        wait_until(PATIENCE, "finish after SIGKILL", || {
+            (args().lines().count() == 2).then_some(())
+        });
+        let expected = if who == "runit" {
+            "3 0\n-1 9\n"
+        } else {
+            "3 0\n256 9\n"
+        };
+        assert_eq!(args(), expected, "{who}");
+    }
+}
+
+/// The service's second ./run is up (either supervisor's record).
+fn runs_again(dir: &Path) -> bool {
+    dir.parent().unwrap().join("exited").exists()
+        && match std::fs::read(dir.join("supervise/status")) {
+            Ok(b) if b.len() == 20 => b[19] == 1,
+            Ok(b) => tend_proto::StatusRecord::decode(&b).is_some_and(|r| is_up(&r)),
+            Err(_) => false,
+        }
+}
+
+impl Runsv {
+    /// A runsv whose service may not be up yet.
+    fn start_any(dir: &Path) -> Runsv {
+        require("runsv");
+        let mut c = Command::new("runsv");
+        c.arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let d = Daemon::start(c);
+        wait_until(PATIENCE, "runsv to listen", || {
+            runsv_listening(dir).then_some(())
+        });
+        Runsv { _daemon: d }
+    }
+}
+
+/// A baseimage-docker-style image: `/etc/service/NAME/run` written for runit (chpst in
+/// the run script, svlogd as the logger, sv for the operator), run by tend-init with its
+/// services directory there, and `chpst`/`sv` being links to tend.
+#[test]
+fn baseimage_style_etc_service_runs_unchanged_under_tend_init() {
+    require("svlogd");
+    let s = Scratch::new("runit-baseimage");
+    let etc = s.join("etc/service");
+    ServiceDir::new(etc.join("web"))
+        .run("#!/bin/sh\nexec 2>&1\nexec chpst -u nobody sh -c 'echo \"web as $(id -u)\"; exec sleep 1000'\n")
+        .script("log/run", "#!/bin/sh\nmkdir -p main\nexec svlogd -tt main\n");
+    // runit's program names as links to tend, first on PATH.
+    let links = s.join("bin");
+    std::fs::create_dir_all(&links).unwrap();
+    for name in ["chpst", "sv"] {
+        std::os::unix::fs::symlink(bin("tend"), links.join(name)).unwrap();
+    }
+    let scan = s.join("run/service");
+    let command = format!(
+        "for i in $(seq 400); do grep -q 'web as 65534' {}/web/log/main/current 2>/dev/null && break; sleep 0.05; done; sv status web",
+        scan.display()
+    );
+    let mut c = cmd("tend-init");
+    c.env(
+        "PATH",
+        format!("{}:{}", links.display(), path_env().to_string_lossy()),
+    )
+    .env("SVDIR", &scan)
+    .arg("-s")
+    .arg(&etc)
+    .arg("-S")
+    .arg(&scan)
+    .args(["-e", "", "-i"])
+    .arg(s.join("none"))
+    .arg("-f")
+    .arg(s.join("none"))
+    .args(["sh", "-c", &command]);
+    let o = run(c);
+    assert_code(&o, 0);
+    let out = masked(&text(&o.stdout));
+    assert_eq!(
+        out,
+        "run: web: (pid N) Ns; run: log: (pid N) Ns\n",
+        "{}",
+        text(&o.stderr)
+    );
+    let log = std::fs::read_to_string(scan.join("web/log/main/current")).unwrap();
+    assert!(log.contains(" web as 65534\n"), "{log}");
+}

@@ -8,5 +8,6 @@
 pub mod core;
 pub mod daemon;
 pub mod policy;
+pub mod runit;
 
 pub use daemon::{Reporter, StartError, Supervisor};
