@@ -359,22 +359,15 @@ fn runsv_up(dir: &Path) -> bool {
 }
 
 impl Runsv {
+    /// A runsv whose service (and log service, if any) runs.
     fn start(dir: &Path) -> Runsv {
-        require("runsv");
-        let mut c = Command::new("runsv");
-        c.arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let d = Daemon::start(c);
+        let r = Runsv::start_any(dir);
         let log = dir.join("log");
         wait_until(PATIENCE, "runsv to run the service", || {
-            (runsv_listening(dir)
-                && runsv_up(dir)
-                && (!log.is_dir() || (runsv_listening(&log) && runsv_up(&log))))
-            .then_some(())
+            (runsv_up(dir) && (!log.is_dir() || (runsv_listening(&log) && runsv_up(&log))))
+                .then_some(())
         });
-        Runsv { _daemon: d }
+        r
     }
 }
 

@@ -5,7 +5,7 @@
 use nix::errno::Errno;
 
 /// runit's text for `e`; strerror's, in lower case, for the errnos its table lacks.
-pub fn error_str(e: Errno) -> String {
+pub fn error_str(e: Errno) -> std::borrow::Cow<'static, str> {
     let s = match e {
         Errno::EINTR => "interrupted system call",
         Errno::ENOMEM => "out of memory",
@@ -29,9 +29,9 @@ pub fn error_str(e: Errno) -> String {
         Errno::EBADF => "file descriptor not open",
         Errno::ELOOP => "symbolic link loop",
         Errno::ENAMETOOLONG => "file name too long",
-        other => return other.desc().to_lowercase(),
+        other => return other.desc().to_lowercase().into(),
     };
-    s.to_string()
+    s.into()
 }
 
 #[cfg(test)]

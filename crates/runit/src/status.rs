@@ -13,6 +13,9 @@
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
+use std::ffi::OsStr;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use tend_proto::{StatusRecord, Tai64n};
 
@@ -100,10 +103,20 @@ const STATUS: &str = "supervise/status";
 const OK_FIFO: &str = "supervise/ok";
 const LOCK: &str = "supervise/lock";
 
+/// `dir/rel`, built in `buf` (reused across services: a status over many services
+/// allocates nothing per service once the buffer is long enough).
+pub fn join<'a>(buf: &'a mut Vec<u8>, dir: &Path, rel: &str) -> &'a Path {
+    buf.clear();
+    buf.extend_from_slice(dir.as_os_str().as_bytes());
+    buf.push(b'/');
+    buf.extend_from_slice(rel.as_bytes());
+    Path::new(OsStr::from_bytes(buf))
+}
+
 /// Is a runsv reading `supervise/ok`?
-fn runsv_listening(dir: &Path) -> Result<bool, Errno> {
+fn runsv_listening(path: &Path) -> Result<bool, Errno> {
     match tend_sys::fd::open(
-        &dir.join(OK_FIFO),
+        path,
         OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) {
@@ -113,27 +126,45 @@ fn runsv_listening(dir: &Path) -> Result<bool, Errno> {
     }
 }
 
-/// Read the state of the service in `dir`, whichever supervisor runs it.
-pub fn probe(dir: &Path) -> Probe {
-    let held = || tend_proto::lock::is_held(&dir.join(LOCK));
-    match tend_sys::fd::read_regular(
-        &dir.join(STATUS),
-        StatusRecord::default().encode().len() + 1,
-    ) {
-        Ok(data) if data.len() == RUNIT_SIZE => match runsv_listening(dir) {
-            Ok(true) => decode_runit(&data).map_or(
+/// Read up to 36 bytes of `path` (no record is longer than 35) into `buf`. Non-blocking,
+/// so a FIFO planted there reads as empty instead of hanging.
+fn read_record(path: &Path, buf: &mut [u8; 36]) -> Result<usize, Errno> {
+    let fd = tend_sys::fd::open(
+        path,
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut got = 0;
+    while got < buf.len() {
+        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
+            Ok(0) | Err(Errno::EAGAIN) => break,
+            Ok(n) => got += n,
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Read the state of the service in `dir`, whichever supervisor runs it. `buf` is the
+/// caller's scratch space for paths.
+pub fn probe(dir: &Path, buf: &mut Vec<u8>) -> Probe {
+    let mut data = [0u8; 36];
+    let read = read_record(join(buf, dir, STATUS), &mut data);
+    let mut held = || tend_proto::lock::is_held(join(buf, dir, LOCK));
+    match read {
+        Ok(RUNIT_SIZE) => match runsv_listening(join(buf, dir, OK_FIFO)) {
+            Ok(true) => decode_runit(&data[..RUNIT_SIZE]).map_or(
                 Probe::Trouble("unable to read supervise/status: bad format", None),
                 Probe::Running,
             ),
             Ok(false) => Probe::NotRunning,
             Err(e) => Probe::Trouble("unable to open supervise/ok", Some(e)),
         },
-        Ok(data) => match held() {
+        Ok(n) => match held() {
             Ok(false) => Probe::NotRunning,
-            Ok(true) => match StatusRecord::decode(&data) {
-                Some(r) if data.len() == tend_proto::status::STATUS_SIZE => {
-                    Probe::Running(from_s6(&r))
-                }
+            Ok(true) => match StatusRecord::decode(&data[..n]) {
+                Some(r) if n == tend_proto::status::STATUS_SIZE => Probe::Running(from_s6(&r)),
                 _ => Probe::Trouble("unable to read supervise/status: bad format", None),
             },
             Err(e) => Probe::Trouble("unable to check supervise/lock", Some(e)),

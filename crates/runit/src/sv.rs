@@ -13,6 +13,7 @@ use crate::djb::error_str;
 use crate::status::{self, Format, Probe, View};
 use nix::errno::Errno;
 use std::ffi::{OsStr, OsString};
+use std::fmt::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -123,17 +124,24 @@ struct Run<'a> {
     tstart: Tai64n,
     lsb: bool,
     sink: &'a mut dyn Sink,
+    /// Scratch space for paths, the log directory's path and the report line, reused
+    /// from service to service.
+    paths: Vec<u8>,
+    logdir: Vec<u8>,
+    text: String,
 }
 
 impl Run<'_> {
     fn line(&mut self, kind: &str, name: &str, msg: &str, errno: Option<Errno>) {
-        let mut s = format!("{kind}{name}: {msg}");
+        let mut s = std::mem::take(&mut self.text);
+        s.clear();
+        let _ = write!(s, "{kind}{name}: {msg}");
         if let Some(e) = errno {
-            s.push_str(": ");
-            s.push_str(&error_str(e));
+            let _ = write!(s, ": {}", error_str(e));
         }
         s.push('\n');
         self.sink.out(&s);
+        self.text = s;
     }
 
     fn fail(&mut self, name: &str, msg: &str, errno: Option<Errno>) {
@@ -148,7 +156,7 @@ impl Run<'_> {
 
     /// sv's `svstatus_get`: the view, or None once the line for why not is written.
     fn get(&mut self, s: &Service, acts: &[u8]) -> Result<View, bool> {
-        match status::probe(&s.dir) {
+        match status::probe(&s.dir, &mut self.paths) {
             Probe::Running(v) => Ok(v),
             Probe::NotRunning => {
                 if acts.first() == Some(&b'x') {
@@ -167,18 +175,18 @@ impl Run<'_> {
 
     /// sv's `svstatus_print`: `run: NAME: (pid N) Ns, …`; 1 up, 2 down, 0 trouble.
     fn print(&mut self, text: &mut String, dir: &Path, shown: &str, v: &View, warn_as: &str) -> u8 {
-        let normally_up =
-            match nix::unistd::access(&dir.join("down"), nix::unistd::AccessFlags::F_OK) {
-                Ok(()) => false,
-                Err(Errno::ENOENT) => true,
-                Err(e) => {
-                    self.sink.err(&format!(
-                        "warning: unable to stat {warn_as}/down: {}\n",
-                        error_str(e)
-                    ));
-                    return 0;
-                }
-            };
+        let down = status::join(&mut self.paths, dir, "down");
+        let normally_up = match nix::unistd::access(down, nix::unistd::AccessFlags::F_OK) {
+            Ok(()) => false,
+            Err(Errno::ENOENT) => true,
+            Err(e) => {
+                self.sink.err(&format!(
+                    "warning: unable to stat {warn_as}/down: {}\n",
+                    error_str(e)
+                ));
+                return 0;
+            }
+        };
         text.push_str(match v.state {
             0 => "down: ",
             1 => "run: ",
@@ -188,10 +196,10 @@ impl Run<'_> {
         text.push_str(shown);
         text.push_str(": ");
         if v.state != 0 {
-            text.push_str(&format!("(pid {}) ", v.pid));
+            let _ = write!(text, "(pid {}) ", v.pid);
         }
         let now = Tai64n::now();
-        text.push_str(&format!("{}s", now.secs.saturating_sub(v.stamp.secs)));
+        let _ = write!(text, "{}s", now.secs.saturating_sub(v.stamp.secs));
         let up = v.pid != 0;
         if up && !normally_up {
             text.push_str(", normally down");
@@ -221,30 +229,29 @@ impl Run<'_> {
             Err(true) => return Some(4),
             Err(false) => return None,
         };
-        let mut text = String::new();
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
         let r = self.print(&mut text, &s.dir, &s.name, &v, &s.name);
-        let log = s.dir.join("log");
-        let log_name = format!("{}/log", s.name);
-        match std::fs::metadata(&log) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+        let mut logdir = std::mem::take(&mut self.logdir);
+        let log = status::join(&mut logdir, &s.dir, "log");
+        match nix::sys::stat::stat(log) {
+            Err(Errno::ENOENT) => {}
             Err(e) => {
                 text.push_str("; ");
                 self.sink.out(&text);
+                self.warn(
+                    &format!("{}/log", s.name),
+                    "unable to change directory",
+                    Some(e),
+                );
                 text.clear();
-                let errno = e.raw_os_error().map(Errno::from_raw);
-                self.warn(&log_name, "unable to change directory", errno);
             }
             Ok(_) => {
-                let ls = Service {
-                    name: log_name.clone(),
-                    dir: log.clone(),
-                    pending: false,
-                };
                 // runit writes the log's "not running" line in the middle of this one;
                 // tend-sv leaves the log part out instead.
-                if let Probe::Running(lv) = status::probe(&log) {
+                if let Probe::Running(lv) = status::probe(log, &mut self.paths) {
                     text.push_str("; ");
-                    self.print(&mut text, &ls.dir, "log", &lv, &log_name);
+                    self.print(&mut text, log, "log", &lv, &s.name);
                 }
             }
         }
@@ -252,6 +259,8 @@ impl Run<'_> {
             text.push('\n');
             self.sink.out(&text);
         }
+        self.text = text;
+        self.logdir = logdir;
         Some(match r {
             1 => 0,
             2 => 3,
@@ -383,6 +392,9 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
         tstart: Tai64n::now(),
         lsb: req.lsb,
         sink,
+        paths: Vec::new(),
+        logdir: Vec::new(),
+        text: String::new(),
     };
     let started = Instant::now();
     let mut services: Vec<Service> = req
@@ -447,7 +459,7 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
                     } else {
                         "timeout: "
                     });
-                    if let Probe::Running(v) = status::probe(&s.dir) {
+                    if let Probe::Running(v) = status::probe(&s.dir, &mut run.paths) {
                         run.print(&mut text, &s.dir, &s.name, &v, &s.name);
                         run.rc += 1;
                     }
