@@ -61,3 +61,36 @@ row "chpst -u nobody:daemon -o 100 -n 1 true" "$B/tend-chpst -u nobody:daemon -o
 row "sv status, 100 runsv services" "$B/tend-sv status $runit_list" "sv status $runit_list"
 row "sv status, 100 services (tend-sv on tend-supervise, sv on runsv)" "$B/tend-sv status $tend_list" "sv status $runit_list"
 baseline_true
+
+# The same pairs counted instead of timed (the machine is shared; counts do not move):
+# user-space instructions (valgrind --tool=callgrind, Ir) and system calls (strace -c -f,
+# `true` included for chpst).
+if command -v valgrind >/dev/null && command -v strace >/dev/null; then
+  count() { # COMMAND...: "instructions syscalls"
+    local ir sc
+    # callgrind reports a process that exits, not one that execs: no count for chpst.
+    ir=$(valgrind --vgdb=no --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+      sed -n 's/.*Collected : //p' | head -n 1)
+    sc=$(strace -c -f "$@" 2>&1 >/dev/null | awk '$NF == "total" { print $4 }')
+    echo "$ir $sc"
+  }
+  crow() { # NAME "TEND-COMMAND" "RUNIT-COMMAND"
+    # shellcheck disable=SC2086
+    set -- "$1" "$(count $2)" "$(count $3)"
+    python3 - "$@" <<'PY'
+import sys
+name, t, r = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+if len(t) == 2 and len(r) == 2:
+    ti, ri = int(t[0]), int(r[0])
+    print(f"| {name} | {ti} | {ri} | {ti/ri:.2f} | {t[1]} | {r[1]} |")
+else:
+    print(f"| {name} | - | - | - | {t[-1]} | {r[-1]} |")
+PY
+  }
+  echo
+  echo "| command | tend instructions | runit instructions | tend/runit | tend syscalls | runit syscalls |"
+  echo "|---|---|---|---|---|---|"
+  crow "chpst -u nobody true" "$B/tend-chpst -u nobody true" "chpst -u nobody true"
+  crow "sv status, 100 runsv services" "$B/tend-sv status $runit_list" "sv status $runit_list"
+  crow "sv status, 100 services (tend-sv on tend-supervise)" "$B/tend-sv status $tend_list" "sv status $runit_list"
+fi

@@ -11,8 +11,7 @@
 //! run when their fcntl lock on `supervise/lock` is held. Both map to one [`View`].
 
 use nix::errno::Errno;
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
+use rustix::fs::OFlags;
 use std::ffi::OsStr;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -115,25 +114,24 @@ pub fn join<'a>(buf: &'a mut Vec<u8>, dir: &Path, rel: &str) -> &'a Path {
 
 /// Is a runsv reading `supervise/ok`?
 fn runsv_listening(path: &Path) -> Result<bool, Errno> {
-    match tend_sys::fd::open(
-        path,
-        OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) {
+    match open(path, OFlags::WRONLY | OFlags::NONBLOCK) {
         Ok(_) => Ok(true),
         Err(Errno::ENXIO) => Ok(false),
         Err(e) => Err(e),
     }
 }
 
+/// open(2) with O_CLOEXEC through rustix's direct system call: musl's open adds an
+/// fcntl(F_SETFD) after each one, two more system calls per service for a status.
+fn open(path: &Path, flags: OFlags) -> Result<std::os::fd::OwnedFd, Errno> {
+    rustix::fs::open(path, flags | OFlags::CLOEXEC, rustix::fs::Mode::empty())
+        .map_err(|e| Errno::from_raw(e.raw_os_error()))
+}
+
 /// Read up to 36 bytes of `path` (no record is longer than 35) into `buf`. Non-blocking,
 /// so a FIFO planted there reads as empty instead of hanging.
 fn read_record(path: &Path, buf: &mut [u8; 36]) -> Result<usize, Errno> {
-    let fd = tend_sys::fd::open(
-        path,
-        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )?;
+    let fd = open(path, OFlags::RDONLY | OFlags::NONBLOCK)?;
     let mut got = 0;
     while got < buf.len() {
         match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {

@@ -113,8 +113,9 @@ pub fn service_dir(operand: &OsStr, svdir: &OsStr) -> PathBuf {
     }
 }
 
-struct Service {
-    name: String,
+struct Service<'a> {
+    /// The operand as given (as UTF-8, lossily: borrowed when it is valid).
+    name: std::borrow::Cow<'a, str>,
     dir: PathBuf,
     pending: bool,
 }
@@ -402,10 +403,10 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
         .iter()
         .map(|op| {
             let mut dir = service_dir(op, &req.svdir);
-            let mut name = String::from_utf8_lossy(op.as_bytes()).into_owned();
+            let mut name = String::from_utf8_lossy(op.as_bytes());
             if req.log {
                 dir.push("log");
-                name.push_str("/log");
+                name.to_mut().push_str("/log");
             }
             Service {
                 name,
