@@ -873,3 +873,85 @@ fn baseimage_style_etc_service_runs_unchanged_under_tend_init() {
     let log = std::fs::read_to_string(scan.join("web/log/main/current")).unwrap();
     assert!(log.contains(" web as 65534\n"), "{log}");
 }
+
+/// A run script that records the signals sv's letter commands send.
+const SIGNALS: &str = r#"#!/bin/sh
+for s in ALRM INT QUIT USR1 USR2 HUP CONT; do trap "echo $s >> ../signals" $s; done
+echo started >> ../signals
+while :; do sleep 1 & wait $!; done
+"#;
+
+#[test]
+fn sv_signal_commands_reach_the_service_like_runits() {
+    require("runsv");
+    let s = Scratch::new("sv-signals");
+    let words = ["alarm", "interrupt", "quit", "1", "2", "hup", "cont"];
+    let mut seen = Vec::new();
+    for (prog, sup) in [
+        ("sv", "runsv"),
+        ("tend-sv", "tend-supervise"),
+        ("tend-sv", "s6-supervise"),
+    ] {
+        let base = s.join(sup);
+        let web = ServiceDir::new(base.join("web")).run(SIGNALS).path();
+        let log = base.join("signals");
+        let lines = || std::fs::read_to_string(&log).unwrap_or_default();
+        let _guard: Box<dyn std::any::Any> = if sup == "runsv" {
+            Box::new(Runsv::start(&web))
+        } else {
+            Box::new(Supervised::start(sup, &web))
+        };
+        wait_until(PATIENCE, "the service to start", || {
+            lines().starts_with("started\n").then_some(())
+        });
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(
+                sv(prog, &base, &[w, "./web"]),
+                (String::new(), 0),
+                "{prog} {w}"
+            );
+            // One at a time: the shell runs one trap per wake-up.
+            wait_until(PATIENCE, "the signal to be recorded", || {
+                (lines().lines().count() == i + 2).then_some(())
+            });
+        }
+        seen.push(lines());
+    }
+    assert_eq!(seen[0], "started\nALRM\nINT\nQUIT\nUSR1\nUSR2\nHUP\nCONT\n");
+    assert_eq!(seen[1], seen[0], "tend-supervise");
+    assert_eq!(seen[2], seen[0], "s6-supervise");
+}
+
+#[test]
+fn sv_finds_services_in_svdir_else_tend_scandir() {
+    let s = Scratch::new("sv-svdir");
+    let web = ServiceDir::new(s.join("scan/web")).run(SLEEPER).path();
+    let sup = Supervised::start("tend-supervise", &web);
+    sup.wait_up();
+    let status = |vars: &[(&str, &Path)]| {
+        let mut c = cmd("tend-sv");
+        c.args(["status", "web"])
+            .current_dir(&s.path)
+            .env_remove("SVDIR")
+            .env_remove("TEND_SCANDIR");
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        let o = run(c);
+        (masked(&text(&o.stdout)), o.status.code().unwrap_or(-1))
+    };
+    let up = ("run: web: (pid N) Ns\n".to_string(), 0);
+    assert_eq!(status(&[("TEND_SCANDIR", &s.join("scan"))]), up);
+    assert_eq!(status(&[("SVDIR", &s.join("scan"))]), up);
+    // SVDIR wins.
+    assert_eq!(
+        status(&[
+            ("SVDIR", &s.join("elsewhere")),
+            ("TEND_SCANDIR", &s.join("scan"))
+        ]),
+        (
+            "fail: web: unable to change to service directory: file does not exist\n".into(),
+            1
+        )
+    );
+}
