@@ -71,9 +71,21 @@ impl Probe {
     }
 }
 
+/// The chpst comparisons change credentials: they need root (CI runs as root).
+fn root_or_skip() -> bool {
+    let root = nix::unistd::geteuid().is_root();
+    if !root {
+        eprintln!("skipped: needs root (chpst -u, -/, -n -2)");
+    }
+    root
+}
+
 #[test]
 fn chpst_changes_the_process_like_runit() {
     require("chpst");
+    if !root_or_skip() {
+        return;
+    }
     let p = Probe::new("chpst-same");
     let cases: &[&[&str]] = &[
         &[],
@@ -138,6 +150,9 @@ fn chpst_changes_the_process_like_runit() {
 #[test]
 fn chpst_envdir_reads_files_like_runit() {
     require("chpst");
+    if !root_or_skip() {
+        return;
+    }
     let p = Probe::new("chpst-envdir");
     let e = p.s.join("env");
     std::fs::create_dir_all(e.join("E")).unwrap();
@@ -164,6 +179,9 @@ fn chpst_envdir_reads_files_like_runit() {
 #[test]
 fn chpst_chroot_like_runit() {
     require("chpst");
+    if !root_or_skip() {
+        return;
+    }
     let busybox = Path::new("/bin/busybox");
     if !busybox.exists() {
         eprintln!("skipped: needs busybox-static for a root with a shell");
@@ -278,6 +296,9 @@ fn chpst_locks_are_runits_flock() {
 #[test]
 fn chpst_bad_input_exits_like_runit() {
     require("chpst");
+    if !root_or_skip() {
+        return;
+    }
     let s = Scratch::new("chpst-bad");
     std::fs::write(s.join("file"), "").unwrap();
     let missing = s.join("no-such-dir");
@@ -835,6 +856,7 @@ fn baseimage_style_etc_service_runs_unchanged_under_tend_init() {
     ServiceDir::new(etc.join("web"))
         .run("#!/bin/sh\nexec 2>&1\nexec chpst -u nobody sh -c 'echo \"web as $(id -u)\"; exec sleep 1000'\n")
         .script("log/run", "#!/bin/sh\nmkdir -p main\nexec svlogd -tt main\n");
+    ServiceDir::new(etc.join("idle")).run(SLEEPER).down();
     // runit's program names as links to tend, first on PATH.
     let links = s.join("bin");
     std::fs::create_dir_all(&links).unwrap();
@@ -843,7 +865,7 @@ fn baseimage_style_etc_service_runs_unchanged_under_tend_init() {
     }
     let scan = s.join("run/service");
     let command = format!(
-        "for i in $(seq 400); do grep -q 'web as 65534' {}/web/log/main/current 2>/dev/null && break; sleep 0.05; done; sv status web",
+        "for i in $(seq 400); do grep -q 'web as 65534' {}/web/log/main/current 2>/dev/null && break; sleep 0.05; done; sv status web idle; sv -w 9 up idle",
         scan.display()
     );
     let mut c = cmd("tend-init");
@@ -866,7 +888,7 @@ fn baseimage_style_etc_service_runs_unchanged_under_tend_init() {
     let out = masked(&text(&o.stdout));
     assert_eq!(
         out,
-        "run: web: (pid N) Ns; run: log: (pid N) Ns\n",
+        "run: web: (pid N) Ns; run: log: (pid N) Ns\ndown: idle: Ns\nok: run: idle: (pid N) Ns, normally down\n",
         "{}",
         text(&o.stderr)
     );
