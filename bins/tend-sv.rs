@@ -27,15 +27,15 @@ impl Sink for Stdio {
 }
 
 /// The name sv was called by, when it is not tend-sv's own (an /etc/init.d link).
-fn script_name() -> Option<OsString> {
-    let argv0 = std::env::args_os().next()?;
-    let base = std::path::Path::new(&argv0).file_name()?.to_os_string();
+fn script_name(argv0: &OsString) -> Option<OsString> {
+    let base = std::path::Path::new(argv0).file_name()?.to_os_string();
     let own = base == "tend-sv" || base == "tend" || base == "sv";
     (!own).then_some(base)
 }
 
 pub fn main() {
-    let script = script_name();
+    let (argv0, args) = tend_cli::argv0_and_args();
+    let script = script_name(&argv0);
     let lsb = script.is_some();
     let usage = || -> ! {
         if let Some(name) = &script {
@@ -45,7 +45,7 @@ pub fn main() {
         }
         PROG.usage_exit()
     };
-    let p = match tend_cli::parse(tend_cli::args(), "w:vVl") {
+    let p = match tend_cli::parse(args, "w:vVl") {
         Ok(p) => p,
         Err(_) => usage(),
     };

@@ -26,6 +26,16 @@ pub fn args() -> std::iter::Skip<std::env::ArgsOs> {
     std::env::args_os().skip(NAME_WORDS.load(Ordering::Relaxed))
 }
 
+/// argv[0] and the program's arguments after its name, from one copy of argv (std copies
+/// every argument each time it is asked for them: a program that needs its argv[0] too,
+/// as tend-sv does for its init-script mode, asks once).
+pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::env::ArgsOs>) {
+    let mut all = std::env::args_os();
+    let argv0 = all.next().unwrap_or_default();
+    let skip = NAME_WORDS.load(Ordering::Relaxed).saturating_sub(1);
+    (argv0, all.skip(skip))
+}
+
 /// Called by the multi-call entry point when the program was named by the first argument
 /// (`tend svc ...`) rather than by argv[0].
 pub fn named_by_first_argument() {
