@@ -977,3 +977,40 @@ fn sv_finds_services_in_svdir_else_tend_scandir() {
         )
     );
 }
+
+#[test]
+fn sv_force_stop_kills_a_stubborn_service_like_runits() {
+    require("runsv");
+    let s = Scratch::new("sv-force");
+    let stubborn = "#!/bin/sh\ntrap '' TERM\nexec sleep 1000\n";
+    let mut seen = Vec::new();
+    for (prog, sup) in [("sv", "runsv"), ("tend-sv", "tend-supervise")] {
+        let base = s.join(sup);
+        let web = ServiceDir::new(base.join("web")).run(stubborn).path();
+        let _guard: Box<dyn std::any::Any> = if sup == "runsv" {
+            Box::new(Runsv::start(&web))
+        } else {
+            let g = Supervised::start(sup, &web);
+            g.wait_up();
+            Box::new(g)
+        };
+        // TERM is ignored: the wait times out, `kill:` is reported and SIGKILL sent.
+        let forced = sv(prog, &base, &["-w", "1", "force-stop", "./web"]);
+        let after = sv(prog, &base, &["-w", "9", "down", "./web"]);
+        seen.push((forced, after));
+    }
+    assert_eq!(
+        seen[0],
+        (
+            (
+                "kill: run: ./web: (pid N) Ns, want down, got TERM\n".into(),
+                1
+            ),
+            ("ok: down: ./web: Ns, normally up\n".into(), 0)
+        )
+    );
+    // s6's record has no "got TERM" flag: the one difference (tend-sv(8), NOTES).
+    let mut want = seen[0].clone();
+    want.0.0 = want.0.0.replace(", got TERM", "");
+    assert_eq!(seen[1], want, "tend-sv on tend-supervise");
+}
