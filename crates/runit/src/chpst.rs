@@ -194,7 +194,8 @@ pub fn run(plan: &Plan, argv: &[OsString], warn: Warn<'_>) -> Failure {
 /// root, with the final environment).
 fn prepare(plan: &Plan, argv: &[OsString], warn: Warn<'_>) -> Result<tend_env::Ready, Failure> {
     if plan.setsid {
-        let _ = nix::unistd::setsid();
+        // runit ignores a failure (the process already leads a group).
+        let _ = tend_env::session::apply(tend_env::session::Mode::Session, 0);
     }
     let mut env: Env = tend_env::sys::exec::current_env();
     if let Some(dir) = &plan.envdir {
