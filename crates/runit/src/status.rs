@@ -128,20 +128,19 @@ fn open(path: &Path, flags: OFlags) -> Result<std::os::fd::OwnedFd, Errno> {
         .map_err(|e| Errno::from_raw(e.raw_os_error()))
 }
 
-/// Read up to 36 bytes of `path` (no record is longer than 35) into `buf`. Non-blocking,
-/// so a FIFO planted there reads as empty instead of hanging.
+/// Read up to 36 bytes of `path` (no record is longer than 35) into `buf`, in one read as
+/// sv does (a record is replaced whole, by rename, and a regular file gives all it has).
+/// Non-blocking, so a FIFO planted there reads as empty instead of hanging.
 fn read_record(path: &Path, buf: &mut [u8; 36]) -> Result<usize, Errno> {
     let fd = open(path, OFlags::RDONLY | OFlags::NONBLOCK)?;
-    let mut got = 0;
-    while got < buf.len() {
-        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
-            Ok(0) | Err(Errno::EAGAIN) => break,
-            Ok(n) => got += n,
+    loop {
+        match nix::unistd::read(fd.as_raw_fd(), buf) {
+            Ok(n) => return Ok(n),
+            Err(Errno::EAGAIN) => return Ok(0),
             Err(Errno::EINTR) => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(got)
 }
 
 /// Read the state of the service in `dir`, whichever supervisor runs it. `buf` is the
