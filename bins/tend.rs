@@ -22,6 +22,8 @@ mod applyuidgid;
 mod cgroup;
 #[path = "tend-check.rs"]
 mod check;
+#[path = "tend-chpst.rs"]
+mod chpst;
 #[path = "tend-cpuset.rs"]
 mod cpuset;
 #[path = "tend-envdir.rs"]
@@ -48,6 +50,8 @@ mod softlimit;
 mod summary;
 #[path = "tend-supervise.rs"]
 mod supervise;
+#[path = "tend-sv.rs"]
+mod sv;
 #[path = "tend-svc.rs"]
 mod svc;
 #[path = "tend-svok.rs"]
@@ -75,6 +79,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
     ("tend-check", check::main),
+    ("tend-chpst", chpst::main),
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
@@ -88,6 +93,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-softlimit", softlimit::main),
     ("tend-summary", summary::main),
     ("tend-supervise", supervise::main),
+    ("tend-sv", sv::main),
     ("tend-svc", svc::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
@@ -150,9 +156,22 @@ fn run() {
         .unwrap_or_default();
     // Run through a link: argv[0] names the program (only full names: a link `svc` is not
     // ours). `init` too, for a kernel that runs /init or /sbin/init with no arguments.
-    let base: &[u8] = if base == b"init" { b"tend-init" } else { base };
+    let base: &[u8] = match base {
+        b"init" => b"tend-init",
+        // runit's names, for run scripts and operators' commands written for runit.
+        b"chpst" => b"tend-chpst",
+        b"sv" => b"tend-sv",
+        _ => base,
+    };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
+    }
+    // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
+    // tend-sv takes from the name it was called by.
+    if let Ok(target) = std::fs::read_link(&argv0)
+        && target.file_name().is_some_and(|n| n == "tend-sv")
+    {
+        return sv::main();
     }
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
     match first.as_bytes() {

@@ -30,6 +30,8 @@ mod multicall;
 mod packaging;
 // tend-setlock and tend-svperms against their s6 counterparts.
 mod parity;
+// runit's front ends (tend-chpst, tend-sv) and runit service directories, beside runit's programs.
+mod runit;
 // tend-svscan and tend-svscanctl against s6-svscan's specification.
 mod scan;
 // tend-summary's three formats on a mixed set of services.

@@ -29,6 +29,15 @@ pub fn args() -> std::iter::Skip<std::vec::IntoIter<std::ffi::OsString>> {
         .skip(NAME_WORDS.load(Ordering::Relaxed))
 }
 
+/// argv[0] and the program's arguments after its name, from one copy of argv (a program
+/// that needs its argv[0] too, as tend-sv does for its init-script mode, asks once).
+pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::vec::IntoIter<OsString>>) {
+    let mut all = tend_sys::entry::argv().into_iter();
+    let argv0 = all.next().unwrap_or_default();
+    let skip = NAME_WORDS.load(Ordering::Relaxed).saturating_sub(1);
+    (argv0, all.skip(skip))
+}
+
 /// Called by the multi-call entry point when the program was named by the first argument
 /// (`tend svc ...`) rather than by argv[0].
 pub fn named_by_first_argument() {

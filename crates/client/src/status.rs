@@ -124,7 +124,7 @@ pub const SIDE_FILE_MAX: usize = 64 * 1024;
 /// it (`supervise/tend-check: a FIFO, not a regular file`).
 pub fn read_side_file(servicedir: &Path, rel: &str) -> Option<Result<Vec<u8>, String>> {
     let rel = Path::new(rel);
-    match tend_sys::fd::read_regular(&servicedir.join(&rel), SIDE_FILE_MAX + 1) {
+    match tend_sys::fd::read_regular(&servicedir.join(rel), SIDE_FILE_MAX + 1) {
         // ENOTDIR: `supervise` itself is wrong, which the status read reports.
         Err(tend_sys::fd::NotRead::Sys(Errno::ENOENT | Errno::ENOTDIR)) => None,
         Err(e) => Some(Err(format!("{}: {}", rel.display(), e.describe()))),
