@@ -11,6 +11,7 @@ mod guest;
 mod init;
 mod jobs;
 mod log;
+mod monit;
 mod multicall;
 mod packaging;
 mod parity;

@@ -31,10 +31,9 @@ pub fn start_order(checks: &[Check]) -> Vec<&str> {
         }
         mark[i] = 1;
         for (d, _) in &checks[i].depends {
-            if let Some(&j) = index.get(d.as_str()) {
-                if !visit(j, checks, index, mark, out) {
-                    return false;
-                }
+            let dep = index.get(d.as_str()).copied();
+            if dep.is_some_and(|j| !visit(j, checks, index, mark, out)) {
+                return false;
             }
         }
         mark[i] = 2;

@@ -257,8 +257,7 @@ impl Reader {
             host: word_or_quoted(&first).ok_or(first)?,
             ..Default::default()
         };
-        loop {
-            let Some(t) = p.peek().cloned() else { break };
+        while let Some(t) = p.peek().cloned() {
             if starts_statement(&t) {
                 break;
             }
@@ -327,8 +326,7 @@ impl Reader {
             loc: Some(loc),
             ..Default::default()
         };
-        loop {
-            let Some(t) = p.peek().cloned() else { break };
+        while let Some(t) = p.peek().cloned() {
             match t.word().as_deref() {
                 Some("port") => {
                     p.next();
@@ -520,7 +518,7 @@ impl Reader {
                     .extend(names.iter().map(|n| (n.clone(), loc.clone())));
             }
             (_, Some("group")) => {
-                let g = p.word_value()?;
+                let g = p.name_value()?;
                 self.current.as_mut().expect("in a check").groups.push(g);
             }
             (_, Some("mode")) => {
@@ -548,12 +546,16 @@ impl Reader {
                 let v = p.next().ok_or_else(|| t.clone())?;
                 let every = match &v.tok {
                     Tok::Quoted(cron) => Every::Cron(cron.clone()),
-                    Tok::Word(n) => {
-                        let n = n.parse::<u32>().map_err(|_| v.clone())?;
+                    Tok::Word(n) if n.parse::<u32>().is_ok() => {
                         p.expect_cycles()?;
-                        Every::Cycles(n)
+                        Every::Cycles(n.parse().unwrap_or(1))
                     }
-                    _ => return Err(v),
+                    // monit's lexer takes one character here and says so.
+                    _ => {
+                        let c = v.text().chars().next().unwrap_or(' ');
+                        self.error_at(p.loc(&v), format!("invalid every format '{c}'"));
+                        return Ok(());
+                    }
                 };
                 if matches!(every, Every::Cron(_)) {
                     self.ignore(loc, "every \"cron\"", "tend-monit has no cron schedule");
@@ -577,6 +579,10 @@ impl Reader {
                 p.word_value()?;
             }
             (_, Some("if")) => self.rule(p, t)?,
+            // `start` without its `"…"`: monit's grammar fails on what follows.
+            (_, Some("start" | "stop" | "restart")) => {
+                return Err(p.next().unwrap_or_else(|| p.eof()));
+            }
             _ => return Err(t.clone()),
         }
         Ok(())
@@ -743,8 +749,17 @@ impl Cursor {
         }
     }
 
-    /// A word or a quoted string.
+    /// A plain string: a quoted one, or a word that is not one of monit's keywords.
     fn word_value(&mut self) -> Result<String, Token> {
+        let t = self.next().ok_or_else(|| self.eof())?;
+        match &t.tok {
+            Tok::Word(w) if lex::is_keyword(w) => Err(t),
+            _ => word_or_quoted(&t).ok_or(t),
+        }
+    }
+
+    /// A name (of a group): any word or quoted string.
+    fn name_value(&mut self) -> Result<String, Token> {
         let t = self.next().ok_or_else(|| self.eof())?;
         word_or_quoted(&t).ok_or(t)
     }
@@ -861,21 +876,18 @@ fn allow(p: &mut Cursor) -> Result<Allow, Token> {
         }
         ro
     };
-    match t.word().as_deref() {
-        Some("md5" | "sha1" | "crypt" | "cleartext") => {
-            let path = p.path()?;
-            let mut users = Vec::new();
-            while let Some(u) = p.peek().filter(|u| {
-                u.word()
-                    .is_some_and(|w| !is_keyword(&w) && w != "allow" && !w.starts_with('/'))
-                    && !starts_statement(u)
-            }) {
-                users.push(u.text());
-                p.next();
-            }
-            return Ok(Allow::File { path, users });
+    if let Some("md5" | "sha1" | "crypt" | "cleartext") = t.word().as_deref() {
+        let path = p.path()?;
+        let mut users = Vec::new();
+        while let Some(u) = p.peek().filter(|u| {
+            u.word()
+                .is_some_and(|w| !is_keyword(&w) && w != "allow" && !w.starts_with('/'))
+                && !starts_statement(u)
+        }) {
+            users.push(u.text());
+            p.next();
         }
-        _ => {}
+        return Ok(Allow::File { path, users });
     }
     let first = word_or_quoted(&t).ok_or_else(|| t.clone())?;
     if p.peek_punct(':') {
