@@ -16,12 +16,17 @@
 //! What it is not: it prints nothing and starts nothing. Running what a file describes,
 //! the command line and the HTTP interface live elsewhere.
 
+pub mod control;
+pub mod daemon;
 pub mod glob;
 pub mod lex;
 pub mod model;
 pub mod order;
 pub mod parse;
+pub mod service;
+pub mod status;
 pub mod validate;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 

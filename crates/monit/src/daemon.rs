@@ -1,0 +1,173 @@
+//! `tend-monit -I`: the long-lived part. Install one service per process check into the
+//! scan directory tend-monit owns, make sure a tend-svscan runs on it, bring the
+//! services up in `depends on` order, then wait for signals: SIGHUP re-reads the control
+//! file and applies only what changed; SIGTERM and SIGINT end tend-monit and leave every
+//! service running (the scanner is in a session of its own), so a new tend-monit takes
+//! the tree over without restarting anything.
+
+use crate::model::{Control, Mode};
+use nix::sys::signal::Signal;
+use std::path::{Path, PathBuf};
+use tend_sys::warn::Warn;
+use std::time::{Duration, Instant};
+
+/// tend-monit's own files in the scan directory (a dot name: the scanner skips it).
+pub const STATE: &str = ".tend-monit";
+
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The running daemon's pid and start time (seconds since the epoch), if one runs.
+pub fn running(scandir: &Path) -> Option<(i32, u64)> {
+    let text = std::fs::read_to_string(scandir.join(STATE).join("daemon")).ok()?;
+    let mut it = text.split_whitespace();
+    let pid: i32 = it.next()?.parse().ok()?;
+    let started: u64 = it.next()?.parse().ok()?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).ok()?;
+    Some((pid, started))
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Install the services; the names added or replaced.
+pub fn install(c: &Control, scandir: &Path, exe: &str, report: &dyn Warn) -> Result<Vec<String>, Error> {
+    let services = crate::service::render_all(c, exe).map_err(Error)?;
+    let o = tend_client::install::apply(
+        scandir,
+        crate::service::OWNER,
+        &services,
+        Duration::from_secs(30),
+        report,
+    )
+    .map_err(|e| Error(e.0))?;
+    for (what, names) in [("added", &o.added), ("replaced", &o.replaced), ("removed", &o.removed)] {
+        for n in names {
+            report.say("info", &format_args!("{what} {n}"));
+        }
+    }
+    Ok(o.added.into_iter().chain(o.replaced).collect())
+}
+
+/// A scanner on `scandir`: the one running, or a tend-svscan started in a session of its
+/// own (it outlives tend-monit).
+fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
+    let listening = || {
+        tend_proto::control::send_in(scandir, tend_proto::servicedir::SVSCAN, b"").is_ok()
+    };
+    if listening() {
+        return Ok(());
+    }
+    let beside = exe.with_file_name("tend-svscan");
+    let prog: std::ffi::OsString = if beside.exists() {
+        beside.into()
+    } else {
+        "tend-svscan".into()
+    };
+    let argv = [prog, scandir.as_os_str().to_owned()];
+    let p = tend_sys::exec::Prepared::with_current_env(&argv)
+        .map_err(|e| Error(format!("unable to prepare tend-svscan: {}", e.desc())))?;
+    let opts = tend_sys::process::SpawnOptions {
+        setsid: true,
+        ..Default::default()
+    };
+    tend_sys::process::spawn(&p, &opts)
+        .map_err(|e| Error(format!("unable to start tend-svscan on {}: {e:?}", scandir.display())))?;
+    wait(Duration::from_secs(10), listening)
+        .then_some(())
+        .ok_or_else(|| Error(format!("tend-svscan on {} does not listen", scandir.display())))
+}
+
+/// Look again every 10 ms until `f` holds or `patience` ends: only while starting up
+/// (a scanner's or a supervisor's control FIFO appearing), never in the steady state.
+fn wait(patience: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + patience;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Bring up every process check not in `mode manual`, in dependency order; a service
+/// with dependents is waited for (up and its daemon found) before they start.
+fn start_all(c: &Control, scandir: &Path, report: &dyn Warn) {
+    for name in crate::control::process_order(c) {
+        let Some(ch) = c.checks.iter().find(|ch| ch.name == name) else { continue };
+        if ch.mode == Mode::Manual || crate::control::is_unmonitored(&scandir.join(&name)) {
+            continue;
+        }
+        let dir = scandir.join(&name);
+        if !wait(Duration::from_secs(10), || tend_client::svok(&dir).unwrap_or(false)) {
+            report.warn(&format_args!("{name}: no supervisor on {}", dir.display()));
+            continue;
+        }
+        let dependents = c.checks.iter().any(|o| o.depends.iter().any(|(d, _)| *d == name));
+        let step = crate::control::Step::Up(name.clone());
+        match crate::control::execute(c, scandir, &step, dependents) {
+            Ok(true) => {}
+            Ok(false) => report.warn(&format_args!("{name}: not up in time: its dependents start anyway")),
+            Err(e) => report.warn(&e),
+        }
+    }
+}
+
+/// Run until SIGTERM or SIGINT; `reread` gives the control file again on SIGHUP.
+pub fn run(
+    mut c: Control,
+    scandir: &Path,
+    exe: &Path,
+    reread: &dyn Fn() -> Option<Control>,
+    report: &dyn Warn,
+) -> Result<(), Error> {
+    let sigfd = tend_sys::signals::signalfd(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGCHLD])
+        .map_err(|e| Error(format!("unable to take signals: {}", e.desc())))?;
+    std::fs::create_dir_all(scandir.join(STATE))
+        .map_err(|e| Error(format!("unable to create {}: {e}", scandir.join(STATE).display())))?;
+    let exe_s = exe.to_string_lossy().into_owned();
+    ensure_scanner(scandir, exe)?;
+    install(&c, scandir, &exe_s, report)?;
+    // The daemon's pid and start (the incarnation the BOSH agent waits to see change).
+    let state: PathBuf = scandir.join(STATE).join("daemon");
+    let tmp = scandir.join(STATE).join(".daemon.new");
+    std::fs::write(&tmp, format!("{} {}\n", std::process::id(), now_secs()))
+        .and_then(|()| std::fs::rename(&tmp, &state))
+        .map_err(|e| Error(format!("unable to write {}: {e}", state.display())))?;
+    start_all(&c, scandir, report);
+    report.say("info", &format_args!("started: {} services", crate::control::process_order(&c).len()));
+    loop {
+        let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&sigfd), nix::poll::PollFlags::POLLIN)];
+        let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE);
+        while let Ok(Some(s)) = sigfd.read_signal() {
+            match Signal::try_from(s.ssi_signo as i32) {
+                Ok(Signal::SIGTERM | Signal::SIGINT) => {
+                    let _ = std::fs::remove_file(&state);
+                    return Ok(());
+                }
+                Ok(Signal::SIGHUP) => {
+                    if let Some(n) = reread() {
+                        c = n;
+                        match install(&c, scandir, &exe_s, report) {
+                            Ok(_) => start_all(&c, scandir, report),
+                            Err(e) => report.warn(&e),
+                        }
+                    }
+                }
+                _ => while let Ok(Some(_)) = tend_sys::wait::reap(None) {},
+            }
+        }
+    }
+}

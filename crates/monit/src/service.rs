@@ -1,0 +1,106 @@
+//! A control file's process checks as tend service directories: one per `check
+//! process`, in the shape tend-client's installer writes (compared, then renamed in
+//! whole), all marked as tend-monit's.
+//!
+//! Each directory: `run` execs the watcher (`tend-monit -W`, see `watch`), `monit-check`
+//! holds the check's settings, `notification-fd` lets the watcher say when the daemon
+//! is up, and `down` keeps the scanner from starting it on sight: tend-monit brings the
+//! services up itself, in `depends on` order.
+
+use crate::model::{Check, Control, Kind, Program, Target};
+use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, Run, Settings};
+use std::ffi::OsStr;
+use tend_client::install::{File, MARKER, Service};
+
+/// The owner name in each service's marker file.
+pub const OWNER: &str = "tend-monit";
+
+fn file(path: &str, bytes: impl Into<Vec<u8>>, mode: u32) -> File {
+    File {
+        path: path.into(),
+        bytes: bytes.into(),
+        mode,
+    }
+}
+
+/// Single-quoted for /bin/sh.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A program's uid and gid as numbers (validated accounts resolved once, here).
+fn run_of(p: &Program) -> Result<Run, String> {
+    let id = |v: &Option<String>, group: bool| -> Result<Option<u32>, String> {
+        let Some(v) = v else { return Ok(None) };
+        if let Ok(n) = v.parse() {
+            return Ok(Some(n));
+        }
+        let found = if group {
+            tend_env::account::group(OsStr::new(v)).map_err(|e| e.to_string())?
+        } else {
+            tend_env::account::user(OsStr::new(v))
+                .map_err(|e| e.to_string())?
+                .map(|u| u.uid)
+        };
+        found
+            .map(Some)
+            .ok_or_else(|| format!("no such {}: {v}", if group { "group" } else { "user" }))
+    };
+    if let Some(a) = p.argv.iter().find(|a| a.contains('\n')) {
+        return Err(format!("a program argument holds a newline: {}", a.escape_debug()));
+    }
+    Ok(Run {
+        argv: p.argv.clone(),
+        uid: id(&p.uid, false)?,
+        // monit: `as uid U` alone runs with U's primary group.
+        gid: match id(&p.gid, true)? {
+            Some(g) => Some(g),
+            None => match (&p.uid, id(&p.uid, false)?) {
+                (Some(_), Some(u)) => tend_env::account::primary_gid(u).map_err(|e| e.to_string())?,
+                _ => None,
+            },
+        },
+        timeout: p.timeout.unwrap_or(DEFAULT_TIMEOUT),
+    })
+}
+
+/// One check's service directory; `exe` is the tend-monit executable its `run` execs.
+pub fn render(c: &Check, exe: &str) -> Result<Service, String> {
+    let (pidfile, matching) = match &c.target {
+        Target::Pidfile(p) => (Some(p.clone()), None),
+        Target::Matching(m) => (None, Some(m.clone())),
+        _ => return Err(format!("check {}: not a process check", c.name)),
+    };
+    let st = Settings {
+        name: c.name.clone(),
+        pidfile,
+        matching,
+        start: c.start.as_ref().map(run_of).transpose().map_err(|e| format!("check {}: start program: {e}", c.name))?,
+        stop: c.stop.as_ref().map(run_of).transpose().map_err(|e| format!("check {}: stop program: {e}", c.name))?,
+    };
+    let run = format!(
+        "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
+        c.name,
+        c.loc,
+        quote(exe)
+    );
+    Ok(Service {
+        name: c.name.clone(),
+        files: vec![
+            file("run", run, 0o755),
+            file(CHECK_FILE, st.to_text(), 0o644),
+            file("notification-fd", "3\n", 0o644),
+            file("down", "", 0o644),
+            file(MARKER, format!("{OWNER}\n"), 0o644),
+        ],
+    })
+}
+
+/// Every process check's service, in file order.
+pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
+    c.checks
+        .iter()
+        .filter(|ch| ch.kind == Kind::Process)
+        .map(|ch| render(ch, exe))
+        .collect()
+}
