@@ -57,9 +57,16 @@ fn scandir(p: &tend_cli::Parsed) -> PathBuf {
 fn watch() -> ! {
     use tend_monit::watch::Exit;
     tend_monit::watch::keep_notification_fd_private();
-    let here = std::env::current_dir()
-        .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, format_args!("unable to find the working directory: {e}")));
-    let name = here.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let here = std::env::current_dir().unwrap_or_else(|e| {
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to find the working directory: {e}"),
+        )
+    });
+    let name = here
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let sink = tend_sys::warn::Prefixed(format!("tend-monit {name}"));
     match tend_monit::watch::run(&here, &sink) {
         Ok(Exit::Stopped) => std::process::exit(code::OK),
@@ -82,11 +89,18 @@ fn watch() -> ! {
 fn daemon(p: &tend_cli::Parsed) -> ! {
     let file = control_file(p);
     let control = read(&file);
-    let exe = std::env::current_exe()
-        .unwrap_or_else(|e| PROG.fatal(code::SYSTEM, format_args!("unable to find my executable: {e}")));
+    let exe = std::env::current_exe().unwrap_or_else(|e| {
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to find my executable: {e}"),
+        )
+    });
     let dir = scandir(p);
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        PROG.fatal(code::SYSTEM, format_args!("unable to create {}: {e}", dir.display()))
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to create {}: {e}", dir.display()),
+        )
     }
     let reread = || match tend_monit::read(&file) {
         Ok((c, errors)) if errors.is_empty() => Some(c),
@@ -94,11 +108,19 @@ fn daemon(p: &tend_cli::Parsed) -> ! {
             for e in &errors {
                 PROG.line("error", e);
             }
-            PROG.warn(format_args!("{}: not reloaded: {} errors", file.display(), errors.len()));
+            PROG.warn(format_args!(
+                "{}: not reloaded: {} errors",
+                file.display(),
+                errors.len()
+            ));
             None
         }
         Err(e) => {
-            PROG.warn(format_args!("unable to read {}: {}", e.path.display(), e.err));
+            PROG.warn(format_args!(
+                "unable to read {}: {}",
+                e.path.display(),
+                e.err
+            ));
             None
         }
     };
@@ -115,7 +137,11 @@ fn selected(p: &tend_cli::Parsed, c: &Control, name: Option<&str>) -> Vec<String
         let g = g.to_string_lossy();
         return order
             .into_iter()
-            .filter(|n| c.checks.iter().any(|ch| ch.name == *n && ch.groups.iter().any(|x| *x == g)))
+            .filter(|n| {
+                c.checks
+                    .iter()
+                    .any(|ch| ch.name == *n && ch.groups.iter().any(|x| *x == g))
+            })
             .collect();
     }
     match name {
@@ -159,7 +185,10 @@ fn report(p: &tend_cli::Parsed, ops: &[Option<&str>]) -> ! {
         PROG.fatal(code::NO, "the monit daemon is not running")
     };
     let names = selected(p, &c, ops.get(1).copied().flatten());
-    let services: Vec<_> = names.iter().map(|n| tend_monit::status::read(&dir, n)).collect();
+    let services: Vec<_> = names
+        .iter()
+        .map(|n| tend_monit::status::read(&dir, n))
+        .collect();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -180,7 +209,10 @@ fn signal(p: &tend_cli::Parsed, sig: nix::sys::signal::Signal) -> ! {
         PROG.fatal(code::NO, "the monit daemon is not running")
     };
     if let Err(e) = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig) {
-        PROG.fatal(code::SYSTEM, format_args!("unable to signal pid {pid}: {}", e.desc()))
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!("unable to signal pid {pid}: {}", e.desc()),
+        )
     }
     std::process::exit(code::OK)
 }

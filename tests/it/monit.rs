@@ -1,8 +1,8 @@
 //! tend-monit against Debian's monit 5.33 on the same control files: the real monit files
 //! of Cloud Foundry releases (tests/monit-files/, sources in its README) and hostile ones.
 //!
-//! Not tested here (not built yet): running what the files describe, the command line
-//! (`summary`, `status`, actions), the HTTP interface, alerts.
+//! Not tested here (not built yet): the HTTP interface, alerts, resource and connection
+//! tests, `summary` against a running monit 5.33.
 
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
@@ -417,4 +417,248 @@ fn monit_usage_and_version() {
         assert_code(&o, 111);
         assert!(text(&o.stderr).contains("no control file"));
     }
+}
+
+// ---- running what the files describe ----
+
+/// A small daemon in the way BOSH jobs' ctl scripts start theirs: it logs `start NAME`,
+/// then detaches (a new session, in the background) a process that writes its pid into
+/// the pidfile and sleeps; the start program itself exits at once.
+const DAEMON: &str = r#"#!/bin/sh
+# daemon PIDFILE LOG NAME
+echo "start $3" >> "$2"
+setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 100000' sh "$1" </dev/null >/dev/null 2>&1 &
+"#;
+
+/// A machine in a scratch directory: test daemons, a control file, tend-monit -I on a
+/// scan directory of its own; everything under it killed at the end.
+struct Vm {
+    s: Scratch,
+    rc: PathBuf,
+    scan: PathBuf,
+    _daemon: Option<Daemon>,
+    _kill: KillUnder,
+}
+
+impl Vm {
+    fn new(name: &str, checks: &str) -> Vm {
+        let s = Scratch::new(name);
+        let root = s.path.display().to_string();
+        s.write("bin/daemon", DAEMON, true);
+        std::fs::create_dir_all(s.join("run")).unwrap();
+        let text = format!("set daemon 10\n{}", checks.replace("@ROOT@", &root));
+        let rc = control(&s, "monitrc", &text);
+        let scan = s.join("scan");
+        let kill = KillUnder(s.path.clone());
+        Vm {
+            s,
+            rc,
+            scan,
+            _daemon: None,
+            _kill: kill,
+        }
+    }
+
+    fn start(&mut self) {
+        let mut c = cmd("tend-monit");
+        c.current_dir(&self.s.path);
+        c.arg("-c")
+            .arg(&self.rc)
+            .arg("-S")
+            .arg(&self.scan)
+            .arg("-I");
+        c.stderr(std::fs::File::create(self.s.join("tend-monit.log")).unwrap());
+        self._daemon = Some(Daemon::start(c));
+    }
+
+    fn monit(&self, args: &[&str]) -> Output {
+        let mut c = cmd("tend-monit");
+        c.current_dir(&self.s.path);
+        c.arg("-c")
+            .arg(&self.rc)
+            .arg("-S")
+            .arg(&self.scan)
+            .args(args);
+        run(c)
+    }
+
+    fn summary(&self) -> String {
+        text(&self.monit(&["summary"]).stdout)
+    }
+
+    /// The summary row of `name`: its state.
+    fn state(&self, name: &str) -> Option<String> {
+        let head = format!("Process '{name}'");
+        self.summary()
+            .lines()
+            .find(|l| l.starts_with(&head))
+            .map(|l| l[36..].to_string())
+    }
+
+    fn wait_state(&self, name: &str, want: &str) {
+        wait_until(Duration::from_secs(30), &format!("{name} {want}"), || {
+            (self.state(name).as_deref() == Some(want)).then_some(())
+        });
+    }
+
+    fn pid(&self, name: &str) -> Option<i32> {
+        let t = std::fs::read_to_string(self.s.join(format!("run/{name}.pid"))).ok()?;
+        let pid: i32 = t.trim().parse().ok()?;
+        (proc_state(pid as u64) != 'Z' && Path::new(&format!("/proc/{pid}")).exists())
+            .then_some(pid)
+    }
+
+    fn log(&self) -> Vec<String> {
+        lines(&self.s.join("log"))
+    }
+}
+
+use std::time::Duration;
+
+/// A check the way release files write one, for the test daemon.
+fn check(name: &str, extra: &str) -> String {
+    format!(
+        "check process {name} with pidfile @ROOT@/run/{name}.pid\n  start program = \"@ROOT@/bin/daemon @ROOT@/run/{name}.pid @ROOT@/log {name}\" with timeout 10 seconds\n  stop program = \"/bin/sh -c 'echo stop {name} >> @ROOT@/log; kill $(cat @ROOT@/run/{name}.pid)'\"\n  group vcap\n{extra}"
+    )
+}
+
+#[test]
+fn monit_runs_checks_restarts_at_once_stops_in_order() {
+    let mut vm = Vm::new(
+        "monit-run",
+        &format!(
+            "{}{}{}",
+            check("db", ""),
+            check("web", "  depends on db\n"),
+            check("worker", "  depends on web\n")
+        ),
+    );
+    vm.start();
+    for n in ["db", "web", "worker"] {
+        vm.wait_state(n, "running");
+    }
+    let summary = vm.summary();
+    assert!(
+        summary.starts_with("The Monit daemon 5.2.5 uptime: 0m \n\nProcess 'db'"),
+        "{summary}"
+    );
+    assert_eq!(
+        summary.lines().nth(2),
+        Some(format!("{:<36}running", "Process 'db'")).as_deref()
+    );
+    // Started in dependency order.
+    let starts: Vec<String> = vm.log();
+    assert_eq!(
+        starts,
+        ["start db", "start web", "start worker"],
+        "{starts:?}"
+    );
+
+    // Killed: started again at once (no cycle), a new pid.
+    let old = vm.pid("web").unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(old),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let new = wait_until(Duration::from_secs(30), "web restarted", || {
+        vm.pid("web").filter(|&p| p != old)
+    });
+    assert_ne!(new, old);
+    vm.wait_state("web", "running");
+
+    // stop all: dependents first; start all: dependencies first.
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&vm.monit(&["stop", "all"]), 0);
+    for n in ["db", "web", "worker"] {
+        assert_eq!(vm.state(n).as_deref(), Some("not monitored"));
+        assert_eq!(vm.pid(n), None, "{n} stopped");
+    }
+    assert_eq!(vm.log(), ["stop worker", "stop web", "stop db"]);
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&vm.monit(&["-g", "vcap", "start"]), 0);
+    assert_eq!(vm.log(), ["start db", "start web", "start worker"]);
+    for n in ["db", "web", "worker"] {
+        assert_eq!(vm.state(n).as_deref(), Some("running"));
+    }
+
+    // stop NAME stops what depends on it first; start NAME starts what it depends on.
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&vm.monit(&["stop", "web"]), 0);
+    assert_eq!(vm.log(), ["stop worker", "stop web"]);
+    assert_eq!(vm.state("db").as_deref(), Some("running"));
+    assert_code(&vm.monit(&["start", "worker"]), 0);
+    assert_eq!(
+        vm.log(),
+        ["stop worker", "stop web", "start web", "start worker"]
+    );
+
+    // unmonitor, then kill: not started again.
+    assert_code(&vm.monit(&["unmonitor", "worker"]), 0);
+    let w = vm.pid("worker").unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(w),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_until(Duration::from_secs(10), "worker gone", || {
+        vm.pid("worker").is_none().then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(1500)); // longer than the supervisor's restart delay
+    assert_eq!(
+        vm.pid("worker"),
+        None,
+        "an unmonitored service is not restarted"
+    );
+    assert_eq!(vm.state("worker").as_deref(), Some("not monitored"));
+
+    // Unknown service: monit's words, exit 1.
+    let o = vm.monit(&["start", "nosuch"]);
+    assert_code(&o, 1);
+    assert!(text(&o.stderr).contains("There is no service by that name"));
+}
+
+#[test]
+fn monit_daemon_restart_takes_the_tree_over() {
+    let mut vm = Vm::new("monit-takeover", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let pid = vm.pid("db").unwrap();
+    assert_code(&vm.monit(&["quit"]), 0);
+    wait_until(Duration::from_secs(10), "daemon gone", || {
+        (!vm.monit(&["summary"]).status.success()).then_some(())
+    });
+    assert_eq!(vm.pid("db"), Some(pid), "quit leaves the services running");
+    vm.start();
+    vm.wait_state("db", "running");
+    assert_eq!(
+        vm.pid("db"),
+        Some(pid),
+        "a new tend-monit takes over, restarting nothing"
+    );
+    assert_eq!(vm.log(), ["start db"]);
+}
+
+#[test]
+fn monit_bad_pidfiles_and_start_programs() {
+    let mut vm = Vm::new(
+        "monit-badpid",
+        "check process one with pidfile @ROOT@/run/one.pid\n  start program = \"/bin/sh -c 'echo 1 > @ROOT@/run/one.pid'\" with timeout 2 seconds\n\
+         check process garbage with pidfile @ROOT@/run/garbage.pid\n  start program = \"/bin/sh -c 'echo xyz > @ROOT@/run/garbage.pid'\" with timeout 2 seconds\n\
+         check process never with pidfile @ROOT@/run/never.pid\n  start program = \"/bin/true\" with timeout 2 seconds\n\
+         check process hangs with pidfile @ROOT@/run/hangs.pid\n  start program = \"/bin/sleep 1000\" with timeout 2 seconds\n",
+    );
+    vm.start();
+    for n in ["one", "garbage", "never", "hangs"] {
+        vm.wait_state(n, "Execution failed");
+    }
+    let log = std::fs::read_to_string(vm.s.join("tend-monit.log")).unwrap();
+    assert!(log.contains("one.pid: names pid 1: refused"), "{log}");
+    assert!(log.contains("garbage.pid: not a pid: xyz"), "{log}");
+    assert!(
+        log.contains("tend-monit never: warning: start failed:"),
+        "{log}"
+    );
+    // Said once per start, not once per look.
+    assert!(log.matches("names pid 1").count() <= 4, "{log}");
 }

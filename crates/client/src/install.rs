@@ -69,7 +69,10 @@ fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
 /// Names of entries a supervisor, a logger or a service itself makes at run time: never
 /// compared, never written (`monit-state`: tend-monit's watcher, the daemon's pid).
 fn runtime(name: &str) -> bool {
-    matches!(name, "supervise" | "event" | "main" | "data" | "monit-state")
+    matches!(
+        name,
+        "supervise" | "event" | "main" | "data" | "monit-state"
+    )
 }
 
 /// Does the directory hold exactly these files (bytes and mode), apart from what the

@@ -46,7 +46,11 @@ pub enum Step {
 pub fn process_order(c: &Control) -> Vec<String> {
     crate::order::start_order(&c.checks)
         .into_iter()
-        .filter(|n| c.checks.iter().any(|ch| ch.name == *n && ch.kind == Kind::Process))
+        .filter(|n| {
+            c.checks
+                .iter()
+                .any(|ch| ch.name == *n && ch.kind == Kind::Process)
+        })
         .map(String::from)
         .collect()
 }
@@ -120,7 +124,13 @@ fn patience(c: &Control, name: &str, up: bool) -> Duration {
         .checks
         .iter()
         .find(|ch| ch.name == name)
-        .and_then(|ch| if up { ch.start.as_ref() } else { ch.stop.as_ref() })
+        .and_then(|ch| {
+            if up {
+                ch.start.as_ref()
+            } else {
+                ch.stop.as_ref()
+            }
+        })
         .and_then(|p| p.timeout)
         .unwrap_or(crate::watch::DEFAULT_TIMEOUT);
     Duration::from_secs(u64::from(t) + 5)
@@ -142,7 +152,10 @@ fn wait_for(dir: &Path, target: Target, patience: Duration) -> Result<bool, Step
     match w.wait(target, false, Some(Instant::now() + patience)) {
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
-        Err(e) => Err(StepError(format!("unable to watch {}: {e:?}", dir.display()))),
+        Err(e) => Err(StepError(format!(
+            "unable to watch {}: {e:?}",
+            dir.display()
+        ))),
     }
 }
 
@@ -185,7 +198,10 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
     match watch.wait(t, false, Some(Instant::now() + patience(c, name, up))) {
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
-        Err(e) => Err(StepError(format!("unable to watch {}: {e:?}", dir.display()))),
+        Err(e) => Err(StepError(format!(
+            "unable to watch {}: {e:?}",
+            dir.display()
+        ))),
     }
 }
 

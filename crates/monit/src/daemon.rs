@@ -8,8 +8,8 @@
 use crate::model::{Control, Mode};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
-use tend_sys::warn::Warn;
 use std::time::{Duration, Instant};
+use tend_sys::warn::Warn;
 
 /// tend-monit's own files in the scan directory (a dot name: the scanner skips it).
 pub const STATE: &str = ".tend-monit";
@@ -40,7 +40,12 @@ fn now_secs() -> u64 {
 }
 
 /// Install the services; the names added or replaced.
-pub fn install(c: &Control, scandir: &Path, exe: &str, report: &dyn Warn) -> Result<Vec<String>, Error> {
+pub fn install(
+    c: &Control,
+    scandir: &Path,
+    exe: &str,
+    report: &dyn Warn,
+) -> Result<Vec<String>, Error> {
     let services = crate::service::render_all(c, exe).map_err(Error)?;
     let o = tend_client::install::apply(
         scandir,
@@ -50,7 +55,11 @@ pub fn install(c: &Control, scandir: &Path, exe: &str, report: &dyn Warn) -> Res
         report,
     )
     .map_err(|e| Error(e.0))?;
-    for (what, names) in [("added", &o.added), ("replaced", &o.replaced), ("removed", &o.removed)] {
+    for (what, names) in [
+        ("added", &o.added),
+        ("replaced", &o.replaced),
+        ("removed", &o.removed),
+    ] {
         for n in names {
             report.say("info", &format_args!("{what} {n}"));
         }
@@ -61,9 +70,8 @@ pub fn install(c: &Control, scandir: &Path, exe: &str, report: &dyn Warn) -> Res
 /// A scanner on `scandir`: the one running, or a tend-svscan started in a session of its
 /// own (it outlives tend-monit).
 fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
-    let listening = || {
-        tend_proto::control::send_in(scandir, tend_proto::servicedir::SVSCAN, b"").is_ok()
-    };
+    let listening =
+        || tend_proto::control::send_in(scandir, tend_proto::servicedir::SVSCAN, b"").is_ok();
     if listening() {
         return Ok(());
     }
@@ -80,11 +88,20 @@ fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
         setsid: true,
         ..Default::default()
     };
-    tend_sys::process::spawn(&p, &opts)
-        .map_err(|e| Error(format!("unable to start tend-svscan on {}: {e:?}", scandir.display())))?;
+    tend_sys::process::spawn(&p, &opts).map_err(|e| {
+        Error(format!(
+            "unable to start tend-svscan on {}: {e:?}",
+            scandir.display()
+        ))
+    })?;
     wait(Duration::from_secs(10), listening)
         .then_some(())
-        .ok_or_else(|| Error(format!("tend-svscan on {} does not listen", scandir.display())))
+        .ok_or_else(|| {
+            Error(format!(
+                "tend-svscan on {} does not listen",
+                scandir.display()
+            ))
+        })
 }
 
 /// Look again every 10 ms until `f` holds or `patience` ends: only while starting up
@@ -106,20 +123,29 @@ fn wait(patience: Duration, mut f: impl FnMut() -> bool) -> bool {
 /// with dependents is waited for (up and its daemon found) before they start.
 fn start_all(c: &Control, scandir: &Path, report: &dyn Warn) {
     for name in crate::control::process_order(c) {
-        let Some(ch) = c.checks.iter().find(|ch| ch.name == name) else { continue };
+        let Some(ch) = c.checks.iter().find(|ch| ch.name == name) else {
+            continue;
+        };
         if ch.mode == Mode::Manual || crate::control::is_unmonitored(&scandir.join(&name)) {
             continue;
         }
         let dir = scandir.join(&name);
-        if !wait(Duration::from_secs(10), || tend_client::svok(&dir).unwrap_or(false)) {
+        if !wait(Duration::from_secs(10), || {
+            tend_client::svok(&dir).unwrap_or(false)
+        }) {
             report.warn(&format_args!("{name}: no supervisor on {}", dir.display()));
             continue;
         }
-        let dependents = c.checks.iter().any(|o| o.depends.iter().any(|(d, _)| *d == name));
+        let dependents = c
+            .checks
+            .iter()
+            .any(|o| o.depends.iter().any(|(d, _)| *d == name));
         let step = crate::control::Step::Up(name.clone());
         match crate::control::execute(c, scandir, &step, dependents) {
             Ok(true) => {}
-            Ok(false) => report.warn(&format_args!("{name}: not up in time: its dependents start anyway")),
+            Ok(false) => report.warn(&format_args!(
+                "{name}: not up in time: its dependents start anyway"
+            )),
             Err(e) => report.warn(&e),
         }
     }
@@ -133,10 +159,19 @@ pub fn run(
     reread: &dyn Fn() -> Option<Control>,
     report: &dyn Warn,
 ) -> Result<(), Error> {
-    let sigfd = tend_sys::signals::signalfd(&[Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGCHLD])
-        .map_err(|e| Error(format!("unable to take signals: {}", e.desc())))?;
-    std::fs::create_dir_all(scandir.join(STATE))
-        .map_err(|e| Error(format!("unable to create {}: {e}", scandir.join(STATE).display())))?;
+    let sigfd = tend_sys::signals::signalfd(&[
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGCHLD,
+    ])
+    .map_err(|e| Error(format!("unable to take signals: {}", e.desc())))?;
+    std::fs::create_dir_all(scandir.join(STATE)).map_err(|e| {
+        Error(format!(
+            "unable to create {}: {e}",
+            scandir.join(STATE).display()
+        ))
+    })?;
     let exe_s = exe.to_string_lossy().into_owned();
     ensure_scanner(scandir, exe)?;
     install(&c, scandir, &exe_s, report)?;
@@ -147,9 +182,18 @@ pub fn run(
         .and_then(|()| std::fs::rename(&tmp, &state))
         .map_err(|e| Error(format!("unable to write {}: {e}", state.display())))?;
     start_all(&c, scandir, report);
-    report.say("info", &format_args!("started: {} services", crate::control::process_order(&c).len()));
+    report.say(
+        "info",
+        &format_args!(
+            "started: {} services",
+            crate::control::process_order(&c).len()
+        ),
+    );
     loop {
-        let mut fds = [nix::poll::PollFd::new(std::os::fd::AsFd::as_fd(&sigfd), nix::poll::PollFlags::POLLIN)];
+        let mut fds = [nix::poll::PollFd::new(
+            std::os::fd::AsFd::as_fd(&sigfd),
+            nix::poll::PollFlags::POLLIN,
+        )];
         let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE);
         while let Ok(Some(s)) = sigfd.read_signal() {
             match Signal::try_from(s.ssi_signo as i32) {

@@ -47,7 +47,10 @@ fn run_of(p: &Program) -> Result<Run, String> {
             .ok_or_else(|| format!("no such {}: {v}", if group { "group" } else { "user" }))
     };
     if let Some(a) = p.argv.iter().find(|a| a.contains('\n')) {
-        return Err(format!("a program argument holds a newline: {}", a.escape_debug()));
+        return Err(format!(
+            "a program argument holds a newline: {}",
+            a.escape_debug()
+        ));
     }
     Ok(Run {
         argv: p.argv.clone(),
@@ -56,7 +59,9 @@ fn run_of(p: &Program) -> Result<Run, String> {
         gid: match id(&p.gid, true)? {
             Some(g) => Some(g),
             None => match (&p.uid, id(&p.uid, false)?) {
-                (Some(_), Some(u)) => tend_env::account::primary_gid(u).map_err(|e| e.to_string())?,
+                (Some(_), Some(u)) => {
+                    tend_env::account::primary_gid(u).map_err(|e| e.to_string())?
+                }
                 _ => None,
             },
         },
@@ -75,8 +80,18 @@ pub fn render(c: &Check, exe: &str) -> Result<Service, String> {
         name: c.name.clone(),
         pidfile,
         matching,
-        start: c.start.as_ref().map(run_of).transpose().map_err(|e| format!("check {}: start program: {e}", c.name))?,
-        stop: c.stop.as_ref().map(run_of).transpose().map_err(|e| format!("check {}: stop program: {e}", c.name))?,
+        start: c
+            .start
+            .as_ref()
+            .map(run_of)
+            .transpose()
+            .map_err(|e| format!("check {}: start program: {e}", c.name))?,
+        stop: c
+            .stop
+            .as_ref()
+            .map(run_of)
+            .transpose()
+            .map_err(|e| format!("check {}: stop program: {e}", c.name))?,
     };
     let run = format!(
         "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",

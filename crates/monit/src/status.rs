@@ -80,8 +80,13 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         .ok()
         .and_then(|p| p.trim().parse().ok());
     let running = r.pid != 0 && !r.finishing;
+    let start_failed = dir
+        .join(STATE_DIR)
+        .join(crate::watch::START_FAILED)
+        .exists();
     s.state = match (r.want_up, running, r.ready) {
         (true, true, true) => State::Running,
+        (true, true, false) if start_failed => State::ExecutionFailed,
         (true, true, false) => State::Initializing,
         (true, false, _) => {
             let code = tend_sys::wait::Wstat(i32::from(r.wstat)).exit_code();
@@ -128,9 +133,16 @@ pub fn system_name() -> String {
 /// `monit summary` in 5.2.5's layout: the daemon line, a blank line, then one row per
 /// process check (and the system) with the state at column 37.
 pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> String {
-    let mut out = format!("The Monit daemon 5.2.5 uptime: {}\n\n", uptime_525(daemon_uptime));
+    let mut out = format!(
+        "The Monit daemon 5.2.5 uptime: {}\n\n",
+        uptime_525(daemon_uptime)
+    );
     for s in services {
-        out += &format!("{:<36}{}\n", format!("Process '{}'", s.name), s.state.word_525());
+        out += &format!(
+            "{:<36}{}\n",
+            format!("Process '{}'", s.name),
+            s.state.word_525()
+        );
     }
     let system = c
         .checks
@@ -143,7 +155,10 @@ pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> Str
 
 /// `monit status` in 5.2.5's layout: a block per service, values at column 37.
 pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
-    let mut out = format!("The Monit daemon 5.2.5 uptime: {}\n\n", uptime_525(daemon_uptime));
+    let mut out = format!(
+        "The Monit daemon 5.2.5 uptime: {}\n\n",
+        uptime_525(daemon_uptime)
+    );
     let row = |k: &str, v: &str| format!("  {k:<34}{v}\n");
     for s in services {
         out += &format!("Process '{}'\n", s.name);

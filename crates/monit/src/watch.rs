@@ -28,6 +28,8 @@ use tend_sys::warn::Warn;
 pub const CHECK_FILE: &str = "monit-check";
 /// Where the watcher keeps what it learns (`pid`: the daemon's pid).
 pub const STATE_DIR: &str = "monit-state";
+/// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
+pub const START_FAILED: &str = "start-failed";
 /// monit's default for `with timeout`.
 pub const DEFAULT_TIMEOUT: u32 = 30;
 
@@ -81,9 +83,16 @@ impl Settings {
         let mut st = Settings::default();
         for (i, line) in text.lines().enumerate() {
             let (k, v) = line.split_once(' ').unwrap_or((line, ""));
-            let num = || v.parse::<u32>().map_err(|_| format!("line {}: not a number: {v}", i + 1));
+            let num = || {
+                v.parse::<u32>()
+                    .map_err(|_| format!("line {}: not a number: {v}", i + 1))
+            };
             fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
-                let slot = if which == "start" { &mut st.start } else { &mut st.stop };
+                let slot = if which == "start" {
+                    &mut st.start
+                } else {
+                    &mut st.stop
+                };
                 slot.get_or_insert_with(|| Run {
                     timeout: DEFAULT_TIMEOUT,
                     ..Default::default()
@@ -94,7 +103,10 @@ impl Settings {
                 "pidfile" => st.pidfile = Some(v.into()),
                 "matching" => st.matching = Some(v.into()),
                 _ => {
-                    let Some((which, what)) = k.split_once('-').filter(|(w, _)| *w == "start" || *w == "stop") else {
+                    let Some((which, what)) = k
+                        .split_once('-')
+                        .filter(|(w, _)| *w == "start" || *w == "stop")
+                    else {
                         return Err(format!("line {}: unknown key {k}", i + 1));
                     };
                     match what {
@@ -154,7 +166,10 @@ pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, Strin
         return Err(format!("{}: names pid {pid}: refused", path.display()));
     }
     if pid == std::process::id() as i32 {
-        return Err(format!("{}: names the watcher itself: refused", path.display()));
+        return Err(format!(
+            "{}: names the watcher itself: refused",
+            path.display()
+        ));
     }
     let Ok(meta) = std::fs::metadata(format!("/proc/{pid}")) else {
         return Ok(None);
@@ -228,7 +243,6 @@ pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
     Ok(best)
 }
 
-
 /// argv for a program, through tend-applyuidgid when it has a uid or gid.
 fn command(r: &Run) -> Vec<OsString> {
     let mut v: Vec<OsString> = Vec::new();
@@ -274,8 +288,12 @@ struct Watcher<'a> {
 /// Run the watcher in service directory `dir` (its working directory, as tend-supervise
 /// starts `./run`).
 pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
-    let text = std::fs::read_to_string(dir.join(CHECK_FILE))
-        .map_err(|e| err(format_args!("unable to read {}", dir.join(CHECK_FILE).display()), e))?;
+    let text = std::fs::read_to_string(dir.join(CHECK_FILE)).map_err(|e| {
+        err(
+            format_args!("unable to read {}", dir.join(CHECK_FILE).display()),
+            e,
+        )
+    })?;
     let st = Settings::parse(&text).map_err(|e| err(CHECK_FILE, e))?;
     let sigfd = tend_sys::signals::signalfd(&[
         Signal::SIGTERM,
@@ -391,28 +409,53 @@ impl Watcher<'_> {
         let Some(run) = self.st.start.clone() else {
             // No start program: wait for the process to appear, as monit waits for
             // someone else to start it.
-            return self.wait_for_pid(None, None).map(|p| p.ok_or(Exit::Stopped));
+            return self
+                .wait_for_pid(None, None)
+                .map(|p| p.ok_or(Exit::Stopped));
         };
         let child = match spawn(&run) {
             Ok(c) => c,
             Err(e) => return Ok(Err(Exit::StartFailed(e))),
         };
         let deadline = Instant::now() + Duration::from_secs(u64::from(run.timeout));
-        match self.wait_for_pid(Some(child), Some(deadline))? {
-            Some(pid) => Ok(Ok(pid)),
+        let found = self.wait_for_pid(Some(child), Some(deadline))?;
+        // A start program still running past its timeout is killed, as monit does; one
+        // that exited was reaped already (then the kill finds nothing).
+        if found.is_none() {
+            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+            let _ = tend_sys::wait::wait(Some(child));
+        }
+        match found {
+            Some(pid) => {
+                let _ = std::fs::remove_file(self.state_file(START_FAILED));
+                Ok(Ok(pid))
+            }
             None if self.stop_asked => Ok(Err(Exit::Stopped)),
-            None => Ok(Err(Exit::StartFailed(format!(
-                "{}: no process within {} s of the start program",
-                self.st.pidfile.as_deref().or(self.st.matching.as_deref()).unwrap_or("?"),
-                run.timeout
-            )))),
+            None => {
+                let why = format!(
+                    "{}: no process within {} s of the start program",
+                    self.st
+                        .pidfile
+                        .as_deref()
+                        .or(self.st.matching.as_deref())
+                        .unwrap_or("?"),
+                    run.timeout
+                );
+                let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+                let _ = std::fs::write(self.state_file(START_FAILED), format!("{why}\n"));
+                Ok(Err(Exit::StartFailed(why)))
+            }
         }
     }
 
     /// Wait for the pidfile (or `matching`) to name a live process, watching the
     /// pidfile's directory with inotify and the start program's exit; a stop request or
     /// the deadline ends the wait.
-    fn wait_for_pid(&mut self, child: Option<Pid>, deadline: Option<Instant>) -> Result<Option<i32>, Error> {
+    fn wait_for_pid(
+        &mut self,
+        child: Option<Pid>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<i32>, Error> {
         let ino = self.pidfile_watch();
         // Without an inotify watch (no pidfile, or its directory does not exist yet),
         // look again every 100 ms: only while starting, never once the daemon runs.
@@ -455,7 +498,8 @@ impl Watcher<'_> {
         let p = Path::new(self.st.pidfile.as_deref()?);
         let dir = p.parent()?;
         use rustix::fs::inotify;
-        let fd = inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
+        let fd =
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
         inotify::add_watch(
             &fd,
             dir,
@@ -475,7 +519,8 @@ impl Watcher<'_> {
         match &self.st.stop {
             Some(run) => {
                 if let Err(e) = spawn(run) {
-                    self.report.warn(&format_args!("{}: stop program: {e}", self.st.name));
+                    self.report
+                        .warn(&format_args!("{}: stop program: {e}", self.st.name));
                 }
             }
             None => {
@@ -499,7 +544,10 @@ impl Watcher<'_> {
                 PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
                 PollFd::new(fd.as_fd(), PollFlags::POLLIN),
             ];
-            let _ = poll(&mut fds, tend_sys::deadline::poll_timeout(Some(deadline), now));
+            let _ = poll(
+                &mut fds,
+                tend_sys::deadline::poll_timeout(Some(deadline), now),
+            );
             let gone = fds[1].any().unwrap_or(false);
             self.signals();
             if gone {
