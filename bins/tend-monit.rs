@@ -124,7 +124,7 @@ fn daemon(p: &tend_cli::Parsed) -> ! {
             None
         }
     };
-    match tend_monit::daemon::run(control, &dir, &exe, &reread, &PROG) {
+    match tend_monit::daemon::run(control, &dir, &file, &exe, &reread, &PROG) {
         Ok(()) => std::process::exit(code::OK),
         Err(e) => PROG.fatal(code::SYSTEM, e),
     }

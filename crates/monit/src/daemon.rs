@@ -151,10 +151,110 @@ fn start_all(c: &Control, scandir: &Path, report: &dyn Warn) {
     }
 }
 
+/// The daemon's side of the HTTP interface: states read when asked, actions run as
+/// `tend-monit ACTION NAME` children (the answer does not wait for them; monit also
+/// answers at once and acts in its next cycle).
+struct Backend<'a> {
+    control: Control,
+    scandir: &'a Path,
+    controlfile: &'a Path,
+    exe: &'a Path,
+    id: String,
+    started: u64,
+    /// (name, action, pid of the child carrying it out).
+    pending: Vec<(String, String, nix::unistd::Pid)>,
+}
+
+impl Backend<'_> {
+    fn services(&self) -> Vec<crate::status::Service> {
+        crate::control::process_order(&self.control)
+            .iter()
+            .map(|n| crate::status::read(self.scandir, n))
+            .collect()
+    }
+
+    fn with_report<T>(&self, f: impl FnOnce(&crate::status::Report) -> T) -> T {
+        let services = self.services();
+        let pending: Vec<(String, String)> = self
+            .pending
+            .iter()
+            .map(|(n, a, _)| (n.clone(), a.clone()))
+            .collect();
+        let now = now_secs();
+        let r = crate::status::Report {
+            control: &self.control,
+            services: &services,
+            pending: &pending,
+            id: &self.id,
+            incarnation: self.started,
+            uptime: now.saturating_sub(self.started),
+            controlfile: &self.controlfile.to_string_lossy(),
+            now,
+        };
+        f(&r)
+    }
+
+    /// A child ended: its action is no longer pending.
+    fn reaped(&mut self, pid: nix::unistd::Pid) {
+        self.pending.retain(|(_, _, p)| *p != pid);
+    }
+}
+
+impl crate::http::Backend for Backend<'_> {
+    fn control(&self) -> &Control {
+        &self.control
+    }
+
+    fn xml(&self, two: bool) -> String {
+        self.with_report(|r| if two { r.xml_525() } else { r.xml_533() })
+    }
+
+    fn page(&self, name: Option<&str>, token: &str) -> String {
+        self.with_report(|r| r.html(name, token))
+    }
+
+    fn act(&mut self, name: &str, action: &str) -> Result<(), String> {
+        let argv: Vec<std::ffi::OsString> = vec![
+            self.exe.into(),
+            "-c".into(),
+            self.controlfile.into(),
+            "-S".into(),
+            self.scandir.into(),
+            action.into(),
+            name.into(),
+        ];
+        let p =
+            tend_sys::exec::Prepared::with_current_env(&argv).map_err(|e| e.desc().to_string())?;
+        let pid =
+            tend_sys::process::spawn(&p, &Default::default()).map_err(|e| format!("{e:?}"))?;
+        self.pending.push((name.into(), action.into(), pid));
+        Ok(())
+    }
+}
+
+/// monit's id: 32 hex digits, made once per scan directory and kept.
+fn daemon_id(scandir: &Path) -> String {
+    let p = scandir.join(STATE).join("id");
+    if let Ok(id) = std::fs::read_to_string(&p) {
+        let id = id.trim();
+        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return id.to_string();
+        }
+    }
+    let mut b = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut f, &mut b);
+    }
+    let id: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    let _ = std::fs::write(&p, format!("{id}\n"));
+    id
+}
+
 /// Run until SIGTERM or SIGINT; `reread` gives the control file again on SIGHUP.
 pub fn run(
-    mut c: Control,
+    c: Control,
     scandir: &Path,
+    controlfile: &Path,
     exe: &Path,
     reread: &dyn Fn() -> Option<Control>,
     report: &dyn Warn,
@@ -172,13 +272,15 @@ pub fn run(
             scandir.join(STATE).display()
         ))
     })?;
+    let mut server = crate::http::Server::bind(&c).map_err(Error)?;
     let exe_s = exe.to_string_lossy().into_owned();
     ensure_scanner(scandir, exe)?;
     install(&c, scandir, &exe_s, report)?;
     // The daemon's pid and start (the incarnation the BOSH agent waits to see change).
+    let started = now_secs();
     let state: PathBuf = scandir.join(STATE).join("daemon");
     let tmp = scandir.join(STATE).join(".daemon.new");
-    std::fs::write(&tmp, format!("{} {}\n", std::process::id(), now_secs()))
+    std::fs::write(&tmp, format!("{} {started}\n", std::process::id()))
         .and_then(|()| std::fs::rename(&tmp, &state))
         .map_err(|e| Error(format!("unable to write {}: {e}", state.display())))?;
     start_all(&c, scandir, report);
@@ -189,12 +291,41 @@ pub fn run(
             crate::control::process_order(&c).len()
         ),
     );
+    let mut b = Backend {
+        control: c,
+        scandir,
+        controlfile,
+        exe,
+        id: daemon_id(scandir),
+        started,
+        pending: Vec::new(),
+    };
+    use nix::poll::{PollFd, PollFlags};
     loop {
-        let mut fds = [nix::poll::PollFd::new(
+        let now = Instant::now();
+        let timeout =
+            tend_sys::deadline::poll_timeout(server.as_ref().and_then(|s| s.deadline()), now);
+        let mut fds = vec![PollFd::new(
             std::os::fd::AsFd::as_fd(&sigfd),
-            nix::poll::PollFlags::POLLIN,
+            PollFlags::POLLIN,
         )];
-        let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE);
+        if let Some(s) = &server {
+            for (fd, write) in s.poll_fds() {
+                fds.push(PollFd::new(
+                    fd,
+                    if write {
+                        PollFlags::POLLOUT
+                    } else {
+                        PollFlags::POLLIN
+                    },
+                ));
+            }
+        }
+        let _ = nix::poll::poll(&mut fds, timeout);
+        drop(fds);
+        if let Some(s) = &mut server {
+            s.service(&mut b);
+        }
         while let Ok(Some(s)) = sigfd.read_signal() {
             match Signal::try_from(s.ssi_signo as i32) {
                 Ok(Signal::SIGTERM | Signal::SIGINT) => {
@@ -203,14 +334,18 @@ pub fn run(
                 }
                 Ok(Signal::SIGHUP) => {
                     if let Some(n) = reread() {
-                        c = n;
-                        match install(&c, scandir, &exe_s, report) {
-                            Ok(_) => start_all(&c, scandir, report),
+                        b.control = n;
+                        match install(&b.control, scandir, &exe_s, report) {
+                            Ok(_) => start_all(&b.control, scandir, report),
                             Err(e) => report.warn(&e),
                         }
                     }
                 }
-                _ => while let Ok(Some(_)) = tend_sys::wait::reap(None) {},
+                _ => {
+                    while let Ok(Some((pid, _))) = tend_sys::wait::reap(None) {
+                        b.reaped(pid);
+                    }
+                }
             }
         }
     }

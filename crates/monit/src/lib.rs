@@ -19,6 +19,7 @@
 pub mod control;
 pub mod daemon;
 pub mod glob;
+pub mod http;
 pub mod lex;
 pub mod model;
 pub mod order;

@@ -177,3 +177,231 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
     }
     out
 }
+
+/// monit's event bits in `<status>`: what the agent reads as failing.
+pub fn status_bits(st: State) -> u32 {
+    match st {
+        State::DoesNotExist => 0x200,
+        State::ExecutionFailed => 0x1000,
+        _ => 0,
+    }
+}
+
+/// `<monitor>`: 0 not monitored, 1 monitored, 2 initializing.
+pub fn monitor_value(st: State) -> u8 {
+    match st {
+        State::NotMonitored => 0,
+        State::Initializing => 2,
+        _ => 1,
+    }
+}
+
+/// monit's action numbers in `<pendingaction>`.
+pub fn action_number(action: &str) -> u8 {
+    match action {
+        "restart" => 2,
+        "stop" => 3,
+        "unmonitor" => 5,
+        "start" => 6,
+        "monitor" => 7,
+        _ => 0,
+    }
+}
+
+/// A process's resident memory (kB), its parent, from /proc.
+fn proc_numbers(pid: i32) -> (u64, i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.split_whitespace().next()?.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:").max(0) as u64, field("PPid:") as i32)
+}
+
+fn mem_total_kb() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// What the XML documents share: the daemon's identity and the services' rows.
+pub struct Report<'a> {
+    pub control: &'a Control,
+    pub services: &'a [Service],
+    /// (name, action) of actions still running.
+    pub pending: &'a [(String, String)],
+    pub id: &'a str,
+    pub incarnation: u64,
+    pub uptime: u64,
+    pub controlfile: &'a str,
+    pub now: u64,
+}
+
+fn xml_escape(s: &str) -> String {
+    crate::http::escape(s)
+}
+
+impl Report<'_> {
+    fn server(&self, out: &mut String) {
+        let h = self.control.httpd.as_ref();
+        out.push_str(&format!(
+            "<uptime>{}</uptime><poll>{}</poll><startdelay>{}</startdelay><localhostname>{}</localhostname><controlfile>{}</controlfile>",
+            self.uptime,
+            self.control.daemon.unwrap_or(30),
+            self.control.start_delay,
+            xml_escape(system_name().trim_start_matches("system_")),
+            xml_escape(self.controlfile)
+        ));
+        if let Some(h) = h {
+            out.push_str(&format!(
+                "<httpd><address>{}</address><port>{}</port><ssl>0</ssl></httpd>",
+                xml_escape(h.address.as_deref().unwrap_or("127.0.0.1")),
+                h.port.unwrap_or(0)
+            ));
+        }
+    }
+
+    fn service_body(&self, s: &Service, out: &mut String) {
+        let pending = self
+            .pending
+            .iter()
+            .find(|(n, _)| *n == s.name)
+            .map_or(0, |(_, a)| action_number(a));
+        out.push_str(&format!(
+            "<collected_sec>{}</collected_sec><collected_usec>0</collected_usec><status>{}</status><status_hint>0</status_hint><monitor>{}</monitor><monitormode>0</monitormode><pendingaction>{pending}</pendingaction>",
+            self.now,
+            status_bits(s.state),
+            monitor_value(s.state)
+        ));
+        if status_bits(s.state) != 0 {
+            out.push_str(&format!(
+                "<status_message>{}</status_message>",
+                s.state.word_525()
+            ));
+        }
+        if let Some(pid) = s.pid {
+            let (kb, ppid) = proc_numbers(pid);
+            let total = mem_total_kb().max(1);
+            let pc = kb as f64 * 100.0 / total as f64;
+            out.push_str(&format!(
+                "<pid>{pid}</pid><ppid>{ppid}</ppid><uptime>{}</uptime><children>0</children><memory><percent>{pc:.1}</percent><percenttotal>{pc:.1}</percenttotal><kilobyte>{kb}</kilobyte><kilobytetotal>{kb}</kilobytetotal></memory><cpu><percent>0.0</percent><percenttotal>0.0</percenttotal></cpu>",
+                s.uptime
+            ));
+        }
+    }
+
+    fn system_body(&self, out: &mut String) {
+        out.push_str(&format!(
+            "<collected_sec>{}</collected_sec><collected_usec>0</collected_usec><status>0</status><status_hint>0</status_hint><monitor>1</monitor><monitormode>0</monitormode><pendingaction>0</pendingaction>",
+            self.now
+        ));
+    }
+
+    fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut g: Vec<(String, Vec<String>)> = Vec::new();
+        for ch in &self.control.checks {
+            for name in &ch.groups {
+                match g.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, v)) => v.push(ch.name.clone()),
+                    None => g.push((name.clone(), vec![ch.name.clone()])),
+                }
+            }
+        }
+        g
+    }
+
+    /// `/_status2?format=xml`: 5.2.5's layout (`<service name=…>`, `<servicegroups>`),
+    /// what the BOSH agent reads.
+    pub fn xml_525(&self) -> String {
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><monit id=\"{}\" incarnation=\"{}\" version=\"5.2.5\"><server>",
+            self.id, self.incarnation
+        );
+        self.server(&mut out);
+        out.push_str("</server><services>");
+        for s in self.services {
+            out.push_str(&format!(
+                "<service name=\"{}\"><type>3</type>",
+                xml_escape(&s.name)
+            ));
+            self.service_body(s, &mut out);
+            out.push_str("</service>");
+        }
+        out.push_str(&format!(
+            "<service name=\"{}\"><type>5</type>",
+            xml_escape(&system_name())
+        ));
+        self.system_body(&mut out);
+        out.push_str("</service></services><servicegroups>");
+        for (g, members) in self.groups() {
+            out.push_str(&format!("<servicegroup name=\"{}\">", xml_escape(&g)));
+            for m in members {
+                out.push_str(&format!("<service>{}</service>", xml_escape(&m)));
+            }
+            out.push_str("</servicegroup>");
+        }
+        out.push_str("</servicegroups></monit>");
+        out
+    }
+
+    /// `/_status?format=xml`: 5.33's layout (`<server>` with id and incarnation, a
+    /// `<name>` element per service, no groups).
+    pub fn xml_533(&self) -> String {
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><monit><server><id>{}</id><incarnation>{}</incarnation><version>5.33.0</version>",
+            self.id, self.incarnation
+        );
+        self.server(&mut out);
+        out.push_str("</server>");
+        for s in self.services {
+            out.push_str(&format!(
+                "<service type=\"3\"><name>{}</name>",
+                xml_escape(&s.name)
+            ));
+            self.service_body(s, &mut out);
+            out.push_str("</service>");
+        }
+        out.push_str(&format!(
+            "<service type=\"5\"><name>{}</name>",
+            xml_escape(&system_name())
+        ));
+        self.system_body(&mut out);
+        out.push_str("</service></monit>");
+        out
+    }
+
+    /// monit's web page: a table of services with buttons that post the actions, each
+    /// form carrying the security token.
+    pub fn html(&self, only: Option<&str>, token: &str) -> String {
+        let mut out = String::from(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tend-monit</title></head><body><h1>tend-monit</h1><table border=1><tr><th>Process</th><th>Status</th><th>Actions</th></tr>",
+        );
+        for s in self
+            .services
+            .iter()
+            .filter(|s| only.is_none_or(|o| o == s.name))
+        {
+            let n = xml_escape(&s.name);
+            out.push_str(&format!(
+                "<tr><td><a href=\"/{n}\">{n}</a></td><td class=\"state\">{}</td><td>",
+                s.state.word_525()
+            ));
+            for a in ["start", "stop", "restart", "monitor", "unmonitor"] {
+                out.push_str(&format!(
+                    "<form method=\"post\" action=\"/{n}\" style=\"display:inline\"><input type=\"hidden\" name=\"securitytoken\" value=\"{token}\"><input type=\"hidden\" name=\"action\" value=\"{a}\"><button type=\"submit\" id=\"{a}-{n}\">{a}</button></form>"
+                ));
+            }
+            out.push_str("</td></tr>");
+        }
+        out.push_str("</table></body></html>");
+        out
+    }
+}
