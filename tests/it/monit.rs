@@ -662,3 +662,311 @@ fn monit_bad_pidfiles_and_start_programs() {
     // Said once per start, not once per look.
     assert!(log.matches("names pid 1").count() <= 4, "{log}");
 }
+
+// ---- the HTTP interface ----
+
+const AGENT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/monit-files/bosh-agent/agent_client.py"
+);
+
+/// The BOSH agent's view of a status document (see agent_client.py).
+fn agent(args: &[&str]) -> String {
+    let mut c = Command::new("python3");
+    c.arg(AGENT).args(args);
+    let o = run(c);
+    assert_code(&o, 0);
+    text(&o.stdout)
+}
+
+/// One raw HTTP exchange: the status and the whole answer.
+fn http(port: u16, request: &[u8]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(request).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let t = text(&out);
+    let status = t.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (status, t)
+}
+
+fn basic(user_pw: &str) -> String {
+    // Test-side base64 (the server's decoder is what is under test).
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = user_pw.as_bytes();
+    let mut o = String::new();
+    for c in b.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= c.len() {
+                o.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                o.push('=');
+            }
+        }
+    }
+    o
+}
+
+fn post(port: u16, path: &str, auth: &str, extra: &str, body: &str) -> (u16, String) {
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {}\r\nContent-Type: application/x-www-form-urlencoded\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+        basic(auth),
+        body.len()
+    );
+    http(port, req.as_bytes())
+}
+
+fn get(port: u16, path: &str, auth: &str) -> (u16, String) {
+    let req = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {}\r\n\r\n",
+        basic(auth)
+    );
+    http(port, req.as_bytes())
+}
+
+fn httpd_vm(name: &str, port: u16) -> Vm {
+    let checks = format!(
+        "set httpd port {port} and use address 127.0.0.1\n  allow cleartext @ROOT@/monit.user\n  allow ro:pw read-only\n{}{}",
+        check("db", ""),
+        check("web", "  depends on db\n")
+    );
+    let vm = Vm::new(name, &checks);
+    vm.s.write("monit.user", "vcap:s3cret\n", false);
+    vm
+}
+
+#[test]
+fn monit_http_agent_requests_and_refusals() {
+    require("python3");
+    let port = free_port();
+    let mut vm = httpd_vm("monit-http", port);
+    vm.start();
+    vm.wait_state("db", "running");
+    vm.wait_state("web", "running");
+    let url = format!("http://127.0.0.1:{port}");
+    let view = agent(&[&url, "vcap", "s3cret"]);
+    let lines: Vec<&str> = view.lines().collect();
+    assert!(lines[0].starts_with("incarnation "), "{view}");
+    assert_eq!(
+        &lines[1..],
+        ["db running 1 0 live", "web running 1 0 live"],
+        "{view}"
+    );
+
+    // Authentication as monit: 401 with a challenge, for no or wrong credentials.
+    let (st, t) = http(port, b"GET /_status2?format=xml HTTP/1.0\r\n\r\n");
+    assert_eq!(st, 401);
+    assert!(t.contains("WWW-Authenticate: Basic realm=\"monit\""), "{t}");
+    assert_eq!(get(port, "/_status2?format=xml", "vcap:wrong").0, 401);
+    // 5.33's layout too.
+    let (st, t) = get(port, "/_status?format=xml", "vcap:s3cret");
+    assert_eq!(st, 200);
+    assert!(t.contains("<service type=\"3\"><name>db</name>"), "{t}");
+
+    // The agent's bare POST acts.
+    let (st, _) = post(port, "/web", "vcap:s3cret", "", "action=stop");
+    assert_eq!(st, 200);
+    vm.wait_state("web", "not monitored");
+    let view = agent(&[&url, "vcap", "s3cret"]);
+    assert!(view.contains("web unknown 0 0 -"), "{view}");
+    assert_eq!(post(port, "/web", "vcap:s3cret", "", "action=start").0, 200);
+    vm.wait_state("web", "running");
+
+    // Refused, and nothing changes.
+    let pid = vm.pid("web");
+    for (what, (st, t), want, words) in [
+        (
+            "read-only",
+            post(port, "/web", "ro:pw", "", "action=stop"),
+            403,
+            "sufficient privileges",
+        ),
+        (
+            "unknown action",
+            post(port, "/web", "vcap:s3cret", "", "action=explode"),
+            400,
+            "Invalid action &quot;explode&quot;",
+        ),
+        (
+            "unknown service",
+            post(port, "/nosuch", "vcap:s3cret", "", "action=stop"),
+            404,
+            "There is no service named",
+        ),
+        (
+            "cross-site origin",
+            post(
+                port,
+                "/web",
+                "vcap:s3cret",
+                "Origin: http://evil.example\r\n",
+                "action=stop",
+            ),
+            403,
+            "Invalid CSRF Token",
+        ),
+        (
+            "cross-site referer",
+            post(
+                port,
+                "/web",
+                "vcap:s3cret",
+                "Referer: http://evil.example/x\r\n",
+                "action=stop",
+            ),
+            403,
+            "Invalid CSRF Token",
+        ),
+        (
+            "cookie without its token",
+            post(
+                port,
+                "/web",
+                "vcap:s3cret",
+                "Cookie: securitytoken=abc\r\n",
+                "action=stop",
+            ),
+            403,
+            "Invalid CSRF Token",
+        ),
+        (
+            "GET never acts",
+            get(port, "/web?action=stop", "vcap:s3cret"),
+            200,
+            "<table",
+        ),
+        (
+            "malformed",
+            http(port, b"GARBAGE\x01\r\n\r\n"),
+            400,
+            "Malformed",
+        ),
+        (
+            "huge header",
+            http(
+                port,
+                format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(20000)).as_bytes(),
+            ),
+            431,
+            "too large",
+        ),
+        (
+            "huge body",
+            post(port, "/web", "vcap:s3cret", "", &"a".repeat(20000)),
+            413,
+            "too large",
+        ),
+    ] {
+        assert_eq!(st, want, "{what}: {t}");
+        assert!(t.contains(words), "{what}: {t}");
+    }
+    assert_eq!(vm.pid("web"), pid, "refused requests change nothing");
+    assert_eq!(vm.state("web").as_deref(), Some("running"));
+
+    // The page's own buttons: the cookie and the form's token, from this server.
+    let (st, page) = get(port, "/", "vcap:s3cret");
+    assert_eq!(st, 200);
+    let token = page
+        .split("securitytoken=")
+        .nth(1)
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        page.contains(&format!("name=\"securitytoken\" value=\"{token}\"")),
+        "{page}"
+    );
+    assert!(page.contains("<td class=\"state\">running</td>"), "{page}");
+    let same = format!("Origin: http://127.0.0.1:{port}\r\nCookie: securitytoken={token}\r\n");
+    let (st, _) = post(
+        port,
+        "/web",
+        "vcap:s3cret",
+        &same,
+        &format!("securitytoken={token}&action=restart"),
+    );
+    assert_eq!(st, 200);
+    wait_until(Duration::from_secs(30), "web restarted", || {
+        vm.pid("web").filter(|p| Some(*p) != pid)
+    });
+}
+
+#[test]
+fn monit_http_slow_client_blocks_no_one() {
+    use std::io::Write;
+    let port = free_port();
+    let mut vm = httpd_vm("monit-http-slow", port);
+    vm.start();
+    vm.wait_state("db", "running");
+    // Clients that connect and send half a request, or nothing.
+    let mut idle = Vec::new();
+    for i in 0..8 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        if i % 2 == 0 {
+            s.write_all(b"GET /_status2?format=xml HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+        }
+        idle.push(s);
+    }
+    let t0 = std::time::Instant::now();
+    let (st, _) = get(port, "/_status2?format=xml", "vcap:s3cret");
+    assert_eq!(st, 200);
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "answered while others hang: {:?}",
+        t0.elapsed()
+    );
+    drop(idle);
+    assert_eq!(get(port, "/_status2?format=xml", "vcap:s3cret").0, 200);
+}
+
+#[test]
+fn monit_http_incarnation_changes_on_restart() {
+    require("python3");
+    let port = free_port();
+    let mut vm = httpd_vm("monit-http-inc", port);
+    vm.start();
+    vm.wait_state("db", "running");
+    let url = format!("http://127.0.0.1:{port}");
+    let first = agent(&[&url, "vcap", "s3cret"]);
+    let pid = vm.pid("db");
+    assert_code(&vm.monit(&["quit"]), 0);
+    wait_until(Duration::from_secs(10), "daemon gone", || {
+        (!vm.monit(&["summary"]).status.success()).then_some(())
+    });
+    std::thread::sleep(Duration::from_millis(1100)); // incarnation counts seconds, as monit's
+    vm.start();
+    vm.wait_state("db", "running");
+    let second = wait_until(Duration::from_secs(10), "http back", || {
+        let mut c = Command::new("python3");
+        c.arg(AGENT).args([url.as_str(), "vcap", "s3cret"]);
+        let o = run(c);
+        o.status.success().then(|| text(&o.stdout))
+    });
+    assert_ne!(
+        first.lines().next(),
+        second.lines().next(),
+        "{first} / {second}"
+    );
+    assert_eq!(vm.pid("db"), pid, "nothing restarted");
+}
+
+#[test]
+fn monit_agent_client_reads_the_agents_own_asset() {
+    require("python3");
+    let view = agent(&[concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/monit-files/bosh-agent/monit_status_multiple.xml"
+    )]);
+    assert_eq!(
+        view,
+        "running-service running 1 0 -\nunmonitored-service unknown 0 0 -\nstopped-service unknown 0 0 -\nstarting-service starting 1 0 -\nfailing-service failing 1 0 -\n"
+    );
+}
