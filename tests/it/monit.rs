@@ -970,3 +970,201 @@ fn monit_agent_client_reads_the_agents_own_asset() {
         "running-service running 1 0 -\nunmonitored-service unknown 0 0 -\nstopped-service unknown 0 0 -\nstarting-service starting 1 0 -\nfailing-service failing 1 0 -\n"
     );
 }
+
+// ---- side by side with monit 5.33 ----
+
+/// Debian's monit on the same checks, in the foreground (`-I`), in its own scratch
+/// directory, with a one-second cycle.
+struct RealMonit {
+    s: Scratch,
+    rc: PathBuf,
+    port: u16,
+    _daemon: Daemon,
+    _kill: KillUnder,
+}
+
+impl RealMonit {
+    fn start(name: &str, checks: &str, port: u16) -> RealMonit {
+        let s = Scratch::new(name);
+        let root = s.path.display().to_string();
+        s.write("bin/daemon", DAEMON, true);
+        std::fs::create_dir_all(s.join("run")).unwrap();
+        let text = format!(
+            "set daemon 1\nset pidfile {root}/monit.pid\nset idfile {root}/monit.id\nset statefile {root}/monit.state\nset httpd port {port} and use address 127.0.0.1\n  allow vcap:s3cret\n{}",
+            checks.replace("@ROOT@", &root)
+        );
+        let rc = control(&s, "monitrc", &text);
+        let mut c = Command::new("monit");
+        c.env("HOME", &s.path)
+            .current_dir(&s.path)
+            .arg("-I")
+            .arg("-c")
+            .arg(&rc);
+        c.stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let d = Daemon::start(c);
+        let kill = KillUnder(s.path.clone());
+        RealMonit {
+            s,
+            rc,
+            port,
+            _daemon: d,
+            _kill: kill,
+        }
+    }
+
+    fn view(&self) -> Option<String> {
+        let mut c = Command::new("python3");
+        c.arg(AGENT).args([
+            format!("http://127.0.0.1:{}", self.port).as_str(),
+            "vcap",
+            "s3cret",
+        ]);
+        let o = run(c);
+        o.status.success().then(|| text(&o.stdout))
+    }
+
+    fn cli(&self, args: &[&str]) -> Output {
+        let mut c = Command::new("monit");
+        c.env("HOME", &self.s.path)
+            .current_dir(&self.s.path)
+            .arg("-c")
+            .arg(&self.rc)
+            .args(args);
+        run(c)
+    }
+
+    fn pid(&self, name: &str) -> Option<i32> {
+        let t = std::fs::read_to_string(self.s.join(format!("run/{name}.pid"))).ok()?;
+        let pid: i32 = t.trim().parse().ok()?;
+        (proc_state(pid as u64) != 'Z' && Path::new(&format!("/proc/{pid}")).exists())
+            .then_some(pid)
+    }
+}
+
+/// The agent's view without the incarnation line.
+fn services_view(v: &str) -> String {
+    v.lines()
+        .filter(|l| !l.starts_with("incarnation"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn monit_same_answers_as_monit_5_33() {
+    if !have_monit("monit_same_answers_as_monit_5_33") {
+        return;
+    }
+    require("python3");
+    let checks = format!(
+        "{}{}{}",
+        check("db", ""),
+        check("web", "  depends on db\n"),
+        check("worker", "  depends on web\n")
+    );
+    let (pm, pt) = (free_port(), free_port());
+    let m = RealMonit::start("monit-real", &checks, pm);
+    let mut vm = Vm::new(
+        "monit-side",
+        &format!("set httpd port {pt} and use address 127.0.0.1\n  allow vcap:s3cret\n{checks}"),
+    );
+    vm.start();
+    let tend_view = || {
+        let mut c = Command::new("python3");
+        c.arg(AGENT)
+            .args([format!("http://127.0.0.1:{pt}").as_str(), "vcap", "s3cret"]);
+        let o = run(c);
+        o.status.success().then(|| services_view(&text(&o.stdout)))
+    };
+    let running = "db running 1 0 live\nweb running 1 0 live\nworker running 1 0 live";
+    wait_until(Duration::from_secs(60), "monit: all running", || {
+        m.view().filter(|v| services_view(v) == running)
+    });
+    wait_until(Duration::from_secs(60), "tend-monit: all running", || {
+        tend_view().filter(|v| v == running)
+    });
+    // Started in dependency order by both.
+    assert_eq!(
+        lines(&m.s.join("log")),
+        ["start db", "start web", "start worker"]
+    );
+    assert_eq!(vm.log(), ["start db", "start web", "start worker"]);
+
+    // One killed: restarted by both (monit within its cycle, tend-monit at once).
+    let kill = |pid: i32| {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap()
+    };
+    let (mo, to) = (m.pid("web").unwrap(), vm.pid("web").unwrap());
+    std::thread::sleep(Duration::from_millis(1100)); // past tend-supervise's restart throttle
+    let t0 = std::time::Instant::now();
+    kill(to);
+    wait_until(Duration::from_secs(30), "tend: web again", || {
+        vm.pid("web").filter(|&p| p != to)
+    });
+    let tend_restart = t0.elapsed();
+    let t0 = std::time::Instant::now();
+    kill(mo);
+    wait_until(Duration::from_secs(30), "monit: web again", || {
+        m.pid("web").filter(|&p| p != mo)
+    });
+    let monit_restart = t0.elapsed();
+    eprintln!(
+        "restart after a kill: tend-monit {tend_restart:?}, monit 5.33 (set daemon 1) {monit_restart:?}"
+    );
+    wait_until(Duration::from_secs(60), "monit: running again", || {
+        m.view().filter(|v| services_view(v) == running)
+    });
+    wait_until(Duration::from_secs(60), "tend: running again", || {
+        tend_view().filter(|v| v == running)
+    });
+
+    // stop all, then start all: the same order from both.
+    std::fs::write(m.s.join("log"), "").unwrap();
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&m.cli(&["stop", "all"]), 0);
+    assert_code(&vm.monit(&["stop", "all"]), 0);
+    let stopped = "db unknown 0 0 -\nweb unknown 0 0 -\nworker unknown 0 0 -";
+    wait_until(Duration::from_secs(60), "monit: all stopped", || {
+        m.view().filter(|v| services_view(v) == stopped)
+    });
+    assert_eq!(tend_view().as_deref(), Some(stopped));
+    assert_eq!(
+        lines(&m.s.join("log")),
+        ["stop worker", "stop web", "stop db"]
+    );
+    assert_eq!(vm.log(), ["stop worker", "stop web", "stop db"]);
+    assert_code(&m.cli(&["start", "all"]), 0);
+    assert_code(&vm.monit(&["start", "all"]), 0);
+    wait_until(Duration::from_secs(60), "monit: all running", || {
+        m.view().filter(|v| services_view(v) == running)
+    });
+    assert_eq!(tend_view().as_deref(), Some(running));
+
+    // The agent's bare POST: monit 5.33 wants a CSRF token (403), tend-monit takes it.
+    assert_eq!(
+        post(pm, "/worker", "vcap:s3cret", "", "action=unmonitor").0,
+        403
+    );
+    assert_eq!(
+        post(pt, "/worker", "vcap:s3cret", "", "action=unmonitor").0,
+        200
+    );
+    // unmonitor, then kill: restarted by neither.
+    assert_code(&m.cli(&["unmonitor", "worker"]), 0);
+    wait_until(Duration::from_secs(30), "tend: worker unmonitored", || {
+        (vm.state("worker").as_deref() == Some("not monitored")).then_some(())
+    });
+    wait_until(Duration::from_secs(30), "monit: worker unmonitored", || {
+        m.view().filter(|v| v.contains("worker unknown 0 0"))
+    });
+    let (mw, tw) = (m.pid("worker").unwrap(), vm.pid("worker").unwrap());
+    kill(mw);
+    kill(tw);
+    std::thread::sleep(Duration::from_millis(2500)); // two of monit's cycles
+    assert_eq!(m.pid("worker"), None);
+    assert_eq!(vm.pid("worker"), None);
+}

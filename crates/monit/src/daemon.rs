@@ -130,9 +130,12 @@ fn start_all(c: &Control, scandir: &Path, report: &dyn Warn) {
             continue;
         }
         let dir = scandir.join(&name);
-        if !wait(Duration::from_secs(10), || {
+        // The supervisor listens, and has written its first status (a watch reads it).
+        let supervised = || {
             tend_client::svok(&dir).unwrap_or(false)
-        }) {
+                && tend_client::status::read_record(&dir).is_ok()
+        };
+        if !wait(Duration::from_secs(10), supervised) {
             report.warn(&format_args!("{name}: no supervisor on {}", dir.display()));
             continue;
         }
