@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use tend_cli::{Program, code, shown};
 use tend_monit::model::Control;
 
-const USAGE: &str = "tend-monit [ -c file ] [ -S scandir ] [ -g group ] [ -BItV ] [ summary [name] | status [name] | start|stop|restart|monitor|unmonitor name|all | reload | quit | validate ] | tend-monit -W";
+const USAGE: &str = "tend-monit [ -c file ] [ -S scandir ] [ -g group ] [ -BINtV ] [ summary [name] | status [name] | start|stop|restart|monitor|unmonitor name|all | reload | quit | validate ] | tend-monit -W";
 const PROG: Program = Program::new("tend-monit", USAGE);
-const SPEC: &str = "c:S:g:BItVW";
+const SPEC: &str = "c:S:g:BINtVW";
 /// Where the services live without -S (or TEND_MONIT_SCANDIR).
 const SCANDIR: &str = "/run/tend-monit";
 /// The version monit's `-V` prints first; tend's own follows.
@@ -193,7 +193,10 @@ fn report(p: &tend_cli::Parsed, ops: &[Option<&str>]) -> ! {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let up = now.saturating_sub(started);
-    let text = if ops[0] == Some("summary") {
+    let one = ops.get(1).copied().flatten().is_some();
+    let text = if ops[0] == Some("summary") && p.has('N') {
+        tend_monit::status::summary_533(&services, up, !one)
+    } else if ops[0] == Some("summary") {
         tend_monit::status::summary_525(&c, &services, up)
     } else {
         tend_monit::status::status_525(&services, up)

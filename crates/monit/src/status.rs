@@ -405,3 +405,30 @@ impl Report<'_> {
         out
     }
 }
+
+/// A 5.33 table cell: `width` columns, a longer text cut to `width - 5` and `...`.
+fn cell(text: &str, width: usize) -> String {
+    let t: String = if text.chars().count() > width - 2 {
+        text.chars().take(width - 5).chain("...".chars()).collect()
+    } else {
+        text.to_string()
+    };
+    format!("{t:<width$}")
+}
+
+/// `monit summary` in 5.33's batch layout (what it prints when stdout is no terminal):
+/// the daemon line, a header, the system row, then one row per process check.
+pub fn summary_533(services: &[Service], daemon_uptime: u64, with_system: bool) -> String {
+    let mut out = format!("Monit 5.33.0 uptime: {}\n", uptime_525(daemon_uptime).trim_end());
+    let row = |name: &str, status: &str, kind: &str| {
+        format!(" {}{}{}\n", cell(name, 33), cell(status, 28), cell(kind, 14))
+    };
+    out += &row("Service Name", "Status", "Type");
+    if with_system {
+        out += &row(system_name().trim_start_matches("system_"), "OK", "System");
+    }
+    for s in services {
+        out += &row(&s.name, s.state.word_533(), "Process");
+    }
+    out
+}
