@@ -1168,3 +1168,54 @@ fn monit_same_answers_as_monit_5_33() {
     assert_eq!(m.pid("worker"), None);
     assert_eq!(vm.pid("worker"), None);
 }
+
+#[test]
+fn monit_restart_limit_then_unmonitor_or_exec() {
+    let mut vm = Vm::new(
+        "monit-limit",
+        &format!(
+            "{}{}",
+            check("db", "  if 2 restarts within 5 cycles then timeout\n"),
+            check(
+                "web",
+                "  if 1 restarts within 5 cycles then exec \"/bin/sh -c 'echo exec web >> @ROOT@/log'\"\n"
+            ),
+        ),
+    );
+    vm.start();
+    vm.wait_state("db", "running");
+    vm.wait_state("web", "running");
+    let kill_and_wait = |name: &str| {
+        let old = vm.pid(name).unwrap();
+        std::thread::sleep(Duration::from_millis(1100)); // past the supervisor's restart throttle
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(old),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        wait_until(Duration::from_secs(30), &format!("{name} again"), || {
+            vm.pid(name).filter(|&p| p != old)
+        })
+    };
+    // db: restart 1, restart 2 (the limit: done, then no longer monitored), then dead.
+    kill_and_wait("db");
+    vm.wait_state("db", "running");
+    let last = kill_and_wait("db");
+    vm.wait_state("db", "not monitored");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(last),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(vm.pid("db"), None, "past the limit: not restarted");
+    // web: the first restart reaches the limit: its program runs, and it goes on.
+    kill_and_wait("web");
+    vm.wait_state("web", "running");
+    wait_until(Duration::from_secs(10), "exec ran", || {
+        vm.log().contains(&"exec web".to_string()).then_some(())
+    });
+    // monitor brings db back.
+    assert_code(&vm.monit(&["monitor", "db"]), 0);
+    vm.wait_state("db", "running");
+}

@@ -7,8 +7,8 @@
 //! is up, and `down` keeps the scanner from starting it on sight: tend-monit brings the
 //! services up itself, in `depends on` order.
 
-use crate::model::{Check, Control, Kind, Program, Target};
-use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, Run, Settings};
+use crate::model::{Action, Check, Control, Kind, Program, Target, Test};
+use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
 use std::ffi::OsStr;
 use tend_client::install::{File, MARKER, Service};
 
@@ -69,8 +69,24 @@ fn run_of(p: &Program) -> Result<Run, String> {
     })
 }
 
-/// One check's service directory; `exe` is the tend-monit executable its `run` execs.
-pub fn render(c: &Check, exe: &str) -> Result<Service, String> {
+/// `if N restarts within M cycles then …`: (N, M cycles in seconds, the action).
+fn restart_limit(c: &Check, cycle: u32) -> Option<(u32, u64, LimitAction)> {
+    c.rules.iter().find_map(|r| match &r.test {
+        Test::Restarts { count, cycles } => {
+            let a = match &r.action {
+                Action::Unmonitor | Action::Stop => LimitAction::Unmonitor,
+                Action::Exec(p) => LimitAction::Exec(p.argv.clone()),
+                _ => LimitAction::Alert,
+            };
+            Some((*count, u64::from(*cycles) * u64::from(cycle), a))
+        }
+        _ => None,
+    })
+}
+
+/// One check's service directory; `exe` is the tend-monit executable its `run` execs;
+/// `cycle` is `set daemon`'s seconds.
+pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
     let (pidfile, matching) = match &c.target {
         Target::Pidfile(p) => (Some(p.clone()), None),
         Target::Matching(m) => (None, Some(m.clone())),
@@ -92,6 +108,7 @@ pub fn render(c: &Check, exe: &str) -> Result<Service, String> {
             .map(run_of)
             .transpose()
             .map_err(|e| format!("check {}: stop program: {e}", c.name))?,
+        restart_limit: restart_limit(c, cycle),
     };
     let run = format!(
         "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
@@ -116,6 +133,7 @@ pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
     c.checks
         .iter()
         .filter(|ch| ch.kind == Kind::Process)
-        .map(|ch| render(ch, exe))
+        // Without `set daemon`, monit's cycle is 30 seconds.
+        .map(|ch| render(ch, exe, c.daemon.unwrap_or(30)))
         .collect()
 }

@@ -419,9 +419,17 @@ fn cell(text: &str, width: usize) -> String {
 /// `monit summary` in 5.33's batch layout (what it prints when stdout is no terminal):
 /// the daemon line, a header, the system row, then one row per process check.
 pub fn summary_533(services: &[Service], daemon_uptime: u64, with_system: bool) -> String {
-    let mut out = format!("Monit 5.33.0 uptime: {}\n", uptime_525(daemon_uptime).trim_end());
+    let mut out = format!(
+        "Monit 5.33.0 uptime: {}\n",
+        uptime_525(daemon_uptime).trim_end()
+    );
     let row = |name: &str, status: &str, kind: &str| {
-        format!(" {}{}{}\n", cell(name, 33), cell(status, 28), cell(kind, 14))
+        format!(
+            " {}{}{}\n",
+            cell(name, 33),
+            cell(status, 28),
+            cell(kind, 14)
+        )
     };
     out += &row("Service Name", "Status", "Type");
     if with_system {

@@ -28,6 +28,10 @@ use tend_sys::warn::Warn;
 pub const CHECK_FILE: &str = "monit-check";
 /// Where the watcher keeps what it learns (`pid`: the daemon's pid).
 pub const STATE_DIR: &str = "monit-state";
+/// In `STATE_DIR`: the daemon died (the next start is a restart).
+const DIED: &str = "died";
+/// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
+const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
 pub const START_FAILED: &str = "start-failed";
 /// monit's default for `with timeout`.
@@ -50,6 +54,19 @@ pub struct Settings {
     pub matching: Option<String>,
     pub start: Option<Run>,
     pub stop: Option<Run>,
+    /// `if N restarts within M cycles then …`: (N, seconds of M cycles, what to do).
+    pub restart_limit: Option<(u32, u64, LimitAction)>,
+}
+
+/// What `if N restarts within M cycles then …` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LimitAction {
+    /// `timeout` / `unmonitor`: stop restarting it.
+    Unmonitor,
+    /// `exec "…"`: run the program, then go on.
+    Exec(Vec<String>),
+    /// `alert` (and what else has no meaning here): say so, then go on.
+    Alert,
 }
 
 impl Settings {
@@ -62,6 +79,19 @@ impl Settings {
         }
         if let Some(m) = &self.matching {
             s += &format!("matching {m}\n");
+        }
+        if let Some((n, secs, a)) = &self.restart_limit {
+            let what = match a {
+                LimitAction::Unmonitor => "unmonitor",
+                LimitAction::Exec(_) => "exec",
+                LimitAction::Alert => "alert",
+            };
+            s += &format!("restart-limit {n} {secs} {what}\n");
+            if let LimitAction::Exec(argv) = a {
+                for x in argv {
+                    s += &format!("restart-limit-arg {x}\n");
+                }
+            }
         }
         for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
             let Some(r) = r else { continue };
@@ -102,6 +132,28 @@ impl Settings {
                 "name" => st.name = v.into(),
                 "pidfile" => st.pidfile = Some(v.into()),
                 "matching" => st.matching = Some(v.into()),
+                "restart-limit" => {
+                    let f: Vec<&str> = v.split(' ').collect();
+                    let bad = || format!("line {}: bad restart-limit: {v}", i + 1);
+                    let [n, secs, what] = f.as_slice() else {
+                        return Err(bad());
+                    };
+                    let a = match *what {
+                        "unmonitor" => LimitAction::Unmonitor,
+                        "exec" => LimitAction::Exec(Vec::new()),
+                        "alert" => LimitAction::Alert,
+                        _ => return Err(bad()),
+                    };
+                    st.restart_limit = Some((
+                        n.parse().map_err(|_| bad())?,
+                        secs.parse().map_err(|_| bad())?,
+                        a,
+                    ));
+                }
+                "restart-limit-arg" => match &mut st.restart_limit {
+                    Some((_, _, LimitAction::Exec(argv))) => argv.push(v.into()),
+                    _ => return Err(format!("line {}: restart-limit-arg without exec", i + 1)),
+                },
                 _ => {
                     let Some((which, what)) = k
                         .split_once('-')
@@ -362,7 +414,65 @@ impl Watcher<'_> {
         }
     }
 
+    /// Restarts so far (times, seconds since the epoch) within the limit's window, this
+    /// one included; whether the limit is reached.
+    fn count_restart(&self) -> bool {
+        let Some((n, window, _)) = &self.st.restart_limit else {
+            return false;
+        };
+        let now = now_secs();
+        let p = self.state_file(RESTARTS);
+        let mut times: Vec<u64> = std::fs::read_to_string(&p)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|t| t.parse().ok())
+            .filter(|&t: &u64| now.saturating_sub(t) < (*window).max(1))
+            .collect();
+        times.push(now);
+        let reached = times.len() as u32 >= *n;
+        let text: String = if reached {
+            String::new()
+        } else {
+            times.iter().map(|t| format!("{t}\n")).collect()
+        };
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(&p, text);
+        reached
+    }
+
     fn go(&mut self) -> Result<Exit, Error> {
+        // A start after a death is a restart: `if N restarts within M cycles` counts it.
+        // As in monit, the restart that reaches the limit still happens; `timeout` /
+        // `unmonitor` then stops watching (the daemon runs on, not restarted again).
+        let mut unmonitor_after = false;
+        if self.state_file(DIED).exists() {
+            let _ = std::fs::remove_file(self.state_file(DIED));
+            if self.count_restart() {
+                let limit = self.st.restart_limit.clone();
+                match limit.map(|l| l.2) {
+                    Some(LimitAction::Unmonitor) => unmonitor_after = true,
+                    Some(LimitAction::Exec(argv)) => {
+                        self.report.warn(&format_args!(
+                            "{}: restart limit reached: running {}",
+                            self.st.name,
+                            argv.join(" ")
+                        ));
+                        let run = Run {
+                            argv,
+                            uid: None,
+                            gid: None,
+                            timeout: DEFAULT_TIMEOUT,
+                        };
+                        if let Err(e) = spawn(&run) {
+                            self.report.warn(&e);
+                        }
+                    }
+                    _ => self
+                        .report
+                        .warn(&format_args!("{}: restart limit reached", self.st.name)),
+                }
+            }
+        }
         // Taken over from an earlier watcher (or tend-monit), or started by hand: watch
         // what runs rather than start a second one.
         let pid = match self.find() {
@@ -381,6 +491,15 @@ impl Watcher<'_> {
         };
         self.record_pid(Some(pid));
         notify_ready();
+        if unmonitor_after {
+            self.report.warn(&format_args!(
+                "{}: restart limit reached: no longer monitored",
+                self.st.name
+            ));
+            let _ = std::fs::write(self.state_file("unmonitored"), "");
+            // `O`: the supervisor runs ./run no more once it exits.
+            let _ = tend_client::control::send(&self.dir, b"O");
+        }
         loop {
             if self.stop_asked {
                 self.stop(pid, Some(&pidfd));
@@ -399,6 +518,7 @@ impl Watcher<'_> {
             self.signals();
             if died && !self.stop_asked {
                 self.record_pid(None);
+                let _ = std::fs::write(self.state_file(DIED), "");
                 return Ok(Exit::Died(pid));
             }
         }
@@ -557,6 +677,12 @@ impl Watcher<'_> {
     }
 }
 
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 fn drain(fd: &OwnedFd) {
     let mut buf = [0u8; 1024];
     while let Ok(n) = rustix::io::read(fd, &mut buf) {
@@ -608,6 +734,11 @@ mod tests {
                 gid: None,
                 timeout: 30,
             }),
+            restart_limit: Some((
+                3,
+                30,
+                LimitAction::Exec(vec!["/bin/x".into(), "a b".into()]),
+            )),
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
