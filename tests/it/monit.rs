@@ -1219,3 +1219,174 @@ fn monit_restart_limit_then_unmonitor_or_exec() {
     assert_code(&vm.monit(&["monitor", "db"]), 0);
     vm.wait_state("db", "running");
 }
+
+/// Fake programs for a release's monit files: every start program named there becomes a
+/// script that, for the arguments of each check, starts a detached sleeper writing that
+/// check's pidfile (and logs `start NAME`); stop programs kill it (and log `stop NAME`).
+fn fake_release_programs(s: &Scratch, monitrc: &Path) {
+    let (c, errors) = tend_monit::read(monitrc).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    let log = s.join("log");
+    let mut scripts: std::collections::BTreeMap<String, String> = Default::default();
+    for ch in &c.checks {
+        let tend_monit::model::Target::Pidfile(pidfile) = &ch.target else {
+            continue;
+        };
+        for (p, start) in [(&ch.start, true), (&ch.stop, false)] {
+            let Some(p) = p else { continue };
+            // The program run is the first word when it is one of the release's
+            // (monit_debugger wraps the ctl script: its arguments are the key); under
+            // `/bin/sh -c '… && …/ctl start'`, the last word naming one.
+            let root = s.path.display().to_string();
+            let words: Vec<String> = p
+                .argv
+                .iter()
+                .flat_map(|a| a.split_whitespace())
+                .map(String::from)
+                .collect();
+            let i = if words[0].starts_with(&root) {
+                0
+            } else {
+                words.iter().rposition(|a| a.starts_with(&root)).unwrap()
+            };
+            let exe = &words[i];
+            let argv = &words;
+            let args = words[i + 1..].join(" ");
+            let body = if start {
+                format!(
+                    "  {args:?}) echo 'start {n}' >> {log:?}; mkdir -p \"$(dirname {pidfile:?})\"; setsid sh -c 'echo $$ > \"$1\" && exec sleep 100000' sh {pidfile:?} </dev/null >/dev/null 2>&1 & ;;\n",
+                    n = ch.name
+                )
+            } else {
+                format!(
+                    "  {args:?}) echo 'stop {n}' >> {log:?}; kill $(cat {pidfile:?}) ;;\n",
+                    n = ch.name
+                )
+            };
+            scripts.entry(exe.clone()).or_default().push_str(&body);
+            // Programs the start line runs first (share_mount, monit_debugger): no-ops.
+            for a in &argv[..i] {
+                if a.starts_with(&root) {
+                    scripts.entry(a.clone()).or_default();
+                }
+            }
+        }
+    }
+    for (exe, cases) in scripts {
+        let rel = exe
+            .strip_prefix(&s.path.display().to_string())
+            .unwrap()
+            .trim_start_matches('/');
+        s.write(
+            rel,
+            &format!("#!/bin/sh\ncase \"$*\" in\n{cases}  *) ;;\nesac\nexit 0\n"),
+            true,
+        );
+    }
+}
+
+#[test]
+fn monit_release_files_run_under_both() {
+    if !have_monit("monit_release_files_run_under_both") {
+        return;
+    }
+    require("python3");
+    // The releases whose files have no connection test (nothing here listens on their
+    // ports, and both would restart those jobs every few cycles).
+    let jobs = ["gorouter", "uaa", "postgres", "haproxy", "director"];
+    let (pm, pt) = (free_port(), free_port());
+    let setup = |name: &str, port: u16, extra: &str| {
+        let s = Scratch::new(name);
+        let rc = stemcell(&s, &jobs);
+        let text = std::fs::read_to_string(&rc)
+            .unwrap()
+            .replace("set daemon 10", &format!("set daemon 1\n{extra}"))
+            .replace("port 2822", &format!("port {port}"))
+            .replace("@ROOT@", &s.path.display().to_string());
+        std::fs::write(&rc, text).unwrap();
+        fake_release_programs(&s, &rc);
+        (s, rc)
+    };
+    let (ms, mrc) = setup(
+        "monit-rel-real",
+        pm,
+        "set pidfile @ROOT@/monit.pid\nset idfile @ROOT@/monit.id\nset statefile @ROOT@/monit.state\n",
+    );
+    let mut mc = Command::new("monit");
+    mc.env("HOME", &ms.path)
+        .current_dir(&ms.path)
+        .arg("-I")
+        .arg("-c")
+        .arg(&mrc);
+    mc.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _monit = Daemon::start(mc);
+    let _mk = KillUnder(ms.path.clone());
+    let (ts, trc) = setup("monit-rel-tend", pt, "");
+    let _tk = KillUnder(ts.path.clone());
+    let mut tc = cmd("tend-monit");
+    tc.current_dir(&ts.path)
+        .arg("-c")
+        .arg(&trc)
+        .arg("-S")
+        .arg(ts.join("scan"))
+        .arg("-I");
+    tc.stderr(std::fs::File::create(ts.join("tend-monit.log")).unwrap());
+    let _tend = Daemon::start(tc);
+    let view = |port: u16| {
+        let mut c = Command::new("python3");
+        c.arg(AGENT).args([
+            format!("http://127.0.0.1:{port}").as_str(),
+            "vcap",
+            "secret",
+        ]);
+        let o = run(c);
+        o.status.success().then(|| services_view(&text(&o.stdout)))
+    };
+    let all_running =
+        |v: &String| !v.is_empty() && v.lines().all(|l| l.ends_with(" running 1 0 live"));
+    let mv = wait_until(Duration::from_secs(90), "monit: all running", || {
+        view(pm).filter(all_running)
+    });
+    let tv = wait_until(Duration::from_secs(90), "tend-monit: all running", || {
+        view(pt).filter(all_running)
+    });
+    assert_eq!(mv, tv);
+    assert_eq!(mv.lines().count(), 12, "{mv}");
+    // The same `depends on` order: gorouter before its health checker, the director
+    // before its workers, postgres before pg_janitor.
+    for log in [lines(&ms.join("log")), lines(&ts.join("log"))] {
+        let at = |n: &str| log.iter().position(|l| l == &format!("start {n}")).unwrap();
+        assert!(at("gorouter") < at("gorouter-healthchecker"), "{log:?}");
+        assert!(
+            at("director") < at("worker_1") && at("director") < at("worker_3"),
+            "{log:?}"
+        );
+        assert!(at("postgres") < at("pg_janitor"), "{log:?}");
+    }
+    // The agent's stop: `monit stop -g vcap`; then everything is stopped in both.
+    let mut stop = Command::new("monit");
+    stop.env("HOME", &ms.path)
+        .current_dir(&ms.path)
+        .args(["-c"])
+        .arg(&mrc)
+        .args(["-g", "vcap", "stop"]);
+    assert_code(&run(stop), 0);
+    let mut tstop = cmd("tend-monit");
+    tstop
+        .current_dir(&ts.path)
+        .arg("-c")
+        .arg(&trc)
+        .arg("-S")
+        .arg(ts.join("scan"))
+        .args(["-g", "vcap", "stop"]);
+    assert_code(&run(tstop), 0);
+    let stopped = |v: &String| v.lines().all(|l| l.ends_with(" unknown 0 0 -"));
+    let mv = wait_until(Duration::from_secs(90), "monit: all stopped", || {
+        view(pm).filter(stopped)
+    });
+    let tv = wait_until(Duration::from_secs(30), "tend-monit: all stopped", || {
+        view(pt).filter(stopped)
+    });
+    assert_eq!(mv, tv);
+}

@@ -168,7 +168,9 @@ impl Reader {
             Ok(files) if files.is_empty() => self.control.empty_includes.push((loc, pattern)),
             Ok(files) => {
                 self.depth += 1;
-                for f in files {
+                // monit pushes every match on its lexer's buffer stack, so it reads the
+                // last first: the services' order (summary, XML) follows that.
+                for f in files.into_iter().rev() {
                     if let Err(e) = self.read_file(&f) {
                         self.error_at(
                             loc.clone(),
