@@ -173,10 +173,10 @@ fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool
             Allow::File { path, users: only } => {
                 // A cleartext htpasswd file (BOSH: /var/vcap/monit/monit.user).
                 for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-                    if let Some((u, p)) = line.trim().split_once(':') {
-                        if only.is_empty() || only.iter().any(|o| o == u) {
-                            users.push((u.into(), p.into(), false));
-                        }
+                    if let Some((u, p)) = line.trim().split_once(':')
+                        && (only.is_empty() || only.iter().any(|o| o == u))
+                    {
+                        users.push((u.into(), p.into(), false));
                     }
                 }
             }
@@ -495,10 +495,8 @@ fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
                 let r = respond(b, &req, c.peer, token);
                 let head_only = req.method == "HEAD";
                 encode(&r, token, &mut c.out);
-                if head_only {
-                    if let Some(end) = c.out.windows(4).position(|w| w == b"\r\n\r\n") {
-                        c.out.truncate(end + 4);
-                    }
+                if head_only && let Some(end) = c.out.windows(4).position(|w| w == b"\r\n\r\n") {
+                    c.out.truncate(end + 4);
                 }
             }
         }

@@ -386,9 +386,10 @@ impl Watcher<'_> {
     /// Signals since the last call: whether a stop was asked; children reaped.
     fn signals(&mut self) {
         while let Ok(Some(s)) = self.sigfd.read_signal() {
-            match Signal::try_from(s.ssi_signo as i32) {
-                Ok(Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP) => self.stop_asked = true,
-                _ => {}
+            if let Ok(Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP) =
+                Signal::try_from(s.ssi_signo as i32)
+            {
+                self.stop_asked = true;
             }
         }
         while let Ok(Some(_)) = tend_sys::wait::reap(None) {}
