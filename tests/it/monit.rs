@@ -144,12 +144,9 @@ fn monit_release_files_list_what_is_ignored() {
     // Every totalmem rule of cloud_controller_ng: 3 for the API, 3 for each of 2 workers.
     let mem = err.lines().filter(|l| l.contains("if totalmem >")).count();
     assert_eq!(mem, 9, "{err}");
-    assert!(
-        err.contains(&format!(
-            "tend-monit: ignored: {root}/var/vcap/monit/job/garden.monitrc:6: if failed host 127.0.0.1 port 7777"
-        )),
-        "{err}"
-    );
+    // Their connection tests (TCP, HTTP with a request) are carried out: not listed.
+    assert!(!err.contains("if failed"), "{err}");
+    let _ = root;
     // The restart limit of gorouter's health checker is carried out, so not listed.
     assert!(!err.contains("restarts"), "{err}");
 }
@@ -1389,4 +1386,67 @@ fn monit_release_files_run_under_both() {
         view(pt).filter(stopped)
     });
     assert_eq!(mv, tv);
+}
+
+/// A daemon that listens on a port and answers HTTP; `close` makes it stop listening
+/// (alive, but failing its connection test), `die` makes it exit.
+const LISTENER: &str = r#"#!/usr/bin/env python3
+import os, socket, sys
+pidfile, port, log, name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+open(log, "a").write("start %s\n" % name)
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+for fd in (0, 1, 2):
+    os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(16)
+open(pidfile + ".tmp", "w").write("%d\n" % os.getpid())
+os.rename(pidfile + ".tmp", pidfile)
+while True:
+    c, _ = s.accept()
+    data = c.recv(1024)
+    if b"close" in data:
+        s.close()
+        while True:
+            os.pause()
+    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    c.close()
+"#;
+
+#[test]
+fn monit_connection_test_restarts_after_its_cycles() {
+    require("python3");
+    let port = free_port();
+    let mut vm = Vm::new("monit-conn", "");
+    vm.s.write("bin/listener", LISTENER, true);
+    let rc_text = format!(
+        "set daemon 1\ncheck process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/api.pid)'\"\n  if failed host 127.0.0.1 port {port} protocol http request \"/health\" with timeout 1 seconds for 2 cycles then restart\n  group vcap\n"
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    let t = tend_t(&vm.s, &vm.rc);
+    assert_code(&t, 0);
+    assert!(!text(&t.stderr).contains("ignored"), "{}", text(&t.stderr));
+    vm.start();
+    vm.wait_state("api", "running");
+    let run = std::fs::read_to_string(vm.scan.join("api-health/run")).unwrap();
+    assert!(
+        run.contains(&format!("'-u' 'http://127.0.0.1:{port}/health'"))
+            || run.contains(&format!("-u http://127.0.0.1:{port}/health")),
+        "{run}"
+    );
+    let old = vm.pid("api").unwrap();
+    // Alive, but no longer answering: restarted after two failed cycles.
+    let _ = http(port, b"close");
+    let new = wait_until(Duration::from_secs(60), "api restarted", || {
+        vm.pid("api").filter(|&p| p != old)
+    });
+    assert_ne!(new, old);
+    vm.wait_state("api", "running");
+    assert_eq!(vm.log(), ["start api", "start api"]);
 }

@@ -626,11 +626,16 @@ impl Reader {
             (Test::Other(why), _) => Some(why.clone()),
             (_, k) if k != Kind::Process => None, // the whole check is listed already
             (Test::Resource { .. }, _) => Some("tend-monit does not measure resources yet".into()),
-            (Test::Connection { .. } | Test::Url(_), _) => {
-                Some("tend-monit does not run connection tests yet".into())
-            }
+            (t @ (Test::Connection { .. } | Test::Url(_)), _) => crate::service::probe_of(t).err(),
             _ => None,
         };
+        let why = why.or_else(|| match (&test, &then) {
+            (Test::Connection { .. } | Test::Url(_), Action::Restart | Action::Alert) => None,
+            (Test::Connection { .. } | Test::Url(_), _) => Some(
+                "tend-monit restarts or alerts on a failed connection test, nothing else".into(),
+            ),
+            _ => None,
+        });
         if let Some(why) = why.filter(|_| kind == Kind::Process) {
             self.ignore(loc.clone(), format!("if {text}"), &why);
         }

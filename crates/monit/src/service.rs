@@ -84,6 +84,96 @@ fn restart_limit(c: &Check, cycle: u32) -> Option<(u32, u64, LimitAction)> {
     })
 }
 
+/// A connection test as tend-check's probe arguments, or why tend-monit cannot run it.
+pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
+    match t {
+        Test::Connection {
+            unixsocket: Some(_),
+            ..
+        } => Err("tend-monit does not test unix sockets yet".into()),
+        Test::Connection {
+            host,
+            port: Some(port),
+            protocol,
+            request,
+            ..
+        } => {
+            // monit's default host is localhost.
+            let host = host.as_deref().unwrap_or("127.0.0.1");
+            let host = if host == "localhost" {
+                "127.0.0.1"
+            } else {
+                host
+            };
+            match protocol.as_deref() {
+                Some("http") => Ok(vec![
+                    "-u".into(),
+                    format!("http://{host}:{port}{}", request.as_deref().unwrap_or("/")),
+                ]),
+                None | Some("default") | Some("tcp") => {
+                    Ok(vec!["-p".into(), format!("{host}:{port}")])
+                }
+                Some(p) => Err(format!(
+                    "tend-monit does not speak protocol {p} (it could test a TCP connection only)"
+                )),
+            }
+        }
+        Test::Url(u) if u.starts_with("http://") => Ok(vec!["-u".into(), u.clone()]),
+        Test::Url(_) => Err("tend-monit tests http:// URLs only".into()),
+        _ => Err("not a connection test".into()),
+    }
+}
+
+/// The liveness watchers of a check's connection tests: `NAME-health`, a tend-check
+/// that probes every cycle and restarts the service after the test's cycles of failure
+/// (`then alert`: reports only).
+fn health(c: &Check, cycle: u32) -> Option<Service> {
+    let (rule, probe) = c.rules.iter().find_map(|r| {
+        let ok = matches!(r.action, Action::Restart | Action::Alert);
+        Some((r, probe_of(&r.test).ok().filter(|_| ok)?))
+    })?;
+    let timeout = match &rule.test {
+        Test::Connection { timeout, .. } => timeout.unwrap_or(5),
+        _ => 5,
+    };
+    let mut words = vec![
+        "tend-check".to_string(),
+        "-L".into(),
+        "-S".into(),
+        format!("../{}", c.name),
+    ];
+    words.extend(probe);
+    let max = if rule.action == Action::Alert {
+        0
+    } else {
+        1_000_000
+    };
+    words.extend([
+        "-i".into(),
+        format!("{cycle}s"),
+        "-t".into(),
+        format!("{timeout}s"),
+        "-f".into(),
+        rule.cycles.0.max(1).to_string(),
+        "-m".into(),
+        max.to_string(),
+    ]);
+    let run = format!(
+        "#!/bin/sh\n# {} of check process {} ({}), from tend-monit\nexec 2>&1\nexec {}\n",
+        "connection test",
+        c.name,
+        rule.loc,
+        words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+    );
+    Some(Service {
+        name: format!("{}-health", c.name),
+        files: vec![
+            file("run", run, 0o755),
+            file(MARKER, format!("{OWNER}\n"), 0o644),
+        ],
+    })
+}
+
 /// One check's service directory; `exe` is the tend-monit executable its `run` execs;
 /// `cycle` is `set daemon`'s seconds.
 pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
@@ -130,10 +220,20 @@ pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
 
 /// Every process check's service, in file order.
 pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
-    c.checks
-        .iter()
-        .filter(|ch| ch.kind == Kind::Process)
-        // Without `set daemon`, monit's cycle is 30 seconds.
-        .map(|ch| render(ch, exe, c.daemon.unwrap_or(30)))
-        .collect()
+    // Without `set daemon`, monit's cycle is 30 seconds.
+    let cycle = c.daemon.unwrap_or(30);
+    let mut out = Vec::new();
+    for ch in c.checks.iter().filter(|ch| ch.kind == Kind::Process) {
+        out.push(render(ch, exe, cycle)?);
+        if let Some(h) = health(ch, cycle) {
+            if c.checks.iter().any(|o| o.name == h.name) {
+                return Err(format!(
+                    "check {}: its connection test's service {} is the name of another check",
+                    ch.name, h.name
+                ));
+            }
+            out.push(h);
+        }
+    }
+    Ok(out)
 }
