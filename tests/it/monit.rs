@@ -429,12 +429,14 @@ setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 100000' sh "$
 
 /// A machine in a scratch directory: test daemons, a control file, tend-monit -I on a
 /// scan directory of its own; everything under it killed at the end.
+/// Fields drop in order: the daemon first, then everything under the directory, then
+/// the directory (a process whose directory is gone no longer shows as under it).
 struct Vm {
+    _daemon: Option<Daemon>,
+    _kill: KillUnder,
     s: Scratch,
     rc: PathBuf,
     scan: PathBuf,
-    _daemon: Option<Daemon>,
-    _kill: KillUnder,
 }
 
 impl Vm {
@@ -972,12 +974,14 @@ fn monit_agent_client_reads_the_agents_own_asset() {
 
 /// Debian's monit on the same checks, in the foreground (`-I`), in its own scratch
 /// directory, with a one-second cycle.
+/// Dropped in field order: monit first (or it would start what is being killed), then
+/// its services, then the directory.
 struct RealMonit {
+    _daemon: Daemon,
+    _kill: KillUnder,
     s: Scratch,
     rc: PathBuf,
     port: u16,
-    _daemon: Daemon,
-    _kill: KillUnder,
 }
 
 impl RealMonit {
@@ -1317,8 +1321,9 @@ fn monit_release_files_run_under_both() {
         .arg(&mrc);
     mc.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    let _monit = Daemon::start(mc);
+    // Locals drop last-first: each daemon, then what runs under its directory.
     let _mk = KillUnder(ms.path.clone());
+    let _monit = Daemon::start(mc);
     let (ts, trc) = setup("monit-rel-tend", pt, "");
     let _tk = KillUnder(ts.path.clone());
     let mut tc = cmd("tend-monit");
