@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use tend_cli::{Program, code, shown};
 use tend_monit::model::Control;
 
-const USAGE: &str = "tend-monit [ -c file ] [ -S scandir ] [ -g group ] [ -BINtV ] [ summary [name] | status [name] | start|stop|restart|monitor|unmonitor name|all | reload | quit | validate ] | tend-monit -W";
+const USAGE: &str = "tend-monit [ -c file ] [ -S scandir ] [ -g group ] [ -BINtV ] [ summary [name] | status [name] | start|stop|restart|monitor|unmonitor name|all | reload | quit | validate | procmatch regex ] | tend-monit -W";
 const PROG: Program = Program::new("tend-monit", USAGE);
 const SPEC: &str = "c:S:g:BINtVW";
 /// Where the services live without -S (or TEND_MONIT_SCANDIR).
@@ -42,6 +42,7 @@ pub fn main() {
         [Some("reload")] => signal(&p, nix::sys::signal::Signal::SIGHUP),
         [Some("quit")] => signal(&p, nix::sys::signal::Signal::SIGTERM),
         [Some("validate")] => test(control_file(&p)),
+        [Some("procmatch"), Some(pattern)] => procmatch(pattern),
         _ => PROG.usage_exit(),
     }
 }
@@ -203,6 +204,17 @@ fn report(p: &tend_cli::Parsed, ops: &[Option<&str>]) -> ! {
     };
     print!("{text}");
     std::process::exit(code::OK)
+}
+
+/// `procmatch REGEX`: the processes a `matching` check would consider.
+fn procmatch(pattern: &str) -> ! {
+    match tend_monit::watch::matching(pattern) {
+        Ok(m) => {
+            print!("{}", tend_monit::watch::procmatch_report(pattern, &m));
+            std::process::exit(code::OK)
+        }
+        Err(e) => PROG.fatal(code::USAGE, format_args!("invalid pattern {pattern}: {e}")),
+    }
 }
 
 /// `reload` / `quit`: a signal to the running daemon.

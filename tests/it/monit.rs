@@ -1455,3 +1455,77 @@ fn monit_connection_test_restarts_after_its_cycles() {
     vm.wait_state("api", "running");
     assert_eq!(vm.log(), ["start api", "start api"]);
 }
+
+#[test]
+fn monit_procmatch_as_monit() {
+    if !have_monit("monit_procmatch_as_monit") {
+        return;
+    }
+    let s = Scratch::new("monit-procmatch");
+    let _k = KillUnder(s.path.clone());
+    let rc = control(
+        &s,
+        "monitrc",
+        &format!("set idfile {}/id\n{PROC}", s.path.display()),
+    );
+    // Plain sleeps with a duration of their own (monit does not list every process: it
+    // skipped `sh -c …` command lines here).
+    let word = format!("sleep 1000.{}", std::process::id());
+    let mut sleepers = Vec::new();
+    for _ in 0..2 {
+        let mut c = Command::new("sleep");
+        c.current_dir(&s.path)
+            .arg(word.trim_start_matches("sleep "));
+        sleepers.push(Daemon::start(c));
+        std::thread::sleep(Duration::from_millis(20)); // distinct start times
+    }
+    wait_until(Duration::from_secs(10), "sleepers", || {
+        (text(&tend("tend-monit", ["procmatch", &word]).stdout).contains("Total matches: 2"))
+            .then_some(())
+    });
+    let mut m = Command::new("monit");
+    m.env("HOME", &s.path)
+        .current_dir(&s.path)
+        .arg("-c")
+        .arg(&rc)
+        .args(["procmatch", &word]);
+    let m = run(m);
+    let t = tend("tend-monit", ["procmatch", &word]);
+    assert_code(&m, 0);
+    assert_code(&t, 0);
+    // monit says where it stored a new id first; the rest is compared byte for byte.
+    let mtext: String = text(&m.stdout)
+        .lines()
+        .filter(|l| !l.starts_with(" New Monit id") && !l.starts_with(" Stored in"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(text(&t.stdout), mtext);
+    let none = tend("tend-monit", ["procmatch", "no-such-process-xyz-123"]);
+    assert_eq!(text(&none.stdout).lines().last(), Some("Total matches: 0"));
+    let bad = tend("tend-monit", ["procmatch", "("]);
+    assert_code(&bad, 100);
+}
+
+#[test]
+fn monit_runs_under_monits_name() {
+    // Operators keep their habits: the executable linked as `monit`.
+    let mut vm = Vm::new("monit-link", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let link = vm.s.join("bin/monit");
+    std::os::unix::fs::symlink(bin("tend-monit"), &link).unwrap();
+    let mut c = Command::new(&link);
+    c.env("PATH", path_env())
+        .arg("-c")
+        .arg(&vm.rc)
+        .arg("-S")
+        .arg(&vm.scan)
+        .arg("summary");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).contains(&format!("{:<36}running", "Process 'db'")),
+        "{}",
+        text(&o.stdout)
+    );
+}

@@ -256,18 +256,28 @@ fn alive(pid: i32) -> bool {
     !matches!(state, None | Some(b'Z') | Some(b'X'))
 }
 
-/// The oldest process (lowest pid) whose command line matches `pattern` (monit's
-/// `matching`), not the watcher itself.
-pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
+/// A process whose command line matches a `matching` pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub pid: i32,
+    pub ppid: i32,
+    pub command: String,
+    /// Start time in clock ticks since boot (/proc/PID/stat field 22).
+    pub start: u64,
+}
+
+/// The live processes (not the caller) whose command line, its arguments joined by
+/// blanks, matches `pattern` (POSIX extended, as monit's `matching` and `procmatch`).
+pub fn matching(pattern: &str) -> Result<Vec<Match>, String> {
     let re = tend_sys::regex::Regex::new(pattern.as_bytes())?;
     let me = std::process::id() as i32;
-    let mut best: Option<i32> = None;
+    let mut out = Vec::new();
     let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
         };
-        if pid == me || pid <= 1 || !alive(pid) {
+        if pid == me || !alive(pid) {
             continue;
         }
         let Ok(mut cmd) = std::fs::read(e.path().join("cmdline")) else {
@@ -284,15 +294,62 @@ pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
         while cmd.last() == Some(&b' ') {
             cmd.pop();
         }
+        let command = String::from_utf8_lossy(&cmd).into_owned();
         cmd.push(0);
         let Ok(c) = std::ffi::CStr::from_bytes_with_nul(&cmd) else {
             continue;
         };
-        if re.is_match(c) && best.is_none_or(|b| pid < b) {
-            best = Some(pid);
+        if !re.is_match(c) {
+            continue;
         }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Fields after `(comm)`: state is the 3rd field of the line, ppid the 4th, start
+        // time the 22nd.
+        let rest: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r.split(' ').collect())
+            .unwrap_or_default();
+        let ppid = rest.get(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let start = rest.get(19).and_then(|v| v.parse().ok()).unwrap_or(0);
+        out.push(Match {
+            pid,
+            ppid,
+            command,
+            start,
+        });
     }
-    Ok(best)
+    out.sort_by_key(|m| m.pid);
+    Ok(out)
+}
+
+/// The process monit would pick among the matches: the one running longest.
+pub fn pick(matches: &[Match]) -> Option<&Match> {
+    matches.iter().min_by_key(|m| (m.start, m.pid))
+}
+
+/// The process `matching` names: the longest-running match (pid 1 never).
+pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
+    let all = matching(pattern)?;
+    let candidates: Vec<Match> = all.into_iter().filter(|m| m.pid > 1).collect();
+    Ok(pick(&candidates).map(|m| m.pid))
+}
+
+/// `monit procmatch PATTERN`'s report, in its layout.
+pub fn procmatch_report(pattern: &str, matches: &[Match]) -> String {
+    let mut out = format!(
+        "List of processes matching pattern \"{pattern}\":\n    PID       PPID      {:<51}\n",
+        "Command"
+    );
+    let chosen = pick(matches).map(|m| m.pid);
+    for m in matches {
+        let mark = if Some(m.pid) == chosen { '*' } else { ' ' };
+        out += &format!(" {mark}{:>10}{:>10}  {:<51}\n", m.pid, m.ppid, m.command);
+    }
+    out += &format!("Total matches: {}\n", matches.len());
+    if matches.len() > 1 {
+        out += "\nWARNING:\nMultiple processes match the pattern. Monit will select the process with the\nhighest uptime, the one highlighted.\n";
+    }
+    out
 }
 
 /// argv for a program, through tend-applyuidgid when it has a uid or gid.
