@@ -24,6 +24,7 @@ pub mod lex;
 pub mod model;
 pub mod order;
 pub mod parse;
+pub mod resource;
 pub mod service;
 pub mod status;
 pub mod validate;

@@ -625,7 +625,14 @@ impl Reader {
         let why = match (&test, kind) {
             (Test::Other(why), _) => Some(why.clone()),
             (_, k) if k != Kind::Process => None, // the whole check is listed already
-            (Test::Resource { .. }, _) => Some("tend-monit does not measure resources yet".into()),
+            (Test::Resource { what, .. }, _)
+                if !matches!(
+                    what.as_str(),
+                    "memory" | "totalmem" | "cpu" | "totalcpu" | "children" | "threads"
+                ) =>
+            {
+                Some(format!("tend-monit does not measure '{what}'"))
+            }
             (t @ (Test::Connection { .. } | Test::Url(_)), _) => crate::service::probe_of(t).err(),
             _ => None,
         };

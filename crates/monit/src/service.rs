@@ -174,6 +174,41 @@ fn health(c: &Check, cycle: u32) -> Option<Service> {
     })
 }
 
+/// The check's resource rules as its watcher keeps them.
+fn resources(c: &Check) -> Vec<crate::resource::Rule> {
+    c.rules
+        .iter()
+        .filter_map(|r| {
+            let Test::Resource {
+                what,
+                op,
+                limit,
+                percent,
+            } = &r.test
+            else {
+                return None;
+            };
+            let (action, argv) = match &r.action {
+                Action::Alert => ("alert", Vec::new()),
+                Action::Restart => ("restart", Vec::new()),
+                Action::Stop => ("stop", Vec::new()),
+                Action::Unmonitor => ("unmonitor", Vec::new()),
+                Action::Exec(p) => ("exec", p.argv.clone()),
+                Action::Start | Action::Monitor => ("alert", Vec::new()),
+            };
+            Some(crate::resource::Rule {
+                what: what.clone(),
+                op: op.clone(),
+                limit: *limit,
+                percent: *percent,
+                cycles: r.cycles,
+                action: action.into(),
+                argv,
+            })
+        })
+        .collect()
+}
+
 /// One check's service directory; `exe` is the tend-monit executable its `run` execs;
 /// `cycle` is `set daemon`'s seconds.
 pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
@@ -199,6 +234,8 @@ pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
             .transpose()
             .map_err(|e| format!("check {}: stop program: {e}", c.name))?,
         restart_limit: restart_limit(c, cycle),
+        resources: resources(c),
+        cycle,
     };
     let run = format!(
         "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",

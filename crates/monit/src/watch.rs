@@ -47,7 +47,7 @@ pub struct Run {
 }
 
 /// What `monit-check` says.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Settings {
     pub name: String,
     pub pidfile: Option<String>,
@@ -56,6 +56,9 @@ pub struct Settings {
     pub stop: Option<Run>,
     /// `if N restarts within M cycles then …`: (N, seconds of M cycles, what to do).
     pub restart_limit: Option<(u32, u64, LimitAction)>,
+    /// Resource rules, measured every `cycle` seconds.
+    pub resources: Vec<crate::resource::Rule>,
+    pub cycle: u32,
 }
 
 /// What `if N restarts within M cycles then …` does.
@@ -92,6 +95,12 @@ impl Settings {
                     s += &format!("restart-limit-arg {x}\n");
                 }
             }
+        }
+        if !self.resources.is_empty() {
+            s += &format!("cycle {}\n", self.cycle);
+        }
+        for r in &self.resources {
+            s += &r.to_line();
         }
         for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
             let Some(r) = r else { continue };
@@ -150,6 +159,15 @@ impl Settings {
                         a,
                     ));
                 }
+                "cycle" => st.cycle = num()?,
+                "resource" => st.resources.push(
+                    crate::resource::Rule::parse(v)
+                        .ok_or_else(|| format!("line {}: bad resource rule: {v}", i + 1))?,
+                ),
+                "resource-arg" => match st.resources.last_mut() {
+                    Some(r) => r.argv.push(v.into()),
+                    None => return Err(format!("line {}: resource-arg without resource", i + 1)),
+                },
                 "restart-limit-arg" => match &mut st.restart_limit {
                     Some((_, _, LimitAction::Exec(argv))) => argv.push(v.into()),
                     _ => return Err(format!("line {}: restart-limit-arg without exec", i + 1)),
@@ -558,6 +576,12 @@ impl Watcher<'_> {
             // `O`: the supervisor runs ./run no more once it exits.
             let _ = tend_client::control::send(&self.dir, b"O");
         }
+        let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
+        let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
+        let mut meter = crate::resource::Meter::default();
+        if next_cycle.is_some() {
+            meter.cycle(pid, &[]);
+        }
         loop {
             if self.stop_asked {
                 self.stop(pid, Some(&pidfd));
@@ -568,7 +592,14 @@ impl Watcher<'_> {
                 PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
                 PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
             ];
-            match poll(&mut fds, PollTimeout::NONE) {
+            // Without resource rules the watcher sleeps until the daemon dies or a signal
+            // comes; with them, it wakes once per cycle to measure.
+            let now = Instant::now();
+            let timeout = match next_cycle {
+                Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
+                None => PollTimeout::NONE,
+            };
+            match poll(&mut fds, timeout) {
                 Ok(_) | Err(nix::errno::Errno::EINTR) => {}
                 Err(e) => return Err(err("poll", e.desc())),
             }
@@ -578,6 +609,57 @@ impl Watcher<'_> {
                 self.record_pid(None);
                 let _ = std::fs::write(self.state_file(DIED), "");
                 return Ok(Exit::Died(pid));
+            }
+            if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
+                next_cycle = Some(t + cycle);
+                for i in meter.cycle(pid, &self.st.resources) {
+                    let r = self.st.resources[i].clone();
+                    let text = format!(
+                        "{} {} {}{}",
+                        r.what,
+                        r.op,
+                        r.limit,
+                        if r.percent { "%" } else { "" }
+                    );
+                    match r.action.as_str() {
+                        "restart" => {
+                            self.report
+                                .warn(&format_args!("{}: {text}: restarting", self.st.name));
+                            self.stop(pid, Some(&pidfd));
+                            self.record_pid(None);
+                            let _ = std::fs::write(self.state_file(DIED), "");
+                            return Ok(Exit::Died(pid));
+                        }
+                        "stop" | "unmonitor" => {
+                            self.report
+                                .warn(&format_args!("{}: {text}: {}", self.st.name, r.action));
+                            let _ = std::fs::write(self.state_file("unmonitored"), "");
+                            let _ = tend_client::control::send(&self.dir, b"O");
+                            if r.action == "stop" {
+                                self.stop(pid, Some(&pidfd));
+                                self.record_pid(None);
+                                return Ok(Exit::Stopped);
+                            }
+                        }
+                        "exec" => {
+                            self.report.warn(&format_args!(
+                                "{}: {text}: running {}",
+                                self.st.name,
+                                r.argv.join(" ")
+                            ));
+                            let run = Run {
+                                argv: r.argv.clone(),
+                                uid: None,
+                                gid: None,
+                                timeout: DEFAULT_TIMEOUT,
+                            };
+                            if let Err(e) = spawn(&run) {
+                                self.report.warn(&e);
+                            }
+                        }
+                        _ => self.report.warn(&format_args!("{}: {text}", self.st.name)),
+                    }
+                }
             }
         }
     }
@@ -797,6 +879,16 @@ mod tests {
                 30,
                 LimitAction::Exec(vec!["/bin/x".into(), "a b".into()]),
             )),
+            resources: vec![crate::resource::Rule {
+                what: "totalmem".into(),
+                op: ">".into(),
+                limit: 102400.0,
+                percent: false,
+                cycles: (3, 5),
+                action: "exec".into(),
+                argv: vec!["/bin/drain".into()],
+            }],
+            cycle: 10,
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
