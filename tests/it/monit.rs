@@ -1561,3 +1561,125 @@ fn monit_resource_test_restarts_after_its_cycles() {
     );
     assert!(!err.contains("children"), "{err}");
 }
+
+/// An SMTP listener that saves each message it is given (one file per mail), as the BOSH
+/// agent's does on 127.0.0.1:2825.
+const SMTP: &str = r#"#!/usr/bin/env python3
+import os, socket, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(16)
+n = 0
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb")
+    f.write(b"220 test\r\n"); f.flush()
+    data, body = False, []
+    for line in f:
+        if data:
+            if line == b".\r\n":
+                n += 1
+                open(os.path.join(out, "%03d.mail" % n), "wb").write(b"".join(body))
+                data = False
+                f.write(b"250 ok\r\n"); f.flush()
+            else:
+                body.append(line)
+            continue
+        cmd = line[:4].upper()
+        if cmd == b"DATA":
+            data = True
+            f.write(b"354 go\r\n")
+        elif cmd == b"QUIT":
+            f.write(b"221 bye\r\n"); f.flush()
+            break
+        else:
+            f.write(b"250 ok\r\n")
+        f.flush()
+    c.close()
+"#;
+
+#[test]
+fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
+    require("python3");
+    let port = free_port();
+    let mut vm = Vm::new("monit-alert", "");
+    vm.s.write("bin/smtp", SMTP, true);
+    std::fs::create_dir_all(vm.s.join("mail")).unwrap();
+    // BOSH's alerts.monitrc shape.
+    let rc_text = format!(
+        "set daemon 10\nset alert agent@local\nset mailserver 127.0.0.1 port {port}\nset eventqueue basedir @ROOT@/events slots 100\nset mail-format {{\n  from: monit@localhost\n  subject: Monit Alert\n  message: Service: $SERVICE\n  Event: $EVENT\n  Action: $ACTION\n  Date: $DATE\n  Description: $DESCRIPTION\n}}\n{}",
+        check("db", "")
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    vm.start();
+    vm.wait_state("db", "running");
+    let kill_db = |vm: &Vm| {
+        let old = vm.pid("db").unwrap();
+        std::thread::sleep(Duration::from_millis(1100));
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(old),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        wait_until(Duration::from_secs(30), "db again", || {
+            vm.pid("db").filter(|&p| p != old)
+        });
+    };
+    // No mail server yet: the alert is queued.
+    kill_db(&vm);
+    wait_until(Duration::from_secs(30), "queued", || {
+        std::fs::read_dir(vm.s.join("events"))
+            .ok()?
+            .flatten()
+            .next()
+            .map(|_| ())
+    });
+    // The server is up: the queued alert goes first, then the new one.
+    let mut smtp = Command::new(vm.s.join("bin/smtp"));
+    smtp.arg(port.to_string()).arg(vm.s.join("mail"));
+    let _smtp = Daemon::start(smtp);
+    wait_until(Duration::from_secs(10), "smtp listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
+    kill_db(&vm);
+    let mails = wait_until(Duration::from_secs(30), "two mails", || {
+        let mut v: Vec<_> = std::fs::read_dir(vm.s.join("mail"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        (v.len() >= 2).then_some(v)
+    });
+    for m in &mails {
+        let t = std::fs::read_to_string(m).unwrap();
+        assert!(t.contains("Subject: Monit Alert\r\n"), "{t}");
+        // The body as written in mail-format (its lines keep their indentation, as
+        // monit keeps it), the values filled in.
+        let body: Vec<&str> = t
+            .split("\r\n\r\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .map(str::trim)
+            .collect();
+        assert_eq!(
+            &body[..3],
+            ["Service: db", "Event: Does not exist", "Action: restart"],
+            "{t}"
+        );
+        assert!(
+            body[3].starts_with("Date: ") && body[3].ends_with(" +0000"),
+            "{t}"
+        );
+        assert_eq!(body[4], "Description: process is not running", "{t}");
+    }
+    assert_eq!(
+        std::fs::read_dir(vm.s.join("events")).unwrap().count(),
+        0,
+        "queue flushed"
+    );
+}

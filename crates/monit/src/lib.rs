@@ -16,6 +16,7 @@
 //! What it is not: it prints nothing and starts nothing. Running what a file describes,
 //! the command line and the HTTP interface live elsewhere.
 
+pub mod alert;
 pub mod control;
 pub mod daemon;
 pub mod glob;

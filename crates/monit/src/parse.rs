@@ -380,6 +380,7 @@ impl Reader {
             except: false,
             format: MailFormat::default(),
         };
+        let at = p.loc(t);
         loop {
             if p.peek_punct('{') {
                 alert.events = events(p)?;
@@ -399,6 +400,13 @@ impl Reader {
             } else {
                 break;
             }
+        }
+        if !alert.events.is_empty() {
+            self.ignore(
+                at,
+                format!("alert {} {{ … }}", alert.address),
+                "tend-monit mails every event (no event filter)",
+            );
         }
         Ok(alert)
     }

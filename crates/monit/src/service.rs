@@ -209,9 +209,29 @@ fn resources(c: &Check) -> Vec<crate::resource::Rule> {
         .collect()
 }
 
+/// Where the check's alerts go: the global `set alert` addresses and its own.
+fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
+    let mut recipients: Vec<String> = control.alerts.iter().map(|a| a.address.clone()).collect();
+    recipients.extend(c.alerts.iter().map(|a| a.address.clone()));
+    recipients.dedup();
+    let f = &control.mail_format;
+    crate::alert::Mail {
+        recipients,
+        servers: control
+            .mailservers
+            .iter()
+            .map(|m| format!("{}:{}", m.host, m.port.unwrap_or(25)))
+            .collect(),
+        from: f.from.clone(),
+        subject: f.subject.clone(),
+        message: f.message.clone(),
+        queue: control.eventqueue.as_ref().and_then(|q| q.basedir.clone()),
+    }
+}
+
 /// One check's service directory; `exe` is the tend-monit executable its `run` execs;
 /// `cycle` is `set daemon`'s seconds.
-pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
+pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
     let (pidfile, matching) = match &c.target {
         Target::Pidfile(p) => (Some(p.clone()), None),
         Target::Matching(m) => (None, Some(m.clone())),
@@ -236,6 +256,7 @@ pub fn render(c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
         restart_limit: restart_limit(c, cycle),
         resources: resources(c),
         cycle,
+        mail: mail(control, c),
     };
     let run = format!(
         "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
@@ -261,7 +282,7 @@ pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
     let cycle = c.daemon.unwrap_or(30);
     let mut out = Vec::new();
     for ch in c.checks.iter().filter(|ch| ch.kind == Kind::Process) {
-        out.push(render(ch, exe, cycle)?);
+        out.push(render(c, ch, exe, cycle)?);
         if let Some(h) = health(ch, cycle) {
             if c.checks.iter().any(|o| o.name == h.name) {
                 return Err(format!(

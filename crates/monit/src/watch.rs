@@ -59,6 +59,8 @@ pub struct Settings {
     /// Resource rules, measured every `cycle` seconds.
     pub resources: Vec<crate::resource::Rule>,
     pub cycle: u32,
+    /// Where alerts go (`set alert`, `set mailserver`, `set mail-format`).
+    pub mail: crate::alert::Mail,
 }
 
 /// What `if N restarts within M cycles then …` does.
@@ -98,6 +100,27 @@ impl Settings {
         }
         if !self.resources.is_empty() {
             s += &format!("cycle {}\n", self.cycle);
+        }
+        let m = &self.mail;
+        for r in &m.recipients {
+            s += &format!("alert-to {r}\n");
+        }
+        for x in &m.servers {
+            s += &format!("mailserver {x}\n");
+        }
+        for (k, v) in [
+            ("mail-from", &m.from),
+            ("mail-subject", &m.subject),
+            ("eventqueue", &m.queue),
+        ] {
+            if let Some(v) = v {
+                s += &format!("{k} {v}\n");
+            }
+        }
+        if let Some(msg) = &m.message {
+            for l in msg.split('\n') {
+                s += &format!("mail-message {l}\n");
+            }
         }
         for r in &self.resources {
             s += &r.to_line();
@@ -160,6 +183,18 @@ impl Settings {
                     ));
                 }
                 "cycle" => st.cycle = num()?,
+                "alert-to" => st.mail.recipients.push(v.into()),
+                "mailserver" => st.mail.servers.push(v.into()),
+                "mail-from" => st.mail.from = Some(v.into()),
+                "mail-subject" => st.mail.subject = Some(v.into()),
+                "eventqueue" => st.mail.queue = Some(v.into()),
+                "mail-message" => match &mut st.mail.message {
+                    Some(m) => {
+                        m.push('\n');
+                        m.push_str(v);
+                    }
+                    None => st.mail.message = Some(v.into()),
+                },
                 "resource" => st.resources.push(
                     crate::resource::Rule::parse(v)
                         .ok_or_else(|| format!("line {}: bad resource rule: {v}", i + 1))?,
@@ -441,6 +476,14 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
 }
 
 impl Watcher<'_> {
+    /// An event: a line on stderr (the caller's) and a mail to every recipient.
+    fn alert(&self, event: &str, action: &str, description: &str) {
+        for problem in crate::alert::send(&self.st.mail, &self.st.name, event, action, description)
+        {
+            self.report.warn(&problem);
+        }
+    }
+
     /// The daemon's pid, if the pidfile (or `matching`) names one it may watch.
     fn find(&mut self) -> Option<i32> {
         let uid = self.st.start.as_ref().and_then(|r| r.uid);
@@ -521,7 +564,8 @@ impl Watcher<'_> {
         // As in monit, the restart that reaches the limit still happens; `timeout` /
         // `unmonitor` then stops watching (the daemon runs on, not restarted again).
         let mut unmonitor_after = false;
-        if self.state_file(DIED).exists() {
+        let died_before = self.state_file(DIED).exists();
+        if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
             if self.count_restart() {
                 let limit = self.st.restart_limit.clone();
@@ -567,6 +611,11 @@ impl Watcher<'_> {
         };
         self.record_pid(Some(pid));
         notify_ready();
+        // The death is mailed once the daemon runs again: the restart does not wait for
+        // the mail server.
+        if died_before {
+            self.alert("Does not exist", "restart", "process is not running");
+        }
         if unmonitor_after {
             self.report.warn(&format_args!(
                 "{}: restart limit reached: no longer monitored",
@@ -703,6 +752,7 @@ impl Watcher<'_> {
                 );
                 let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
                 let _ = std::fs::write(self.state_file(START_FAILED), format!("{why}\n"));
+                self.alert("Execution failed", "alert", &why);
                 Ok(Err(Exit::StartFailed(why)))
             }
         }
@@ -889,6 +939,14 @@ mod tests {
                 argv: vec!["/bin/drain".into()],
             }],
             cycle: 10,
+            mail: crate::alert::Mail {
+                recipients: vec!["agent@local".into()],
+                servers: vec!["127.0.0.1:2825".into()],
+                from: Some("monit@localhost".into()),
+                subject: Some("Monit Alert".into()),
+                message: Some("Service: $SERVICE\nEvent: $EVENT".into()),
+                queue: Some("/var/vcap/monit/events".into()),
+            },
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
