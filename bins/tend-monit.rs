@@ -69,7 +69,10 @@ fn watch() -> ! {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let sink = tend_sys::warn::Prefixed(format!("tend-monit {name}"));
-    match tend_monit::watch::run(&here, &sink) {
+    // "." rather than the absolute path: the directory may be renamed while the watcher
+    // runs (an install moves a replaced or removed service aside), and what the watcher
+    // writes must follow it, never recreate the old name.
+    match tend_monit::watch::run(std::path::Path::new("."), &sink) {
         Ok(Exit::Stopped) => std::process::exit(code::OK),
         Ok(Exit::Died(pid)) => {
             tend_sys::warn::Warn::warn(&sink, &format_args!("pid {pid} died: starting it again"));

@@ -1683,3 +1683,50 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
         "queue flushed"
     );
 }
+
+#[test]
+fn monit_reload_applies_only_what_changed() {
+    let mut vm = Vm::new("monit-reload", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let db = vm.pid("db");
+    let root = vm.s.path.display().to_string();
+    let write = |checks: String| {
+        std::fs::write(
+            &vm.rc,
+            format!("set daemon 10\n{}", checks.replace("@ROOT@", &root)),
+        )
+        .unwrap()
+    };
+    write(format!(
+        "{}{}",
+        check("db", ""),
+        check("web", "  depends on db\n")
+    ));
+    assert_code(&vm.monit(&["reload"]), 0);
+    vm.wait_state("web", "running");
+    assert_eq!(vm.pid("db"), db, "db untouched by the reload");
+    // web removed from the file: stopped (its stop program) and gone; db still untouched.
+    let web = vm.pid("web").unwrap();
+    write(check("db", ""));
+    assert_code(&vm.monit(&["reload"]), 0);
+    wait_until(Duration::from_secs(30), "web gone", || {
+        (!vm.scan.join("web").exists()).then_some(())
+    });
+    wait_until(Duration::from_secs(30), "web stopped", || {
+        (!Path::new(&format!("/proc/{web}")).exists() || proc_state(web as u64) == 'Z')
+            .then_some(())
+    });
+    assert!(vm.log().contains(&"stop web".to_string()), "{:?}", vm.log());
+    assert_eq!(vm.pid("db"), db);
+    // A reload with an error keeps what runs, and says why.
+    std::fs::write(&vm.rc, "set daemon 10\ncheck process db with pidfile\n").unwrap();
+    assert_code(&vm.monit(&["reload"]), 0);
+    wait_until(Duration::from_secs(10), "reload refused", || {
+        std::fs::read_to_string(vm.s.join("tend-monit.log"))
+            .ok()
+            .filter(|l| l.contains("not reloaded"))
+            .map(|_| ())
+    });
+    assert_eq!(vm.pid("db"), db);
+}
