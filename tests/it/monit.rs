@@ -1392,35 +1392,22 @@ fn monit_release_files_run_under_both() {
     assert_eq!(mv, tv);
 }
 
-/// A daemon that listens on a port and answers HTTP; `close` makes it stop listening
-/// (alive, but failing its connection test), `die` makes it exit.
-const LISTENER: &str = r#"#!/usr/bin/env python3
-import os, socket, sys
-pidfile, port, log, name = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-open(log, "a").write("start %s\n" % name)
-if os.fork():
-    sys.exit(0)
-os.setsid()
-if os.fork():
-    os._exit(0)
-for fd in (0, 1, 2):
-    os.dup2(os.open(os.devnull, os.O_RDWR), fd)
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", port))
-s.listen(16)
-open(pidfile + ".tmp", "w").write("%d\n" % os.getpid())
-os.rename(pidfile + ".tmp", pidfile)
-while True:
-    c, _ = s.accept()
-    data = c.recv(1024)
-    if b"close" in data:
-        s.close()
-        while True:
-            os.pause()
-    c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
-    c.close()
+/// A daemon that answers HTTP on a port (Python's http.server), detached, its pid in a
+/// pidfile; SIGSTOP makes it fail its connection test while it lives.
+const LISTENER: &str = r#"#!/bin/sh
+# listener PIDFILE PORT LOG NAME
+echo "start $4" >> "$3"
+cd "$(dirname "$1")"
+setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec python3 -m http.server --bind 127.0.0.1 "$2"' sh "$1" "$2" </dev/null >/dev/null 2>&1 &
 "#;
+
+fn sigstop(pid: i32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+}
 
 #[test]
 fn monit_connection_test_restarts_after_its_cycles() {
@@ -1429,7 +1416,7 @@ fn monit_connection_test_restarts_after_its_cycles() {
     let mut vm = Vm::new("monit-conn", "");
     vm.s.write("bin/listener", LISTENER, true);
     let rc_text = format!(
-        "set daemon 1\ncheck process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/api.pid)'\"\n  if failed host 127.0.0.1 port {port} protocol http request \"/health\" with timeout 1 seconds for 2 cycles then restart\n  group vcap\n"
+        "set daemon 1\ncheck process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill -9 $(cat @ROOT@/run/api.pid)'\"\n  if failed host 127.0.0.1 port {port} protocol http request \"/\" with timeout 1 seconds for 2 cycles then restart\n  group vcap\n"
     )
     .replace("@ROOT@", &vm.s.path.display().to_string());
     std::fs::write(&vm.rc, rc_text).unwrap();
@@ -1440,19 +1427,29 @@ fn monit_connection_test_restarts_after_its_cycles() {
     vm.wait_state("api", "running");
     let run = std::fs::read_to_string(vm.scan.join("api-health/run")).unwrap();
     assert!(
-        run.contains(&format!("'-u' 'http://127.0.0.1:{port}/health'"))
-            || run.contains(&format!("-u http://127.0.0.1:{port}/health")),
+        run.contains(&format!("'-u' 'http://127.0.0.1:{port}/'")),
         "{run}"
     );
+    let deaths = || {
+        std::fs::read_to_string(vm.s.join("tend-monit.log"))
+            .unwrap()
+            .matches("died")
+            .count()
+    };
+    let before = deaths();
+    let starts = vm.log().len();
     let old = vm.pid("api").unwrap();
     // Alive, but no longer answering: restarted after two failed cycles.
-    let _ = http(port, b"close");
+    sigstop(old);
     let new = wait_until(Duration::from_secs(60), "api restarted", || {
         vm.pid("api").filter(|&p| p != old)
     });
     assert_ne!(new, old);
     vm.wait_state("api", "running");
-    assert_eq!(vm.log(), ["start api", "start api"]);
+    assert_eq!(vm.log().len(), starts + 1, "{:?}", vm.log());
+    // The health watcher restarted it: the daemon did not die by itself.
+    assert_eq!(deaths(), before);
+    assert!(!Path::new(&format!("/proc/{old}")).exists() || proc_state(old as u64) == 'Z');
 }
 
 #[test]
@@ -1729,4 +1726,31 @@ fn monit_reload_applies_only_what_changed() {
             .map(|_| ())
     });
     assert_eq!(vm.pid("db"), db);
+}
+
+#[test]
+fn monit_failed_connection_alert_shows_as_failing() {
+    require("python3");
+    let (port, hport) = (free_port(), free_port());
+    let mut vm = Vm::new("monit-connfail", "");
+    vm.s.write("bin/listener", LISTENER, true);
+    let rc_text = format!(
+        "set daemon 1\nset httpd port {hport} and use address 127.0.0.1\n  allow vcap:s3cret\ncheck process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\"\n  if failed port {port} protocol http with timeout 1 seconds for 1 cycles then alert\n  group vcap\n"
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    vm.start();
+    vm.wait_state("api", "running");
+    let pid = vm.pid("api");
+    sigstop(pid.unwrap());
+    vm.wait_state("api", "Connection failed");
+    let view = agent(&[&format!("http://127.0.0.1:{hport}"), "vcap", "s3cret"]);
+    assert!(view.contains("api failing 1 0 live"), "{view}");
+    let (_, xml) = get(hport, "/_status2?format=xml", "vcap:s3cret");
+    assert!(
+        xml.contains("<status>32</status>")
+            && xml.contains("<status_message>Connection failed</status_message>"),
+        "{xml}"
+    );
+    assert_eq!(vm.pid("api"), pid, "then alert: not restarted");
 }

@@ -19,6 +19,8 @@ pub enum State {
     ExecutionFailed,
     /// Being stopped.
     StopPending,
+    /// Running, but its connection test fails (its `NAME-health` watcher says so).
+    ConnectionFailed,
 }
 
 impl State {
@@ -31,6 +33,7 @@ impl State {
             State::DoesNotExist => "Does not exist",
             State::ExecutionFailed => "Execution failed",
             State::StopPending => "stop pending",
+            State::ConnectionFailed => "Connection failed",
         }
     }
 
@@ -43,6 +46,7 @@ impl State {
             State::DoesNotExist => "Does not exist",
             State::ExecutionFailed => "Execution failed",
             State::StopPending => "Stop pending",
+            State::ConnectionFailed => "Connection failed",
         }
     }
 }
@@ -100,6 +104,17 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         (false, false, _) => State::NotMonitored,
     };
     if s.state == State::Running {
+        // The connection test's verdict, kept by tend-check in the service's supervise/.
+        let verdict =
+            std::fs::read(dir.join("supervise").join(tend_proto::health::CHECK_FILE)).ok();
+        let health = verdict
+            .as_deref()
+            .and_then(|d| tend_proto::health::get(d, "health"));
+        if matches!(health, Some(b"failing" | b"unhealthy")) {
+            s.state = State::ConnectionFailed;
+        }
+    }
+    if matches!(s.state, State::Running | State::ConnectionFailed) {
         s.pid = pid;
     }
     s
@@ -183,6 +198,7 @@ pub fn status_bits(st: State) -> u32 {
     match st {
         State::DoesNotExist => 0x200,
         State::ExecutionFailed => 0x1000,
+        State::ConnectionFailed => 0x20,
         _ => 0,
     }
 }
