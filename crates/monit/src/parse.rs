@@ -348,8 +348,25 @@ impl Reader {
                     }
                 }
                 Some("allow") => {
-                    p.next();
-                    h.allow.push(allow(p)?);
+                    let at = p.next().map(|t| p.loc(&t));
+                    let hashed = p
+                        .peek()
+                        .and_then(Token::word)
+                        .filter(|w| matches!(w.as_str(), "md5" | "sha1" | "crypt"));
+                    let a = allow(p)?;
+                    match (at, hashed, &a) {
+                        // Not kept: a hash must never be taken for the password itself.
+                        (Some(at), Some(h), _) => self.ignore(
+                            at,
+                            format!("allow {h} …"),
+                            "tend-monit reads cleartext htpasswd files only: these users cannot log in",
+                        ),
+                        (Some(at), None, Allow::Group { group, .. }) => {
+                            self.ignore(at, format!("allow @{group}"), "tend-monit has no PAM groups: it grants nothing");
+                            h.allow.push(a);
+                        }
+                        _ => h.allow.push(a),
+                    }
                 }
                 Some("signature" | "ssl" | "tls") => {
                     p.next();
@@ -535,7 +552,14 @@ impl Reader {
                 let m = p.next().ok_or_else(|| t.clone())?;
                 let mode = match m.word().as_deref() {
                     Some("active") => Mode::Active,
-                    Some("passive") => Mode::Passive,
+                    Some("passive") => {
+                        self.ignore(
+                            loc.clone(),
+                            "mode passive",
+                            "tend-monit starts and restarts as in mode active",
+                        );
+                        Mode::Passive
+                    }
                     Some("manual") => Mode::Manual,
                     _ => return Err(m),
                 };
@@ -567,8 +591,16 @@ impl Reader {
                         return Ok(());
                     }
                 };
-                if matches!(every, Every::Cron(_)) {
-                    self.ignore(loc, "every \"cron\"", "tend-monit has no cron schedule");
+                match &every {
+                    Every::Cron(_) => {
+                        self.ignore(loc, "every \"cron\"", "tend-monit has no cron schedule")
+                    }
+                    Every::Cycles(n) => self.ignore(
+                        loc,
+                        format!("every {n} cycles"),
+                        "tend-monit tests every cycle (deaths at once)",
+                    ),
+                    _ => {}
                 }
                 self.current.as_mut().expect("in a check").every = every;
             }
