@@ -32,7 +32,7 @@ mandir=$destdir$prefix/share/man/man8
 
 [ -x "$build/tend" ] || { echo "install.sh: fatal: no $build/tend: run cargo build --release" >&2; exit 111; }
 names=$("$build/tend" -l)
-standalone="tend-jobs"
+standalone="tend-jobs tend-monit"
 mkdir -p "$bindir" "$mandir"
 install -m 755 "$build/tend" "$bindir/tend"
 echo "$bindir/tend"

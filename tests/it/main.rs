@@ -24,6 +24,8 @@ mod init;
 mod jobs;
 // tend-log and the TAI64N tools against s6-log and s6-tai64n.
 mod log;
+// tend-monit: monit control files, its command line and HTTP API, beside Debian's monit.
+mod monit;
 // The multi-call executable: link names, `tend PROG`, the hot-code layout.
 mod multicall;
 // packaging/build.sh: the .deb and the tarball, installed and used.

@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod install;
 pub mod perms;
 pub mod scanctl;
 pub mod status;

@@ -1,32 +1,17 @@
 //! tend-jobs: a bpm.yml job description translated into tend service directories.
 //! See man/man8/tend-jobs.8.
 
-pub mod apply;
+/// Installing services into a scan directory lives in tend-client, shared with tend-monit.
+pub use tend_client::install as apply;
 pub mod bpm;
 pub mod model;
 pub mod render;
 pub mod systemd;
 pub mod yaml;
 
-use std::fmt;
 use std::path::Path;
 
-/// A failed system call or file operation while writing or removing services: what
-/// failed, and why (exit 111).
-#[derive(Debug)]
-pub struct SysError(pub String);
-
-impl SysError {
-    pub fn code(&self) -> i32 {
-        tend_sys::code::SYSTEM
-    }
-}
-
-impl fmt::Display for SysError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use tend_client::install::SysError;
 
 /// What the host offers, looked up once.
 pub fn host(job: &str) -> render::Host {

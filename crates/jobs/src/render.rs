@@ -18,22 +18,8 @@ pub struct Host {
     pub controllers: Vec<String>,
 }
 
-/// One file of a service directory: its path inside it, its bytes, its mode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct File {
-    pub path: String,
-    pub bytes: Vec<u8>,
-    pub mode: u32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Service {
-    pub name: String,
-    pub files: Vec<File>,
-}
-
-/// The marker file naming the job a service directory belongs to (tend-jobs remove).
-pub const MARKER: &str = "tend-job";
+/// A service directory and its files: the shape tend-client's installer writes.
+pub use tend_client::install::{File, MARKER, Service};
 
 /// Quote for /bin/sh: single quotes, each `'` as `'\''`.
 pub fn quote(s: &str) -> String {

@@ -1,8 +1,10 @@
 //! Writing services into a scan directory: compare first, write only what changed, each
 //! changed service built whole in a hidden directory beside its place and renamed in.
+//! Shared by the programs that generate service directories from another format
+//! (tend-jobs from bpm.yml, tend-monit from monit control files); each marks its
+//! services with the name of the job (or owner) they belong to.
 
-use crate::SysError;
-use crate::render::{MARKER, Service};
+use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -10,6 +12,41 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_proto::servicedir as sd;
 use tend_sys::warn::Warn;
+
+/// One file of a service directory (`path` relative to it, `log/run` for instance).
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    pub path: String,
+    pub bytes: Vec<u8>,
+    pub mode: u32,
+}
+
+/// A service directory to install: its name in the scan directory and its files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    pub name: String,
+    pub files: Vec<File>,
+}
+
+/// The marker file naming the job a service directory belongs to (`remove`).
+pub const MARKER: &str = "tend-job";
+
+/// A failed system call or file operation while writing or removing services: what
+/// failed, and why (exit 111).
+#[derive(Debug)]
+pub struct SysError(pub String);
+
+impl SysError {
+    pub fn code(&self) -> i32 {
+        tend_sys::code::SYSTEM
+    }
+}
+
+impl fmt::Display for SysError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// What an apply did, service by service.
 #[derive(Debug, Default, PartialEq)]
@@ -30,10 +67,12 @@ fn sys(what: impl std::fmt::Display, e: io::Error) -> SysError {
     SysError(format!("{what}: {}", tend_sys::error::io_reason(&e)))
 }
 
-/// Names of entries a supervisor or logger makes: never compared, never written.
+/// Names of entries a supervisor, a logger or a service itself makes at run time: never
+/// compared, never written (`monit-state`: tend-monit's watcher, the daemon's pid).
 fn runtime(name: &str) -> bool {
-    // `main`: the log directory the rendered log/run writes into when none is given.
-    [sd::SUPERVISE, sd::EVENT, "main", sd::DATA].contains(&name)
+    // `main`: the log directory the rendered log/run writes into when none is given;
+    // `monit-state`: tend-monit's own record of a check's state.
+    [sd::SUPERVISE, sd::EVENT, "main", sd::DATA, "monit-state"].contains(&name)
 }
 
 /// Does the directory hold exactly these files (bytes and mode), apart from what the
@@ -138,13 +177,13 @@ pub fn installed(scandir: &Path, job: &str) -> Result<Vec<String>, SysError> {
 fn retire(dir: &Path, patience: Duration, warn: &dyn Warn) {
     let log = dir.join(sd::LOG);
     // d: down (down-signal, then KILL after timeout-kill); x: the supervisor exits.
-    let _ = tend_client::control::send(dir, b"dx");
-    let _ = tend_client::control::send(&log, b"x");
+    let _ = crate::control::send(dir, b"dx");
+    let _ = crate::control::send(&log, b"x");
     let deadline = Instant::now() + patience;
     loop {
         let up = [dir, log.as_path()]
             .iter()
-            .any(|d| tend_client::svok(d).unwrap_or(false));
+            .any(|d| crate::svok(d).unwrap_or(false));
         if !up {
             break;
         }
@@ -181,7 +220,7 @@ fn hidden(scandir: &Path, kind: &str, name: &str) -> PathBuf {
 /// The lock for one apply or remove at a time: flock(2) on the scan directory itself (no
 /// file left behind; s6 locks nothing there), waited for `patience` at most, polling as
 /// `retire` does (the holder is another short-lived tend-jobs).
-pub(crate) fn lock(scandir: &Path, patience: Duration) -> Result<std::os::fd::OwnedFd, SysError> {
+pub fn lock(scandir: &Path, patience: Duration) -> Result<std::os::fd::OwnedFd, SysError> {
     use nix::fcntl::OFlag;
     use rustix::fs::{FlockOperation, flock};
     let fd = tend_sys::fd::open(
@@ -382,9 +421,9 @@ fn recover(scandir: &Path, patience: Duration, warn: &dyn Warn) -> Result<(), Sy
 /// Tell the scanner to rescan and prune; no scanner is not an error (services are picked
 /// up when one starts).
 pub fn rescan(scandir: &Path, warn: &dyn Warn) {
-    match tend_client::scanctl::send(scandir, b"an") {
+    match crate::scanctl::send(scandir, b"an") {
         Ok(()) => {}
-        Err(tend_client::scanctl::SendError::NotListening) => warn.warn(&format_args!(
+        Err(crate::scanctl::SendError::NotListening) => warn.warn(&format_args!(
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),

@@ -1,0 +1,259 @@
+//! Alerts as monit sends them: one mail per event to every `set alert` (and the check's
+//! own `alert`) address, through `set mailserver`, in `set mail-format`'s shape (monit's
+//! default otherwise), with `$SERVICE`, `$EVENT`, `$ACTION`, `$DATE`, `$HOST` and
+//! `$DESCRIPTION` filled in. A mail that cannot be sent is kept in `set eventqueue
+//! basedir`, and sent before the next one. The BOSH agent receives these on its SMTP
+//! listener (127.0.0.1:2825) and reads the `Service:`, `Event:`, `Action:`, `Date:` and
+//! `Description:` lines of its own mail-format.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+/// Where and how mail goes: what a watcher needs of the control file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mail {
+    pub recipients: Vec<String>,
+    /// `host:port` of each mail server, tried in order.
+    pub servers: Vec<String>,
+    pub from: Option<String>,
+    pub subject: Option<String>,
+    pub message: Option<String>,
+    pub queue: Option<String>,
+}
+
+const DEFAULT_SUBJECT: &str = "monit alert --  $EVENT $SERVICE";
+const DEFAULT_MESSAGE: &str = "$EVENT Service $SERVICE \n\n\tDate:        $DATE\n\tAction:      $ACTION\n\tHost:        $HOST\n\tDescription: $DESCRIPTION\n\nYour faithful employee,\nMonit";
+
+/// RFC 2822 date in UTC, as mail wants it.
+pub fn rfc2822(t: u64) -> String {
+    let days = (t / 86400) as i64;
+    let secs = t % 86400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    let wd = (days + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
+    const W: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const M: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{}, {:02} {} {} {:02}:{:02}:{:02} +0000",
+        W[wd],
+        d,
+        M[(m - 1) as usize],
+        y,
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// One event of one service.
+#[derive(Clone, Copy, Debug)]
+pub struct Event<'a> {
+    pub service: &'a str,
+    pub event: &'a str,
+    pub action: &'a str,
+    pub description: &'a str,
+}
+
+/// One event's mail, headers and body, for one recipient, at time `t`.
+pub fn compose(m: &Mail, to: &str, ev: &Event, host: &str, t: u64) -> String {
+    let Event {
+        service,
+        event,
+        action,
+        description,
+    } = *ev;
+    let date = rfc2822(t);
+    let fill = |s: &str| {
+        s.replace("$SERVICE", service)
+            .replace("$EVENT", event)
+            .replace("$ACTION", action)
+            .replace("$DATE", &date)
+            .replace("$HOST", host)
+            .replace("$DESCRIPTION", description)
+    };
+    let from = m.from.clone().unwrap_or_else(|| format!("monit@{host}"));
+    let subject = fill(m.subject.as_deref().unwrap_or(DEFAULT_SUBJECT));
+    let body = fill(m.message.as_deref().unwrap_or(DEFAULT_MESSAGE));
+    format!(
+        "From: {from}\r\nTo: {to}\r\nSubject: {subject}\r\nDate: {date}\r\nX-Mailer: tend-monit\r\n\r\n{}\r\n",
+        body.replace('\n', "\r\n")
+    )
+}
+
+fn reply(r: &mut impl BufRead, want: u8) -> Result<(), String> {
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).map_err(|e| e.to_string())?;
+        if line.len() < 4 {
+            return Err(format!("short SMTP reply {line:?}"));
+        }
+        if line.as_bytes()[3] == b'-' {
+            continue;
+        }
+        return if line.as_bytes()[0] == want {
+            Ok(())
+        } else {
+            Err(format!("SMTP: {}", line.trim_end()))
+        };
+    }
+}
+
+/// Send one mail over SMTP (no authentication, no TLS: BOSH's agent listens on loopback).
+pub fn smtp(server: &str, from: &str, to: &str, mail: &str, host: &str) -> Result<(), String> {
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(server)
+        .map_err(|e| format!("{server}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("{server}: no address"))?;
+    let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .map_err(|e| format!("{server}: {e}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    let mut w = s.try_clone().map_err(|e| e.to_string())?;
+    let mut r = BufReader::new(s);
+    reply(&mut r, b'2')?;
+    let mut say = |line: String, want: u8, r: &mut BufReader<TcpStream>| -> Result<(), String> {
+        w.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
+        reply(r, want)
+    };
+    say(format!("HELO {host}\r\n"), b'2', &mut r)?;
+    say(format!("MAIL FROM:<{from}>\r\n"), b'2', &mut r)?;
+    say(format!("RCPT TO:<{to}>\r\n"), b'2', &mut r)?;
+    say("DATA\r\n".into(), b'3', &mut r)?;
+    // Dot-stuffing: a line that starts with a dot gets another.
+    let body = mail.replace("\r\n.", "\r\n..");
+    say(format!("{body}.\r\n"), b'2', &mut r)?;
+    let _ = say("QUIT\r\n".into(), b'2', &mut r);
+    Ok(())
+}
+
+/// Parse a queued mail file: recipient line, then the mail.
+fn queued(path: &Path) -> Option<(String, String)> {
+    let t = std::fs::read_to_string(path).ok()?;
+    let (to, mail) = t.split_once('\n')?;
+    Some((to.to_string(), mail.to_string()))
+}
+
+fn deliver(m: &Mail, to: &str, mail: &str, host: &str) -> Result<(), String> {
+    let from = m.from.clone().unwrap_or_else(|| format!("monit@{host}"));
+    let mut last = "no mail server".to_string();
+    for s in &m.servers {
+        match smtp(s, &from, to, mail, host) {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Send an event to every recipient; what could not be sent is queued (or reported).
+/// The queue is flushed first, oldest first.
+pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if m.recipients.is_empty() {
+        return problems;
+    }
+    let host = crate::status::system_name()
+        .trim_start_matches("system_")
+        .to_string();
+    if let Some(q) = &m.queue {
+        let mut files: Vec<_> = std::fs::read_dir(q)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "mail"))
+        {
+            if let Some((to, mail)) = queued(f)
+                && deliver(m, &to, &mail, &host).is_ok()
+            {
+                let _ = std::fs::remove_file(f);
+            }
+        }
+    }
+    let t = now();
+    for (i, to) in m.recipients.iter().enumerate() {
+        let ev = Event {
+            service,
+            event,
+            action,
+            description,
+        };
+        let mail = compose(m, to, &ev, &host, t);
+        if let Err(e) = deliver(m, to, &mail, &host) {
+            match &m.queue {
+                Some(q) => {
+                    let _ = std::fs::create_dir_all(q);
+                    let f = Path::new(q)
+                        .join(format!("{t:012}-{}-{service}-{i}.mail", std::process::id()));
+                    match std::fs::write(&f, format!("{to}\n{mail}")) {
+                        Ok(()) => problems.push(format!(
+                            "alert to {to} not sent ({e}): queued in {}",
+                            f.display()
+                        )),
+                        Err(w) => {
+                            problems.push(format!("alert to {to} not sent ({e}) nor queued: {w}"))
+                        }
+                    }
+                }
+                None => problems.push(format!("alert to {to} not sent: {e}")),
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
+        assert_eq!(rfc2822(1_796_162_610), "Tue, 01 Dec 2026 22:03:30 +0000");
+    }
+
+    #[test]
+    fn bosh_format() {
+        let m = Mail {
+            recipients: vec!["agent@local".into()],
+            from: Some("monit@localhost".into()),
+            subject: Some("Monit Alert".into()),
+            message: Some("Service: $SERVICE\nEvent: $EVENT\nAction: $ACTION\nDate: $DATE\nDescription: $DESCRIPTION".into()),
+            ..Default::default()
+        };
+        let ev = Event {
+            service: "nats",
+            event: "Does not exist",
+            action: "restart",
+            description: "process is not running",
+        };
+        let t = compose(&m, "agent@local", &ev, "vm", 0);
+        assert!(t.contains("\r\n\r\nService: nats\r\nEvent: Does not exist\r\nAction: restart\r\nDate: Thu, 01 Jan 1970 00:00:00 +0000\r\nDescription: process is not running\r\n"), "{t}");
+        assert!(
+            t.starts_with("From: monit@localhost\r\nTo: agent@local\r\nSubject: Monit Alert\r\n"),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,211 @@
+//! monit's actions on the services tend-monit installed: which services, in which
+//! order, with which supervisor letters, and waiting for each to get there.
+//!
+//! `start NAME` starts what NAME depends on first; `stop NAME` stops what depends on
+//! NAME first; `restart` is both; `unmonitor` leaves the process running but no longer
+//! restarted (the supervisor's `O`: do not run again), `monitor` undoes it. The order is
+//! `order::start_order`'s (a topological sort here until tend-rc's engine takes over).
+
+use crate::model::{Control, Kind};
+use crate::watch::STATE_DIR;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tend_client::wait::{Outcome, Target, Watch};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Start,
+    Stop,
+    Restart,
+    Monitor,
+    Unmonitor,
+}
+
+impl Action {
+    pub fn from_word(w: &str) -> Option<Action> {
+        Some(match w {
+            "start" => Action::Start,
+            "stop" => Action::Stop,
+            "restart" => Action::Restart,
+            "monitor" => Action::Monitor,
+            "unmonitor" => Action::Unmonitor,
+            _ => return None,
+        })
+    }
+}
+
+/// One step: a service and what to do to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Up(String),
+    Down(String),
+    Unmonitor(String),
+}
+
+/// The process checks in start order.
+pub fn process_order(c: &Control) -> Vec<String> {
+    crate::order::start_order(&c.checks)
+        .into_iter()
+        .filter(|n| {
+            c.checks
+                .iter()
+                .any(|ch| ch.name == *n && ch.kind == Kind::Process)
+        })
+        .map(String::from)
+        .collect()
+}
+
+/// `names` and everything they depend on, transitively (`up`), or everything that
+/// depends on them (`!up`).
+fn closure(c: &Control, names: &[String], up: bool) -> Vec<String> {
+    let mut set: Vec<String> = names.to_vec();
+    let mut i = 0;
+    while i < set.len() {
+        let n = set[i].clone();
+        let more: Vec<String> = if up {
+            c.checks
+                .iter()
+                .filter(|ch| ch.name == n)
+                .flat_map(|ch| ch.depends.iter().map(|(d, _)| d.clone()))
+                .collect()
+        } else {
+            c.checks
+                .iter()
+                .filter(|ch| ch.depends.iter().any(|(d, _)| *d == n))
+                .map(|ch| ch.name.clone())
+                .collect()
+        };
+        for m in more {
+            if !set.contains(&m) {
+                set.push(m);
+            }
+        }
+        i += 1;
+    }
+    set
+}
+
+/// The steps of `action` on `names`, in order.
+pub fn plan(c: &Control, action: Action, names: &[String]) -> Vec<Step> {
+    let order = process_order(c);
+    let in_order = |set: &[String]| -> Vec<String> {
+        order.iter().filter(|n| set.contains(n)).cloned().collect()
+    };
+    let ups = |set: Vec<String>| in_order(&set).into_iter().map(Step::Up);
+    let downs = |set: Vec<String>| in_order(&set).into_iter().rev().map(Step::Down);
+    match action {
+        Action::Start | Action::Monitor => ups(closure(c, names, true)).collect(),
+        Action::Stop => downs(closure(c, names, false)).collect(),
+        Action::Restart => {
+            let set = closure(c, names, false);
+            downs(set.clone()).chain(ups(set)).collect()
+        }
+        Action::Unmonitor => in_order(&closure(c, names, false))
+            .into_iter()
+            .rev()
+            .map(Step::Unmonitor)
+            .collect(),
+    }
+}
+
+/// Why a step failed.
+#[derive(Debug)]
+pub struct StepError(pub String);
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The seconds a step may take: the program's timeout and a margin for the supervisor.
+fn patience(c: &Control, name: &str, up: bool) -> Duration {
+    let t = c
+        .checks
+        .iter()
+        .find(|ch| ch.name == name)
+        .and_then(|ch| {
+            if up {
+                ch.start.as_ref()
+            } else {
+                ch.stop.as_ref()
+            }
+        })
+        .and_then(|p| p.timeout)
+        .unwrap_or(crate::watch::DEFAULT_TIMEOUT);
+    Duration::from_secs(u64::from(t) + 5)
+}
+
+fn unmonitored_marker(dir: &Path) -> PathBuf {
+    dir.join(STATE_DIR).join("unmonitored")
+}
+
+/// Whether the service was unmonitored (`monit unmonitor`).
+pub fn is_unmonitored(dir: &Path) -> bool {
+    unmonitored_marker(dir).exists()
+}
+
+fn wait_for(dir: &Path, target: Target, patience: Duration) -> Result<bool, StepError> {
+    let mut w = Watch::new();
+    w.add(dir)
+        .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
+    match w.wait(target, false, Some(Instant::now() + patience)) {
+        Ok(Outcome::Reached { .. }) => Ok(true),
+        Ok(_) => Ok(false),
+        Err(e) => Err(StepError(format!(
+            "unable to watch {}: {e:?}",
+            dir.display()
+        ))),
+    }
+}
+
+/// Carry out one step on `scandir/NAME`, waiting for it (`wait`); `Ok(false)`: the
+/// service did not get there in time.
+pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<bool, StepError> {
+    let (name, letters, target, up) = match step {
+        Step::Up(n) => (n, b"u".as_slice(), Target::from_letter(b'U'), true),
+        Step::Down(n) => (n, b"d".as_slice(), Target::from_letter(b'D'), false),
+        Step::Unmonitor(n) => (n, b"O".as_slice(), None, false),
+    };
+    let dir = scandir.join(name);
+    let send = |letters: &[u8]| {
+        tend_client::control::send(&dir, letters)
+            .map_err(|e| StepError(format!("unable to control {}: {e:?}", dir.display())))
+    };
+    match step {
+        Step::Unmonitor(_) => {
+            let _ = std::fs::create_dir_all(dir.join(STATE_DIR));
+            std::fs::write(unmonitored_marker(&dir), "")
+                .map_err(|e| StepError(format!("unable to mark {name} unmonitored: {e}")))?;
+        }
+        _ => {
+            let _ = std::fs::remove_file(unmonitored_marker(&dir));
+        }
+    }
+    // Subscribe before sending, so the transition cannot be missed.
+    let mut w = None;
+    if let Some(t) = target.filter(|_| wait) {
+        let mut watch = Watch::new();
+        watch
+            .add(&dir)
+            .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
+        w = Some((watch, t));
+    }
+    send(letters)?;
+    let Some((mut watch, t)) = w else {
+        return Ok(true);
+    };
+    match watch.wait(t, false, Some(Instant::now() + patience(c, name, up))) {
+        Ok(Outcome::Reached { .. }) => Ok(true),
+        Ok(_) => Ok(false),
+        Err(e) => Err(StepError(format!(
+            "unable to watch {}: {e:?}",
+            dir.display()
+        ))),
+    }
+}
+
+/// Whether a service is up and ready (its daemon found), waiting up to `patience`.
+pub fn wait_ready(dir: &Path, patience: Duration) -> Result<bool, StepError> {
+    wait_for(dir, Target::from_letter(b'U').expect("U"), patience)
+}

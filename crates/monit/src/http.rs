@@ -1,0 +1,632 @@
+//! monit's HTTP interface: what the BOSH agent and browsers talk to.
+//!
+//! `GET /_status2?format=xml` (5.2.5's layout, what the agent reads: `name` attributes,
+//! `servicegroups`), `GET /_status?format=xml` (5.33's: a `<name>` element, no groups),
+//! `GET /` and `GET /NAME` (an HTML table with buttons), `POST /NAME` with
+//! `action=start|stop|restart|monitor|unmonitor`. Basic authentication from `allow
+//! user:password` (and `allow cleartext FILE`), 401 otherwise; `read-only` users get 403
+//! on a POST; a GET never changes anything.
+//!
+//! Cross-site posts: the agent posts a bare `action=stop` with Basic credentials and
+//! nothing else (monit 5.2.5 took it; 5.33 wants a CSRF token and answers 403). tend-monit
+//! takes that request, and refuses what a browser's cross-site form post looks like: an
+//! `Origin` or `Referer` that is not this server, or a `securitytoken` cookie without the
+//! same token in the form. The page's own buttons carry the token.
+//!
+//! This module decides answers (`respond`) without doing I/O; `Server` is the
+//! single-threaded, non-blocking connection handling the daemon's poll loop drives:
+//! fixed buffers per connection, a deadline per connection, so a slow or hostile client
+//! never holds the others up.
+
+use crate::model::{Allow, Control};
+use std::io::{Read, Write};
+use std::net::{IpAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::{Duration, Instant};
+
+/// The most bytes of one request (headers and body): more is answered 431 or 413.
+pub const MAX_REQUEST: usize = 16 * 1024;
+/// The most connections served at once; more wait in the kernel's accept queue.
+pub const MAX_CONNECTIONS: usize = 32;
+/// How long a client may take to send its request and read the answer.
+pub const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// A request, as far as the answer depends on it.
+#[derive(Debug, Default)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub authorization: Option<&'a [u8]>,
+    pub origin: Option<&'a [u8]>,
+    pub referer: Option<&'a [u8]>,
+    pub host: Option<&'a [u8]>,
+    pub cookie: Option<&'a [u8]>,
+    pub body: &'a [u8],
+}
+
+/// An answer: status, content type, body, and whether to set the token cookie.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    pub set_token: bool,
+    pub challenge: bool,
+}
+
+/// What the server needs to answer: the configuration, the services' states, and a way
+/// to act.
+pub trait Backend {
+    fn control(&self) -> &Control;
+    /// The 5.2.5 XML (`two`) or the 5.33 XML.
+    fn xml(&self, two: bool) -> String;
+    /// An HTML page for every service, or one.
+    fn page(&self, name: Option<&str>, token: &str) -> String;
+    /// Start an action; errors are the answer's text.
+    fn act(&mut self, name: &str, action: &str) -> Result<(), String>;
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        413 => "Payload Too Large",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+/// monit's error page.
+fn error(status: u16, text: &str) -> Response {
+    let r = reason(status);
+    let body = format!(
+        "<html><head><title>{status} {r}</title></head><body bgcolor=#FFFFFF><h2>{r}</h2>{}<hr><font size=-1>tend-monit</font></body></html>",
+        escape(text)
+    );
+    Response {
+        status,
+        content_type: "text/html",
+        body: body.into_bytes(),
+        set_token: false,
+        challenge: status == 401,
+    }
+}
+
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '&' => o.push_str("&amp;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Standard base64, as Basic credentials carry it.
+pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let val = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let s: Vec<u8> = s.iter().copied().filter(|&c| c != b'=').collect();
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= val(c)? << (18 - 6 * i);
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        match chunk.len() {
+            4 => out.extend_from_slice(&bytes),
+            3 => out.extend_from_slice(&bytes[..2]),
+            2 => out.push(bytes[0]),
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Who a request authenticates as: Ok(read_only) or the answer that refuses it.
+fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool, Response> {
+    let Some(h) = &c.httpd else {
+        return Err(error(403, "no httpd configured"));
+    };
+    let hosts: Vec<&str> = h
+        .allow
+        .iter()
+        .filter_map(|a| match a {
+            Allow::Host(x) => Some(x.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !hosts.is_empty() {
+        let ok = peer.is_some_and(|p| hosts.iter().any(|h| host_allows(h, p)));
+        if !ok {
+            return Err(error(403, "You are not authorized to access monit"));
+        }
+    }
+    let mut users: Vec<(String, String, bool)> = Vec::new();
+    for a in &h.allow {
+        match a {
+            Allow::User {
+                user,
+                password,
+                read_only,
+            } => users.push((user.clone(), password.clone(), *read_only)),
+            Allow::File { path, users: only } => {
+                // A cleartext htpasswd file (BOSH: /var/vcap/monit/monit.user).
+                for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+                    if let Some((u, p)) = line.trim().split_once(':')
+                        && (only.is_empty() || only.iter().any(|o| o == u))
+                    {
+                        users.push((u.into(), p.into(), false));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if users.is_empty() {
+        return Ok(false);
+    }
+    let given = req
+        .authorization
+        .and_then(|a| {
+            a.strip_prefix(b"Basic ")
+                .or_else(|| a.strip_prefix(b"basic "))
+        })
+        .and_then(|b| base64_decode(b.trim_ascii()))
+        .and_then(|b| String::from_utf8(b).ok());
+    let Some((u, p)) = given.as_deref().and_then(|g| g.split_once(':')) else {
+        return Err(unauthorized());
+    };
+    match users
+        .iter()
+        .find(|(uu, pp, _)| uu == u && constant_eq(pp.as_bytes(), p.as_bytes()))
+    {
+        Some((_, _, ro)) => Ok(*ro),
+        None => Err(unauthorized()),
+    }
+}
+
+fn unauthorized() -> Response {
+    error(
+        401,
+        "You are not authorized to access monit. Either you supplied the wrong credentials (e.g. bad password), or your browser doesn't understand how to supply the credentials required",
+    )
+}
+
+/// Compare without stopping at the first difference (no timing hint about the password).
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn host_allows(spec: &str, peer: IpAddr) -> bool {
+    let loopback = peer.is_loopback()
+        || matches!(peer, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()));
+    if spec.eq_ignore_ascii_case("localhost") {
+        return loopback;
+    }
+    let (addr, bits) = match spec.split_once('/') {
+        Some((a, b)) => (a, b.parse::<u32>().ok()),
+        None => (spec, None),
+    };
+    let Ok(a) = addr.parse::<IpAddr>() else {
+        return false;
+    };
+    match (a, peer, bits) {
+        (IpAddr::V4(a), IpAddr::V4(p), Some(b)) if b <= 32 => {
+            let mask = if b == 0 { 0 } else { u32::MAX << (32 - b) };
+            u32::from(a) & mask == u32::from(p) & mask
+        }
+        (a, p, _) => a == p,
+    }
+}
+
+/// `key=value&…` (form encoding): the value of `key`, decoded.
+pub fn form_value(body: &[u8], key: &str) -> Option<String> {
+    for pair in body.split(|&b| b == b'&') {
+        let (k, v) = match pair.iter().position(|&b| b == b'=') {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => (pair, &[][..]),
+        };
+        if k == key.as_bytes() {
+            return Some(percent_decode(v));
+        }
+    }
+    None
+}
+
+fn percent_decode(v: &[u8]) -> String {
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    while i < v.len() {
+        match v[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < v.len() => {
+                let h = std::str::from_utf8(&v[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match h {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn cookie_token(cookie: &[u8]) -> Option<&[u8]> {
+    cookie
+        .split(|&b| b == b';')
+        .map(<[u8]>::trim_ascii)
+        .find_map(|c| c.strip_prefix(b"securitytoken="))
+}
+
+/// Whether a POST may act: not what a browser's cross-site form post looks like.
+fn same_site(req: &Request, token: &str) -> Result<(), Response> {
+    let host = req.host.unwrap_or(b"");
+    let ours = |url: &[u8]| {
+        let rest = url
+            .strip_prefix(b"http://")
+            .or_else(|| url.strip_prefix(b"https://"));
+        rest.is_some_and(|r| {
+            let end = r.iter().position(|&b| b == b'/').unwrap_or(r.len());
+            !host.is_empty() && &r[..end] == host
+        })
+    };
+    let refuse = || Err(error(403, "Invalid CSRF Token"));
+    if req.origin.is_some_and(|o| !ours(o)) || req.referer.is_some_and(|r| !ours(r)) {
+        return refuse();
+    }
+    if let Some(c) = req.cookie.and_then(cookie_token) {
+        let form = form_value(req.body, "securitytoken");
+        if c != token.as_bytes() || form.as_deref() != Some(token) {
+            return refuse();
+        }
+    }
+    Ok(())
+}
+
+const ACTIONS: &[&str] = &["start", "stop", "restart", "monitor", "unmonitor"];
+
+/// The answer to one request.
+pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: &str) -> Response {
+    let read_only = match authenticate(b.control(), req, peer) {
+        Ok(ro) => ro,
+        Err(r) => return r,
+    };
+    let ok = |content_type: &'static str, body: String, set_token: bool| Response {
+        status: 200,
+        content_type,
+        body: body.into_bytes(),
+        set_token,
+        challenge: false,
+    };
+    let name = req.path.trim_start_matches('/');
+    let known = |b: &dyn Backend, n: &str| b.control().checks.iter().any(|c| c.name == n);
+    match req.method {
+        "GET" | "HEAD" => match name {
+            "_status2" | "_status" if req.query.split('&').any(|q| q == "format=xml") => {
+                ok("text/xml", b.xml(name == "_status2"), false)
+            }
+            "" => ok("text/html", b.page(None, token), true),
+            n if known(b, n) => ok("text/html", b.page(Some(n), token), true),
+            n => error(404, &format!("There is no service named \"{n}\"")),
+        },
+        "POST" => {
+            if let Err(r) = same_site(req, token) {
+                return r;
+            }
+            if read_only {
+                return error(
+                    403,
+                    "You do not have sufficient privileges to access this page",
+                );
+            }
+            if !known(b, name) {
+                return error(404, &format!("There is no service named \"{name}\""));
+            }
+            let action = form_value(req.body, "action").unwrap_or_default();
+            if !ACTIONS.contains(&action.as_str()) {
+                return error(400, &format!("Invalid action \"{action}\""));
+            }
+            match b.act(name, &action) {
+                Ok(()) => ok("text/html", b.page(Some(name), token), false),
+                Err(e) => error(503, &e),
+            }
+        }
+        _ => error(405, "Method not allowed"),
+    }
+}
+
+/// One client connection: its request so far, then its answer being written.
+struct Conn {
+    stream: TcpStream,
+    peer: Option<IpAddr>,
+    buf: Vec<u8>,
+    len: usize,
+    out: Vec<u8>,
+    sent: usize,
+    deadline: Instant,
+}
+
+/// The listening socket and its connections, driven by the daemon's poll loop.
+pub struct Server {
+    listener: TcpListener,
+    conns: Vec<Conn>,
+    /// Buffers of closed connections, kept for the next ones (no allocation per request
+    /// once warm).
+    spare: Vec<(Vec<u8>, Vec<u8>)>,
+    token: String,
+}
+
+/// A random token for the page's buttons, from the kernel's generator.
+fn random_token() -> String {
+    let mut b = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut b);
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl Server {
+    /// Listen on the `set httpd` address (loopback when none is given) and port.
+    pub fn bind(c: &Control) -> Result<Option<Server>, String> {
+        let Some(h) = &c.httpd else { return Ok(None) };
+        let Some(port) = h.port else { return Ok(None) };
+        let addr = match h.address.as_deref() {
+            None | Some("localhost") => "127.0.0.1".to_string(),
+            Some(a) => a.to_string(),
+        };
+        let listener = TcpListener::bind((addr.as_str(), port))
+            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
+        Ok(Some(Server {
+            listener,
+            conns: Vec::with_capacity(MAX_CONNECTIONS),
+            spare: Vec::new(),
+            token: random_token(),
+        }))
+    }
+
+    /// The fds to poll: the listener (while there is room), then each connection.
+    pub fn poll_fds(&self) -> Vec<(BorrowedFd<'_>, bool)> {
+        let mut v = Vec::with_capacity(1 + self.conns.len());
+        if self.conns.len() < MAX_CONNECTIONS {
+            v.push((self.listener.as_fd(), false));
+        }
+        for c in &self.conns {
+            v.push((c.stream.as_fd(), c.sent < c.out.len() && !c.out.is_empty()));
+        }
+        v
+    }
+
+    /// The earliest connection deadline.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.conns.iter().map(|c| c.deadline).min()
+    }
+
+    /// Accept, read, answer, write, and drop what is done or late.
+    pub fn service(&mut self, b: &mut dyn Backend) {
+        while self.conns.len() < MAX_CONNECTIONS {
+            match self.listener.accept() {
+                Ok((stream, peer)) => {
+                    if stream.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let (buf, out) = self
+                        .spare
+                        .pop()
+                        .unwrap_or_else(|| (vec![0; MAX_REQUEST], Vec::new()));
+                    self.conns.push(Conn {
+                        stream,
+                        peer: Some(peer.ip()),
+                        buf,
+                        len: 0,
+                        out,
+                        sent: 0,
+                        deadline: Instant::now() + CLIENT_DEADLINE,
+                    });
+                }
+                Err(_) => break,
+            }
+        }
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.conns.len() {
+            let done = step(&mut self.conns[i], b, &self.token) || now >= self.conns[i].deadline;
+            if done {
+                let mut c = self.conns.swap_remove(i);
+                c.out.clear();
+                self.spare
+                    .push((std::mem::take(&mut c.buf), std::mem::take(&mut c.out)));
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Advance one connection; true when it is finished (answered or broken).
+fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
+    if c.out.is_empty() {
+        loop {
+            if c.len == c.buf.len() {
+                break;
+            }
+            match c.stream.read(&mut c.buf[c.len..]) {
+                Ok(0) => return true,
+                Ok(n) => c.len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return true,
+            }
+        }
+        match parse(&c.buf[..c.len], c.len == c.buf.len()) {
+            Parsed::Partial => return false,
+            Parsed::Bad(status, why) => encode(&error(status, why), token, &mut c.out),
+            Parsed::Done(req) => {
+                let r = respond(b, &req, c.peer, token);
+                let head_only = req.method == "HEAD";
+                encode(&r, token, &mut c.out);
+                if head_only && let Some(end) = c.out.windows(4).position(|w| w == b"\r\n\r\n") {
+                    c.out.truncate(end + 4);
+                }
+            }
+        }
+    }
+    while c.sent < c.out.len() {
+        match c.stream.write(&c.out[c.sent..]) {
+            Ok(0) => return true,
+            Ok(n) => c.sent += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return false,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return true,
+        }
+    }
+    true
+}
+
+enum Parsed<'a> {
+    Partial,
+    Bad(u16, &'static str),
+    Done(Request<'a>),
+}
+
+fn parse(buf: &[u8], full: bool) -> Parsed<'_> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut req = httparse::Request::new(&mut headers);
+    let head_len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) if full => {
+            return Parsed::Bad(431, "Request header too large");
+        }
+        Ok(httparse::Status::Partial) => return Parsed::Partial,
+        Err(httparse::Error::TooManyHeaders) => return Parsed::Bad(431, "Too many headers"),
+        Err(_) => return Parsed::Bad(400, "Malformed request"),
+    };
+    let mut r = Request {
+        method: req.method.unwrap_or(""),
+        ..Default::default()
+    };
+    let target = req.path.unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    r.path = path;
+    r.query = query;
+    let mut length = 0usize;
+    for h in req.headers.iter() {
+        let n = h.name;
+        if n.eq_ignore_ascii_case("authorization") {
+            r.authorization = Some(h.value);
+        } else if n.eq_ignore_ascii_case("origin") {
+            r.origin = Some(h.value);
+        } else if n.eq_ignore_ascii_case("referer") {
+            r.referer = Some(h.value);
+        } else if n.eq_ignore_ascii_case("host") {
+            r.host = Some(h.value);
+        } else if n.eq_ignore_ascii_case("cookie") {
+            r.cookie = Some(h.value);
+        } else if n.eq_ignore_ascii_case("content-length") {
+            match std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+            {
+                Some(l) => length = l,
+                None => return Parsed::Bad(400, "Bad Content-Length"),
+            }
+        } else if n.eq_ignore_ascii_case("transfer-encoding") {
+            return Parsed::Bad(400, "Chunked requests are not taken");
+        }
+    }
+    if head_len + length > buf.len() {
+        if head_len + length > MAX_REQUEST {
+            return Parsed::Bad(413, "Request body too large");
+        }
+        return Parsed::Partial;
+    }
+    r.body = &buf[head_len..head_len + length];
+    Parsed::Done(r)
+}
+
+fn encode(r: &Response, token: &str, out: &mut Vec<u8>) {
+    out.clear();
+    let _ = write!(
+        out,
+        "HTTP/1.0 {} {}\r\nServer: tend-monit\r\nContent-Length: {}\r\nConnection: close\r\nX-Frame-Options: SAMEORIGIN\r\nContent-Security-Policy: frame-ancestors 'self'\r\nContent-Type: {}\r\n",
+        r.status,
+        reason(r.status),
+        r.body.len(),
+        r.content_type
+    );
+    if r.challenge {
+        out.extend_from_slice(b"WWW-Authenticate: Basic realm=\"monit\"\r\n");
+    }
+    if r.set_token {
+        let _ = write!(
+            out,
+            "Set-Cookie: securitytoken={token}; Path=/; SameSite=Strict; HttpOnly\r\n"
+        );
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&r.body);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64() {
+        assert_eq!(base64_decode(b"YWRtaW46cHc=").unwrap(), b"admin:pw");
+        assert_eq!(base64_decode(b"dmNhcDpzZWNyZXQ=").unwrap(), b"vcap:secret");
+        assert!(base64_decode(b"!!").is_none());
+    }
+
+    #[test]
+    fn forms() {
+        assert_eq!(
+            form_value(b"action=stop", "action").as_deref(),
+            Some("stop")
+        );
+        assert_eq!(
+            form_value(b"a=1&securitytoken=ab%20c", "securitytoken").as_deref(),
+            Some("ab c")
+        );
+        assert_eq!(form_value(b"x=%", "x").as_deref(), Some("%"));
+        assert_eq!(form_value(b"x", "action"), None);
+    }
+
+    #[test]
+    fn hosts() {
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        assert!(host_allows("localhost", lo));
+        assert!(host_allows("10.0.0.0/8", "10.1.2.3".parse().unwrap()));
+        assert!(!host_allows("10.0.0.0/8", "11.1.2.3".parse().unwrap()));
+    }
+}

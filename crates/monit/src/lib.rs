@@ -1,0 +1,109 @@
+//! tend-monit's library: monit's control files, read as monit reads them.
+//!
+//! What it is: a reader for monitrc files (the main file, `include` globs, every
+//! statement Cloud Foundry releases write and the rest of monit's settings) that turns
+//! them into plain data (`model`), with every error named by file and line, and every
+//! statement that tend-monit reads but does not carry out listed (`Control::ignored`),
+//! so that nothing is dropped in silence; the checks' order by `depends on` (`order`).
+//!
+//! How it reads: `lex` cuts the text as monit's lexer does (free-form, case-blind
+//! keywords, noise words, argument lists that run to a quote); `parse` is a
+//! recursive-descent reader that resumes after an error, so every error is named where
+//! monit 5.33 stops at the first; `validate` does monit's whole-file checks (unique
+//! names, defined dependencies, no loops, known accounts) and refuses a check name that
+//! cannot be a file name, since each check becomes a service directory.
+//!
+//! What it is not: it prints nothing and starts nothing. Running what a file describes,
+//! the command line and the HTTP interface live elsewhere.
+
+pub mod alert;
+pub mod control;
+pub mod daemon;
+pub mod glob;
+pub mod http;
+pub mod lex;
+pub mod model;
+pub mod order;
+pub mod parse;
+pub mod resource;
+pub mod service;
+pub mod status;
+pub mod validate;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+
+pub use parse::ReadError;
+
+/// Read a control file and everything it includes: the configuration and its errors
+/// (empty when valid); `Err` only when the main file cannot be read.
+pub fn read(path: &Path) -> Result<(model::Control, Vec<model::Error>), ReadError> {
+    let mut r = parse::Reader::new();
+    r.read_file(path)?;
+    Ok(r.finish())
+}
+
+/// Read a control file from text, as if read from `path` (tests, `-c -`).
+pub fn read_source(path: &Path, src: &[u8]) -> (model::Control, Vec<model::Error>) {
+    let mut r = parse::Reader::new();
+    r.read_source(path, src);
+    r.finish()
+}
+
+/// Where monit looks for its control file without `-c`, in order: `~/.monitrc`,
+/// `/etc/monitrc`, `/etc/monit/monitrc` (Debian's), `/usr/local/etc/monitrc`,
+/// `./monitrc`.
+pub fn search_order(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(h) = home {
+        v.push(h.join(".monitrc"));
+    }
+    for p in [
+        "/etc/monitrc",
+        "/etc/monit/monitrc",
+        "/usr/local/etc/monitrc",
+        "./monitrc",
+    ] {
+        v.push(PathBuf::from(p));
+    }
+    v
+}
+
+/// The first control file of `search_order` that exists.
+pub fn find_control_file(home: Option<&Path>) -> Option<PathBuf> {
+    search_order(home).into_iter().find(|p| p.is_file())
+}
+
+/// Why a control file is refused before it is read.
+#[derive(Debug)]
+pub enum ModeError {
+    Io(std::io::Error),
+    NotAFile,
+    /// Readable or writable by others: monit refuses it (it may hold passwords).
+    Mode(u32),
+}
+
+impl std::fmt::Display for ModeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModeError::Io(e) => write!(f, "{e}"),
+            ModeError::NotAFile => f.write_str("not a file"),
+            ModeError::Mode(m) => write!(f, "permission {m:04o} is wrong, maximum 0700 allowed"),
+        }
+    }
+}
+
+/// monit's rule for the main control file: a regular file, no permission for group or
+/// others (included files are not held to it, as in monit).
+pub fn check_file_mode(path: &Path) -> Result<(), ModeError> {
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::metadata(path).map_err(ModeError::Io)?;
+    if !m.is_file() {
+        return Err(ModeError::NotAFile);
+    }
+    let mode = m.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(ModeError::Mode(mode));
+    }
+    Ok(())
+}

@@ -1,0 +1,297 @@
+//! A control file's process checks as tend service directories: one per `check
+//! process`, in the shape tend-client's installer writes (compared, then renamed in
+//! whole), all marked as tend-monit's.
+//!
+//! Each directory: `run` execs the watcher (`tend-monit -W`, see `watch`), `monit-check`
+//! holds the check's settings, `notification-fd` lets the watcher say when the daemon
+//! is up, and `down` keeps the scanner from starting it on sight: tend-monit brings the
+//! services up itself, in `depends on` order.
+
+use crate::model::{Action, Check, Control, Kind, Program, Target, Test};
+use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
+use std::ffi::OsStr;
+use tend_client::install::{File, MARKER, Service};
+
+/// The owner name in each service's marker file.
+pub const OWNER: &str = "tend-monit";
+
+fn file(path: &str, bytes: impl Into<Vec<u8>>, mode: u32) -> File {
+    File {
+        path: path.into(),
+        bytes: bytes.into(),
+        mode,
+    }
+}
+
+/// Single-quoted for /bin/sh.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A program's uid and gid as numbers (validated accounts resolved once, here).
+fn run_of(p: &Program) -> Result<Run, String> {
+    let id = |v: &Option<String>, group: bool| -> Result<Option<u32>, String> {
+        let Some(v) = v else { return Ok(None) };
+        if let Ok(n) = v.parse() {
+            return Ok(Some(n));
+        }
+        let found = if group {
+            tend_env::account::group(OsStr::new(v)).map_err(|e| e.to_string())?
+        } else {
+            tend_env::account::user(OsStr::new(v))
+                .map_err(|e| e.to_string())?
+                .map(|u| u.uid)
+        };
+        found
+            .map(Some)
+            .ok_or_else(|| format!("no such {}: {v}", if group { "group" } else { "user" }))
+    };
+    if let Some(a) = p.argv.iter().find(|a| a.contains('\n')) {
+        return Err(format!(
+            "a program argument holds a newline: {}",
+            a.escape_debug()
+        ));
+    }
+    Ok(Run {
+        argv: p.argv.clone(),
+        uid: id(&p.uid, false)?,
+        // monit: `as uid U` alone runs with U's primary group.
+        gid: match id(&p.gid, true)? {
+            Some(g) => Some(g),
+            None => match (&p.uid, id(&p.uid, false)?) {
+                (Some(_), Some(u)) => {
+                    tend_env::account::primary_gid(u).map_err(|e| e.to_string())?
+                }
+                _ => None,
+            },
+        },
+        timeout: p.timeout.unwrap_or(DEFAULT_TIMEOUT),
+    })
+}
+
+/// `if N restarts within M cycles then …`: (N, M cycles in seconds, the action).
+fn restart_limit(c: &Check, cycle: u32) -> Option<(u32, u64, LimitAction)> {
+    c.rules.iter().find_map(|r| match &r.test {
+        Test::Restarts { count, cycles } => {
+            let a = match &r.action {
+                Action::Unmonitor | Action::Stop => LimitAction::Unmonitor,
+                Action::Exec(p) => LimitAction::Exec(p.argv.clone()),
+                _ => LimitAction::Alert,
+            };
+            Some((*count, u64::from(*cycles) * u64::from(cycle), a))
+        }
+        _ => None,
+    })
+}
+
+/// A connection test as tend-check's probe arguments, or why tend-monit cannot run it.
+pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
+    match t {
+        Test::Connection {
+            unixsocket: Some(_),
+            ..
+        } => Err("tend-monit does not test unix sockets yet".into()),
+        Test::Connection {
+            host,
+            port: Some(port),
+            protocol,
+            request,
+            ..
+        } => {
+            // monit's default host is localhost.
+            let host = host.as_deref().unwrap_or("127.0.0.1");
+            let host = if host == "localhost" {
+                "127.0.0.1"
+            } else {
+                host
+            };
+            match protocol.as_deref() {
+                Some("http") => Ok(vec![
+                    "-u".into(),
+                    format!("http://{host}:{port}{}", request.as_deref().unwrap_or("/")),
+                ]),
+                None | Some("default") | Some("tcp") => {
+                    Ok(vec!["-p".into(), format!("{host}:{port}")])
+                }
+                Some(p) => Err(format!(
+                    "tend-monit does not speak protocol {p} (it could test a TCP connection only)"
+                )),
+            }
+        }
+        Test::Url(u) if u.starts_with("http://") => Ok(vec!["-u".into(), u.clone()]),
+        Test::Url(_) => Err("tend-monit tests http:// URLs only".into()),
+        _ => Err("not a connection test".into()),
+    }
+}
+
+/// The liveness watchers of a check's connection tests: `NAME-health`, a tend-check
+/// that probes every cycle and restarts the service after the test's cycles of failure
+/// (`then alert`: reports only).
+fn health(c: &Check, cycle: u32) -> Option<Service> {
+    let (rule, probe) = c.rules.iter().find_map(|r| {
+        let ok = matches!(r.action, Action::Restart | Action::Alert);
+        Some((r, probe_of(&r.test).ok().filter(|_| ok)?))
+    })?;
+    let timeout = match &rule.test {
+        Test::Connection { timeout, .. } => timeout.unwrap_or(5),
+        _ => 5,
+    };
+    let mut words = vec![
+        "tend-check".to_string(),
+        "-L".into(),
+        "-S".into(),
+        format!("../{}", c.name),
+    ];
+    words.extend(probe);
+    let max = if rule.action == Action::Alert {
+        0
+    } else {
+        1_000_000
+    };
+    words.extend([
+        "-i".into(),
+        format!("{cycle}s"),
+        "-t".into(),
+        format!("{timeout}s"),
+        "-f".into(),
+        rule.cycles.0.max(1).to_string(),
+        "-m".into(),
+        max.to_string(),
+    ]);
+    let run = format!(
+        "#!/bin/sh\n# {} of check process {} ({}), from tend-monit\nexec 2>&1\nexec {}\n",
+        "connection test",
+        c.name,
+        rule.loc,
+        words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+    );
+    Some(Service {
+        name: format!("{}-health", c.name),
+        files: vec![
+            file("run", run, 0o755),
+            file(MARKER, format!("{OWNER}\n"), 0o644),
+        ],
+    })
+}
+
+/// The check's resource rules as its watcher keeps them.
+fn resources(c: &Check) -> Vec<crate::resource::Rule> {
+    c.rules
+        .iter()
+        .filter_map(|r| {
+            let Test::Resource {
+                what,
+                op,
+                limit,
+                percent,
+            } = &r.test
+            else {
+                return None;
+            };
+            let (action, argv) = match &r.action {
+                Action::Alert => ("alert", Vec::new()),
+                Action::Restart => ("restart", Vec::new()),
+                Action::Stop => ("stop", Vec::new()),
+                Action::Unmonitor => ("unmonitor", Vec::new()),
+                Action::Exec(p) => ("exec", p.argv.clone()),
+                Action::Start | Action::Monitor => ("alert", Vec::new()),
+            };
+            Some(crate::resource::Rule {
+                what: what.clone(),
+                op: op.clone(),
+                limit: *limit,
+                percent: *percent,
+                cycles: r.cycles,
+                action: action.into(),
+                argv,
+            })
+        })
+        .collect()
+}
+
+/// Where the check's alerts go: the global `set alert` addresses and its own.
+fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
+    let mut recipients: Vec<String> = control.alerts.iter().map(|a| a.address.clone()).collect();
+    recipients.extend(c.alerts.iter().map(|a| a.address.clone()));
+    recipients.dedup();
+    let f = &control.mail_format;
+    crate::alert::Mail {
+        recipients,
+        servers: control
+            .mailservers
+            .iter()
+            .map(|m| format!("{}:{}", m.host, m.port.unwrap_or(25)))
+            .collect(),
+        from: f.from.clone(),
+        subject: f.subject.clone(),
+        message: f.message.clone(),
+        queue: control.eventqueue.as_ref().and_then(|q| q.basedir.clone()),
+    }
+}
+
+/// One check's service directory; `exe` is the tend-monit executable its `run` execs;
+/// `cycle` is `set daemon`'s seconds.
+pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
+    let (pidfile, matching) = match &c.target {
+        Target::Pidfile(p) => (Some(p.clone()), None),
+        Target::Matching(m) => (None, Some(m.clone())),
+        _ => return Err(format!("check {}: not a process check", c.name)),
+    };
+    let st = Settings {
+        name: c.name.clone(),
+        pidfile,
+        matching,
+        start: c
+            .start
+            .as_ref()
+            .map(run_of)
+            .transpose()
+            .map_err(|e| format!("check {}: start program: {e}", c.name))?,
+        stop: c
+            .stop
+            .as_ref()
+            .map(run_of)
+            .transpose()
+            .map_err(|e| format!("check {}: stop program: {e}", c.name))?,
+        restart_limit: restart_limit(c, cycle),
+        resources: resources(c),
+        cycle,
+        mail: mail(control, c),
+    };
+    let run = format!(
+        "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
+        c.name,
+        c.loc,
+        quote(exe)
+    );
+    Ok(Service {
+        name: c.name.clone(),
+        files: vec![
+            file("run", run, 0o755),
+            file(CHECK_FILE, st.to_text(), 0o644),
+            file("notification-fd", "3\n", 0o644),
+            file("down", "", 0o644),
+            file(MARKER, format!("{OWNER}\n"), 0o644),
+        ],
+    })
+}
+
+/// Every process check's service, in file order.
+pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
+    // Without `set daemon`, monit's cycle is 30 seconds.
+    let cycle = c.daemon.unwrap_or(30);
+    let mut out = Vec::new();
+    for ch in c.checks.iter().filter(|ch| ch.kind == Kind::Process) {
+        out.push(render(c, ch, exe, cycle)?);
+        if let Some(h) = health(ch, cycle) {
+            if c.checks.iter().any(|o| o.name == h.name) {
+                return Err(format!(
+                    "check {}: its connection test's service {} is the name of another check",
+                    ch.name, h.name
+                ));
+            }
+            out.push(h);
+        }
+    }
+    Ok(out)
+}

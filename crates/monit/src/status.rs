@@ -1,0 +1,460 @@
+//! What monit would say about each service, read from the supervisors' status files and
+//! the watchers' `monit-state/`: the states of `summary` and of the XML, and 5.2.5's and
+//! 5.33's summary layouts.
+
+use crate::model::{Control, Kind};
+use crate::watch::STATE_DIR;
+use std::path::Path;
+
+/// A service's state as monit names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Running,
+    NotMonitored,
+    /// Started, the daemon not found yet (monit: `initializing`, monitor 2).
+    Initializing,
+    /// The daemon died and is being started again.
+    DoesNotExist,
+    /// The start program did not bring it up.
+    ExecutionFailed,
+    /// Being stopped.
+    StopPending,
+    /// Running, but its connection test fails (its `NAME-health` watcher says so).
+    ConnectionFailed,
+}
+
+impl State {
+    /// 5.2.5's word in `summary`.
+    pub fn word_525(self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::NotMonitored => "not monitored",
+            State::Initializing => "initializing",
+            State::DoesNotExist => "Does not exist",
+            State::ExecutionFailed => "Execution failed",
+            State::StopPending => "stop pending",
+            State::ConnectionFailed => "Connection failed",
+        }
+    }
+
+    /// 5.33's word in `summary`.
+    pub fn word_533(self) -> &'static str {
+        match self {
+            State::Running => "OK",
+            State::NotMonitored => "Not monitored",
+            State::Initializing => "Initializing",
+            State::DoesNotExist => "Does not exist",
+            State::ExecutionFailed => "Execution failed",
+            State::StopPending => "Stop pending",
+            State::ConnectionFailed => "Connection failed",
+        }
+    }
+}
+
+/// A process check's state, with the daemon's pid when it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Service {
+    pub name: String,
+    pub state: State,
+    pub pid: Option<i32>,
+    /// Seconds since the supervisor's last up/down transition.
+    pub uptime: u64,
+}
+
+/// The watcher's exit code when the start program failed (see `watch::Exit`).
+pub const EXIT_START_FAILED: u8 = 2;
+
+pub fn read(scandir: &Path, name: &str) -> Service {
+    let dir = scandir.join(name);
+    let mut s = Service {
+        name: name.into(),
+        state: State::NotMonitored,
+        pid: None,
+        uptime: 0,
+    };
+    if crate::control::is_unmonitored(&dir) || !tend_client::svok(&dir).unwrap_or(false) {
+        return s;
+    }
+    let Ok(r) = tend_client::status::read_record(&dir) else {
+        return s;
+    };
+    let now = tend_proto::Tai64n::now();
+    s.uptime = r.stamp.secs_until(now);
+    let pid = std::fs::read_to_string(dir.join(STATE_DIR).join("pid"))
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    let running = r.pid != 0 && !r.finishing;
+    let start_failed = dir
+        .join(STATE_DIR)
+        .join(crate::watch::START_FAILED)
+        .exists();
+    s.state = match (r.want_up, running, r.ready) {
+        (true, true, true) => State::Running,
+        (true, true, false) if start_failed => State::ExecutionFailed,
+        (true, true, false) => State::Initializing,
+        (true, false, _) => {
+            let code = tend_sys::wait::Wstat(i32::from(r.wstat)).exit_code();
+            if code == Some(EXIT_START_FAILED) {
+                State::ExecutionFailed
+            } else {
+                State::DoesNotExist
+            }
+        }
+        (false, true, _) => State::StopPending,
+        (false, false, _) => State::NotMonitored,
+    };
+    if s.state == State::Running {
+        // The connection test's verdict, kept by tend-check in the service's supervise/.
+        // Read as every status-side file is (a FIFO there must not hang the report).
+        let verdict =
+            tend_client::status::read_side_file(&dir, tend_proto::servicedir::CHECK_STATE)
+                .and_then(Result::ok);
+        let health = verdict
+            .as_deref()
+            .and_then(|d| tend_proto::health::get(d, "health"));
+        if matches!(health, Some(b"failing" | b"unhealthy")) {
+            s.state = State::ConnectionFailed;
+        }
+    }
+    if matches!(s.state, State::Running | State::ConnectionFailed) {
+        s.pid = pid;
+    }
+    s
+}
+
+/// monit's uptime text: `[Nd ][Nh ]Nm ` (5.2.5 keeps the trailing blank).
+pub fn uptime_525(secs: u64) -> String {
+    let (d, h, m) = (secs / 86400, secs % 86400 / 3600, secs % 3600 / 60);
+    let mut s = String::new();
+    if d > 0 {
+        s += &format!("{d}d ");
+    }
+    if d > 0 || h > 0 {
+        s += &format!("{h}h ");
+    }
+    s += &format!("{m}m ");
+    s
+}
+
+/// The system service's name as monit makes it: `system_` and the host name.
+pub fn system_name() -> String {
+    // The kernel's host name, as gethostname(2) returns it.
+    let h = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("system_{h}")
+}
+
+/// `monit summary` in 5.2.5's layout: the daemon line, a blank line, then one row per
+/// process check (and the system) with the state at column 37.
+pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> String {
+    let mut out = format!(
+        "The Monit daemon 5.2.5 uptime: {}\n\n",
+        uptime_525(daemon_uptime)
+    );
+    for s in services {
+        out += &format!(
+            "{:<36}{}\n",
+            format!("Process '{}'", s.name),
+            s.state.word_525()
+        );
+    }
+    let system = c
+        .checks
+        .iter()
+        .find(|ch| ch.kind == Kind::System)
+        .map_or_else(system_name, |ch| ch.name.clone());
+    out += &format!("{:<36}{}\n", format!("System '{system}'"), "running");
+    out
+}
+
+/// `monit status` in 5.2.5's layout: a block per service, values at column 37.
+pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
+    let mut out = format!(
+        "The Monit daemon 5.2.5 uptime: {}\n\n",
+        uptime_525(daemon_uptime)
+    );
+    let row = |k: &str, v: &str| format!("  {k:<34}{v}\n");
+    for s in services {
+        out += &format!("Process '{}'\n", s.name);
+        out += &row("status", s.state.word_525());
+        let monitored = match s.state {
+            State::NotMonitored => "not monitored",
+            State::Initializing => "initializing",
+            _ => "monitored",
+        };
+        out += &row("monitoring status", monitored);
+        if let Some(pid) = s.pid {
+            out += &row("pid", &pid.to_string());
+            out += &row("uptime", uptime_525(s.uptime).trim_end());
+        }
+        out += "\n";
+    }
+    out
+}
+
+/// monit's event bits in `<status>`: what the agent reads as failing.
+pub fn status_bits(st: State) -> u32 {
+    match st {
+        State::DoesNotExist => 0x200,
+        State::ExecutionFailed => 0x1000,
+        State::ConnectionFailed => 0x20,
+        _ => 0,
+    }
+}
+
+/// `<monitor>`: 0 not monitored, 1 monitored, 2 initializing.
+pub fn monitor_value(st: State) -> u8 {
+    match st {
+        State::NotMonitored => 0,
+        State::Initializing => 2,
+        _ => 1,
+    }
+}
+
+/// monit's action numbers in `<pendingaction>`.
+pub fn action_number(action: &str) -> u8 {
+    match action {
+        "restart" => 2,
+        "stop" => 3,
+        "unmonitor" => 5,
+        "start" => 6,
+        "monitor" => 7,
+        _ => 0,
+    }
+}
+
+/// A process's resident memory (kB), its parent, from /proc.
+fn proc_numbers(pid: i32) -> (u64, i32) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .and_then(|v| v.split_whitespace().next()?.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:").max(0) as u64, field("PPid:") as i32)
+}
+
+fn mem_total_kb() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// What the XML documents share: the daemon's identity and the services' rows.
+pub struct Report<'a> {
+    pub control: &'a Control,
+    pub services: &'a [Service],
+    /// (name, action) of actions still running.
+    pub pending: &'a [(String, String)],
+    pub id: &'a str,
+    pub incarnation: u64,
+    pub uptime: u64,
+    pub controlfile: &'a str,
+    pub now: u64,
+}
+
+fn xml_escape(s: &str) -> String {
+    crate::http::escape(s)
+}
+
+impl Report<'_> {
+    fn server(&self, out: &mut String) {
+        let h = self.control.httpd.as_ref();
+        out.push_str(&format!(
+            "<uptime>{}</uptime><poll>{}</poll><startdelay>{}</startdelay><localhostname>{}</localhostname><controlfile>{}</controlfile>",
+            self.uptime,
+            self.control.daemon.unwrap_or(30),
+            self.control.start_delay,
+            xml_escape(system_name().trim_start_matches("system_")),
+            xml_escape(self.controlfile)
+        ));
+        if let Some(h) = h {
+            out.push_str(&format!(
+                "<httpd><address>{}</address><port>{}</port><ssl>0</ssl></httpd>",
+                xml_escape(h.address.as_deref().unwrap_or("127.0.0.1")),
+                h.port.unwrap_or(0)
+            ));
+        }
+    }
+
+    fn service_body(&self, s: &Service, out: &mut String) {
+        let pending = self
+            .pending
+            .iter()
+            .find(|(n, _)| *n == s.name)
+            .map_or(0, |(_, a)| action_number(a));
+        out.push_str(&format!(
+            "<collected_sec>{}</collected_sec><collected_usec>0</collected_usec><status>{}</status><status_hint>0</status_hint><monitor>{}</monitor><monitormode>0</monitormode><pendingaction>{pending}</pendingaction>",
+            self.now,
+            status_bits(s.state),
+            monitor_value(s.state)
+        ));
+        if status_bits(s.state) != 0 {
+            out.push_str(&format!(
+                "<status_message>{}</status_message>",
+                s.state.word_525()
+            ));
+        }
+        if let Some(pid) = s.pid {
+            let (kb, ppid) = proc_numbers(pid);
+            let total = mem_total_kb().max(1);
+            let pc = kb as f64 * 100.0 / total as f64;
+            out.push_str(&format!(
+                "<pid>{pid}</pid><ppid>{ppid}</ppid><uptime>{}</uptime><children>0</children><memory><percent>{pc:.1}</percent><percenttotal>{pc:.1}</percenttotal><kilobyte>{kb}</kilobyte><kilobytetotal>{kb}</kilobytetotal></memory><cpu><percent>0.0</percent><percenttotal>0.0</percenttotal></cpu>",
+                s.uptime
+            ));
+        }
+    }
+
+    fn system_body(&self, out: &mut String) {
+        out.push_str(&format!(
+            "<collected_sec>{}</collected_sec><collected_usec>0</collected_usec><status>0</status><status_hint>0</status_hint><monitor>1</monitor><monitormode>0</monitormode><pendingaction>0</pendingaction>",
+            self.now
+        ));
+    }
+
+    fn groups(&self) -> Vec<(String, Vec<String>)> {
+        let mut g: Vec<(String, Vec<String>)> = Vec::new();
+        for ch in &self.control.checks {
+            for name in &ch.groups {
+                match g.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, v)) => v.push(ch.name.clone()),
+                    None => g.push((name.clone(), vec![ch.name.clone()])),
+                }
+            }
+        }
+        g
+    }
+
+    /// `/_status2?format=xml`: 5.2.5's layout (`<service name=…>`, `<servicegroups>`),
+    /// what the BOSH agent reads.
+    pub fn xml_525(&self) -> String {
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><monit id=\"{}\" incarnation=\"{}\" version=\"5.2.5\"><server>",
+            self.id, self.incarnation
+        );
+        self.server(&mut out);
+        out.push_str("</server><services>");
+        for s in self.services {
+            out.push_str(&format!(
+                "<service name=\"{}\"><type>3</type>",
+                xml_escape(&s.name)
+            ));
+            self.service_body(s, &mut out);
+            out.push_str("</service>");
+        }
+        out.push_str(&format!(
+            "<service name=\"{}\"><type>5</type>",
+            xml_escape(&system_name())
+        ));
+        self.system_body(&mut out);
+        out.push_str("</service></services><servicegroups>");
+        for (g, members) in self.groups() {
+            out.push_str(&format!("<servicegroup name=\"{}\">", xml_escape(&g)));
+            for m in members {
+                out.push_str(&format!("<service>{}</service>", xml_escape(&m)));
+            }
+            out.push_str("</servicegroup>");
+        }
+        out.push_str("</servicegroups></monit>");
+        out
+    }
+
+    /// `/_status?format=xml`: 5.33's layout (`<server>` with id and incarnation, a
+    /// `<name>` element per service, no groups).
+    pub fn xml_533(&self) -> String {
+        let mut out = format!(
+            "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><monit><server><id>{}</id><incarnation>{}</incarnation><version>5.33.0</version>",
+            self.id, self.incarnation
+        );
+        self.server(&mut out);
+        out.push_str("</server>");
+        for s in self.services {
+            out.push_str(&format!(
+                "<service type=\"3\"><name>{}</name>",
+                xml_escape(&s.name)
+            ));
+            self.service_body(s, &mut out);
+            out.push_str("</service>");
+        }
+        out.push_str(&format!(
+            "<service type=\"5\"><name>{}</name>",
+            xml_escape(&system_name())
+        ));
+        self.system_body(&mut out);
+        out.push_str("</service></monit>");
+        out
+    }
+
+    /// monit's web page: a table of services with buttons that post the actions, each
+    /// form carrying the security token.
+    pub fn html(&self, only: Option<&str>, token: &str) -> String {
+        let mut out = String::from(
+            "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tend-monit</title></head><body><h1>tend-monit</h1><table border=1><tr><th>Process</th><th>Status</th><th>Actions</th></tr>",
+        );
+        for s in self
+            .services
+            .iter()
+            .filter(|s| only.is_none_or(|o| o == s.name))
+        {
+            let n = xml_escape(&s.name);
+            out.push_str(&format!(
+                "<tr><td><a href=\"/{n}\">{n}</a></td><td class=\"state\">{}</td><td>",
+                s.state.word_525()
+            ));
+            for a in ["start", "stop", "restart", "monitor", "unmonitor"] {
+                out.push_str(&format!(
+                    "<form method=\"post\" action=\"/{n}\" style=\"display:inline\"><input type=\"hidden\" name=\"securitytoken\" value=\"{token}\"><input type=\"hidden\" name=\"action\" value=\"{a}\"><button type=\"submit\" id=\"{a}-{n}\">{a}</button></form>"
+                ));
+            }
+            out.push_str("</td></tr>");
+        }
+        out.push_str("</table></body></html>");
+        out
+    }
+}
+
+/// A 5.33 table cell: `width` columns, a longer text cut to `width - 5` and `...`.
+fn cell(text: &str, width: usize) -> String {
+    let t: String = if text.chars().count() > width - 2 {
+        text.chars().take(width - 5).chain("...".chars()).collect()
+    } else {
+        text.to_string()
+    };
+    format!("{t:<width$}")
+}
+
+/// `monit summary` in 5.33's batch layout (what it prints when stdout is no terminal):
+/// the daemon line, a header, the system row, then one row per process check.
+pub fn summary_533(services: &[Service], daemon_uptime: u64, with_system: bool) -> String {
+    let mut out = format!(
+        "Monit 5.33.0 uptime: {}\n",
+        uptime_525(daemon_uptime).trim_end()
+    );
+    let row = |name: &str, status: &str, kind: &str| {
+        format!(
+            " {}{}{}\n",
+            cell(name, 33),
+            cell(status, 28),
+            cell(kind, 14)
+        )
+    };
+    out += &row("Service Name", "Status", "Type");
+    if with_system {
+        out += &row(system_name().trim_start_matches("system_"), "OK", "System");
+    }
+    for s in services {
+        out += &row(&s.name, s.state.word_533(), "Process");
+    }
+    out
+}

@@ -1,0 +1,135 @@
+//! What monit checks once the whole configuration is read: names unique, dependencies
+//! defined and without loops, accounts known; and what tend-monit adds: a check's name
+//! becomes a service directory's name, so one that a file name cannot hold is refused.
+
+use crate::model::*;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+
+/// Whether `name` can be one path component of a service directory: not empty, not `.`
+/// or `..`, not starting with a dot (a scan directory skips those), no `/`, no control
+/// characters, at most 255 bytes.
+pub fn name_is_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with('.')
+        && !name.contains(|c: char| c == '/' || c.is_control())
+}
+
+/// Warnings monit gives and goes on: a program that does not exist or cannot be run
+/// (it may be installed later). Errors stop a run; these do not.
+pub fn warnings(c: &Control) -> Vec<Error> {
+    let mut out = Vec::new();
+    for ch in &c.checks {
+        let rules = ch.rules.iter().filter_map(|r| match &r.action {
+            Action::Exec(p) => Some(p),
+            _ => None,
+        });
+        for p in [&ch.start, &ch.stop, &ch.restart]
+            .into_iter()
+            .flatten()
+            .chain(rules)
+        {
+            let Some(exe) = p.argv.first() else { continue };
+            let msg = match std::fs::metadata(exe) {
+                Err(_) => format!("Program does not exist: '{exe}'"),
+                Ok(m) if std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 == 0 => {
+                    format!("Program is not executable: '{exe}'")
+                }
+                Ok(_) => continue,
+            };
+            out.push(Error {
+                loc: p.loc.clone(),
+                msg,
+            });
+        }
+    }
+    out
+}
+
+pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
+    // monit checks dependencies only once the files parsed cleanly (and so names only
+    // its first error); tend-monit names these too.
+    let mut seen: HashMap<&str, &Check> = HashMap::new();
+    for ch in &c.checks {
+        if !name_is_file_name(&ch.name) {
+            errors.push(Error {
+                loc: Some(ch.loc.clone()),
+                msg: format!(
+                    "check name '{}' cannot be a file name (tend-monit makes one service directory per check)",
+                    ch.name.escape_debug()
+                ),
+            });
+        }
+        if let Some(first) = seen.get(ch.name.as_str()) {
+            errors.push(Error {
+                loc: Some(ch.loc.clone()),
+                msg: format!(
+                    "Service name conflict, {} already defined at {}",
+                    ch.name, first.loc
+                ),
+            });
+        } else {
+            seen.insert(&ch.name, ch);
+        }
+    }
+    for ch in &c.checks {
+        for (d, loc) in &ch.depends {
+            if !seen.contains_key(d.as_str()) {
+                errors.push(Error {
+                    loc: Some(loc.clone()),
+                    msg: format!("Depending service '{d}' is not defined in the control file"),
+                });
+            }
+        }
+        for p in [&ch.start, &ch.stop, &ch.restart].into_iter().flatten() {
+            accounts(p, errors);
+        }
+        for r in &ch.rules {
+            if let Action::Exec(p) = &r.action {
+                accounts(p, errors);
+            }
+        }
+    }
+    if let Some(n) = crate::order::find_loop(&c.checks) {
+        errors.push(Error {
+            loc: c
+                .checks
+                .iter()
+                .find(|ch| ch.name == n)
+                .map(|ch| ch.loc.clone()),
+            msg: format!("Found a depend loop in the control file involving the service '{n}'"),
+        });
+    }
+}
+
+/// `as uid U and gid G`: names must be known accounts (numbers are taken as they are).
+fn accounts(p: &Program, errors: &mut Vec<Error>) {
+    let loc = p.loc.clone();
+    if let Some(u) = p.uid.as_deref().filter(|u| u.parse::<u32>().is_err()) {
+        match tend_env::account::user(OsStr::new(u)) {
+            Ok(Some(_)) => {}
+            Ok(None) => errors.push(Error {
+                loc: loc.clone(),
+                msg: format!("Requested user not found on the system '{u}'"),
+            }),
+            Err(e) => errors.push(Error {
+                loc: loc.clone(),
+                msg: e.to_string(),
+            }),
+        }
+    }
+    if let Some(g) = p.gid.as_deref().filter(|g| g.parse::<u32>().is_err()) {
+        match tend_env::account::group(OsStr::new(g)) {
+            Ok(Some(_)) => {}
+            Ok(None) => errors.push(Error {
+                loc,
+                msg: format!("Requested group not found on the system '{g}'"),
+            }),
+            Err(e) => errors.push(Error {
+                loc,
+                msg: e.to_string(),
+            }),
+        }
+    }
+}

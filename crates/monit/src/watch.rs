@@ -1,0 +1,967 @@
+//! One `check process` at run time: the `./run` of its service directory.
+//!
+//! monit's model is a start program that daemonizes and leaves a pidfile; the daemon is
+//! not monit's child. So the service's `./run` (`tend-monit -W`) is a small watcher that
+//! tend-supervise keeps going: it runs the start program (with its uid, gid and timeout),
+//! waits for the pidfile to name a live process (inotify on the pidfile's directory and
+//! the start program's exit, no polling), says "ready" on the notification fd, then
+//! watches the daemon through a pidfd for its whole life. The daemon's death makes the
+//! pidfd readable at once; the watcher exits, and tend-supervise runs it again at once,
+//! which runs the start program again: monit's restart, without waiting for a cycle.
+//! SIGTERM (tend-svc -d, `monit stop`) runs the stop program and waits, up to its
+//! timeout, for the daemon to go.
+//!
+//! The check's settings are in the service directory's `monit-check` file (written by
+//! `service::render`); what the watcher learns at run time (the daemon's pid) goes to
+//! `monit-state/`, which the installer never compares.
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tend_sys::warn::Warn;
+
+/// The file of a service directory that holds the check's settings.
+pub const CHECK_FILE: &str = "monit-check";
+/// Where the watcher keeps what it learns (`pid`: the daemon's pid).
+pub const STATE_DIR: &str = "monit-state";
+/// In `STATE_DIR`: the daemon died (the next start is a restart).
+const DIED: &str = "died";
+/// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
+const RESTARTS: &str = "restarts";
+/// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
+pub const START_FAILED: &str = "start-failed";
+/// monit's default for `with timeout`.
+pub const DEFAULT_TIMEOUT: u32 = 30;
+
+/// A program as the watcher runs it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Run {
+    pub argv: Vec<String>,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub timeout: u32,
+}
+
+/// What `monit-check` says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Settings {
+    pub name: String,
+    pub pidfile: Option<String>,
+    pub matching: Option<String>,
+    pub start: Option<Run>,
+    pub stop: Option<Run>,
+    /// `if N restarts within M cycles then …`: (N, seconds of M cycles, what to do).
+    pub restart_limit: Option<(u32, u64, LimitAction)>,
+    /// Resource rules, measured every `cycle` seconds.
+    pub resources: Vec<crate::resource::Rule>,
+    pub cycle: u32,
+    /// Where alerts go (`set alert`, `set mailserver`, `set mail-format`).
+    pub mail: crate::alert::Mail,
+}
+
+/// What `if N restarts within M cycles then …` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LimitAction {
+    /// `timeout` / `unmonitor`: stop restarting it.
+    Unmonitor,
+    /// `exec "…"`: run the program, then go on.
+    Exec(Vec<String>),
+    /// `alert` (and what else has no meaning here): say so, then go on.
+    Alert,
+}
+
+impl Settings {
+    /// The file's text: one `key value` per line; arguments one per line (a newline
+    /// inside one is refused when rendering).
+    pub fn to_text(&self) -> String {
+        let mut s = format!("name {}\n", self.name);
+        if let Some(p) = &self.pidfile {
+            s += &format!("pidfile {p}\n");
+        }
+        if let Some(m) = &self.matching {
+            s += &format!("matching {m}\n");
+        }
+        if let Some((n, secs, a)) = &self.restart_limit {
+            let what = match a {
+                LimitAction::Unmonitor => "unmonitor",
+                LimitAction::Exec(_) => "exec",
+                LimitAction::Alert => "alert",
+            };
+            s += &format!("restart-limit {n} {secs} {what}\n");
+            if let LimitAction::Exec(argv) = a {
+                for x in argv {
+                    s += &format!("restart-limit-arg {x}\n");
+                }
+            }
+        }
+        if !self.resources.is_empty() {
+            s += &format!("cycle {}\n", self.cycle);
+        }
+        let m = &self.mail;
+        for r in &m.recipients {
+            s += &format!("alert-to {r}\n");
+        }
+        for x in &m.servers {
+            s += &format!("mailserver {x}\n");
+        }
+        for (k, v) in [
+            ("mail-from", &m.from),
+            ("mail-subject", &m.subject),
+            ("eventqueue", &m.queue),
+        ] {
+            if let Some(v) = v {
+                s += &format!("{k} {v}\n");
+            }
+        }
+        if let Some(msg) = &m.message {
+            for l in msg.split('\n') {
+                s += &format!("mail-message {l}\n");
+            }
+        }
+        for r in &self.resources {
+            s += &r.to_line();
+        }
+        for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
+            let Some(r) = r else { continue };
+            s += &format!("{k}-timeout {}\n", r.timeout);
+            if let Some(u) = r.uid {
+                s += &format!("{k}-uid {u}\n");
+            }
+            if let Some(g) = r.gid {
+                s += &format!("{k}-gid {g}\n");
+            }
+            for a in &r.argv {
+                s += &format!("{k}-arg {a}\n");
+            }
+        }
+        s
+    }
+
+    pub fn parse(text: &str) -> Result<Settings, String> {
+        let mut st = Settings::default();
+        for (i, line) in text.lines().enumerate() {
+            let (k, v) = line.split_once(' ').unwrap_or((line, ""));
+            let num = || {
+                v.parse::<u32>()
+                    .map_err(|_| format!("line {}: not a number: {v}", i + 1))
+            };
+            fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
+                let slot = if which == "start" {
+                    &mut st.start
+                } else {
+                    &mut st.stop
+                };
+                slot.get_or_insert_with(|| Run {
+                    timeout: DEFAULT_TIMEOUT,
+                    ..Default::default()
+                })
+            }
+            match k {
+                "name" => st.name = v.into(),
+                "pidfile" => st.pidfile = Some(v.into()),
+                "matching" => st.matching = Some(v.into()),
+                "restart-limit" => {
+                    let f: Vec<&str> = v.split(' ').collect();
+                    let bad = || format!("line {}: bad restart-limit: {v}", i + 1);
+                    let [n, secs, what] = f.as_slice() else {
+                        return Err(bad());
+                    };
+                    let a = match *what {
+                        "unmonitor" => LimitAction::Unmonitor,
+                        "exec" => LimitAction::Exec(Vec::new()),
+                        "alert" => LimitAction::Alert,
+                        _ => return Err(bad()),
+                    };
+                    st.restart_limit = Some((
+                        n.parse().map_err(|_| bad())?,
+                        secs.parse().map_err(|_| bad())?,
+                        a,
+                    ));
+                }
+                "cycle" => st.cycle = num()?,
+                "alert-to" => st.mail.recipients.push(v.into()),
+                "mailserver" => st.mail.servers.push(v.into()),
+                "mail-from" => st.mail.from = Some(v.into()),
+                "mail-subject" => st.mail.subject = Some(v.into()),
+                "eventqueue" => st.mail.queue = Some(v.into()),
+                "mail-message" => match &mut st.mail.message {
+                    Some(m) => {
+                        m.push('\n');
+                        m.push_str(v);
+                    }
+                    None => st.mail.message = Some(v.into()),
+                },
+                "resource" => st.resources.push(
+                    crate::resource::Rule::parse(v)
+                        .ok_or_else(|| format!("line {}: bad resource rule: {v}", i + 1))?,
+                ),
+                "resource-arg" => match st.resources.last_mut() {
+                    Some(r) => r.argv.push(v.into()),
+                    None => return Err(format!("line {}: resource-arg without resource", i + 1)),
+                },
+                "restart-limit-arg" => match &mut st.restart_limit {
+                    Some((_, _, LimitAction::Exec(argv))) => argv.push(v.into()),
+                    _ => return Err(format!("line {}: restart-limit-arg without exec", i + 1)),
+                },
+                _ => {
+                    let Some((which, what)) = k
+                        .split_once('-')
+                        .filter(|(w, _)| *w == "start" || *w == "stop")
+                    else {
+                        return Err(format!("line {}: unknown key {k}", i + 1));
+                    };
+                    match what {
+                        "timeout" => run(&mut st, which).timeout = num()?,
+                        "uid" => run(&mut st, which).uid = Some(num()?),
+                        "gid" => run(&mut st, which).gid = Some(num()?),
+                        "arg" => run(&mut st, which).argv.push(v.into()),
+                        _ => return Err(format!("line {}: unknown key {k}", i + 1)),
+                    }
+                }
+            }
+        }
+        Ok(st)
+    }
+}
+
+/// How the watcher ends: the code tend-supervise sees.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Stopped on request (0).
+    Stopped,
+    /// The daemon died (1): run me again.
+    Died(i32),
+    /// The start program did not bring the daemon up within its timeout (1).
+    StartFailed(String),
+}
+
+/// A failure of the watcher itself (exit 111).
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Error {
+    Error(format!("{what}: {e}"))
+}
+
+/// The pid a pidfile names, if it is one the watcher may watch: a number, not 0 or 1,
+/// not the watcher itself, and (with `as uid`) owned by that uid.
+pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, String> {
+    let Ok(text) = std::fs::read(path) else {
+        return Ok(None);
+    };
+    let first = text.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let s = std::str::from_utf8(first).unwrap_or("").trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let pid: i32 = s
+        .parse()
+        .map_err(|_| format!("{}: not a pid: {}", path.display(), s.escape_debug()))?;
+    if pid <= 1 {
+        return Err(format!("{}: names pid {pid}: refused", path.display()));
+    }
+    if pid == std::process::id() as i32 {
+        return Err(format!(
+            "{}: names the watcher itself: refused",
+            path.display()
+        ));
+    }
+    let Ok(meta) = std::fs::metadata(format!("/proc/{pid}")) else {
+        return Ok(None);
+    };
+    if !alive(pid) {
+        return Ok(None);
+    }
+    if let Some(u) = uid {
+        let owner = std::os::unix::fs::MetadataExt::uid(&meta);
+        if owner != u {
+            return Err(format!(
+                "{}: pid {pid} belongs to uid {owner}, not {u}: refused",
+                path.display()
+            ));
+        }
+    }
+    Ok(Some(pid))
+}
+
+/// Whether `pid` runs: it exists and is not a zombie (a dead daemon whose parent has not
+/// reaped it yet still has a /proc entry, and its pidfd is readable at once).
+fn alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) S ...`: the state follows the last `)` (comm may hold one).
+    let state = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .and_then(|i| stat.get(i + 2))
+        .copied();
+    !matches!(state, None | Some(b'Z') | Some(b'X'))
+}
+
+/// A process whose command line matches a `matching` pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Match {
+    pub pid: i32,
+    pub ppid: i32,
+    pub command: String,
+    /// Start time in clock ticks since boot (/proc/PID/stat field 22).
+    pub start: u64,
+}
+
+/// The live processes (not the caller) whose command line, its arguments joined by
+/// blanks, matches `pattern` (POSIX extended, as monit's `matching` and `procmatch`).
+pub fn matching(pattern: &str) -> Result<Vec<Match>, String> {
+    let re = tend_sys::regex::Regex::new(pattern.as_bytes())?;
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me || !alive(pid) {
+            continue;
+        }
+        let Ok(mut cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if cmd.is_empty() {
+            continue;
+        }
+        for b in cmd.iter_mut() {
+            if *b == 0 {
+                *b = b' ';
+            }
+        }
+        while cmd.last() == Some(&b' ') {
+            cmd.pop();
+        }
+        let command = String::from_utf8_lossy(&cmd).into_owned();
+        cmd.push(0);
+        let Ok(c) = std::ffi::CStr::from_bytes_with_nul(&cmd) else {
+            continue;
+        };
+        if !re.is_match(c) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Fields after `(comm)`: state is the 3rd field of the line, ppid the 4th, start
+        // time the 22nd.
+        let rest: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r.split(' ').collect())
+            .unwrap_or_default();
+        let ppid = rest.get(1).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let start = rest.get(19).and_then(|v| v.parse().ok()).unwrap_or(0);
+        out.push(Match {
+            pid,
+            ppid,
+            command,
+            start,
+        });
+    }
+    out.sort_by_key(|m| m.pid);
+    Ok(out)
+}
+
+/// The process monit would pick among the matches: the one running longest.
+pub fn pick(matches: &[Match]) -> Option<&Match> {
+    matches.iter().min_by_key(|m| (m.start, m.pid))
+}
+
+/// The process `matching` names: the longest-running match (pid 1 never).
+pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
+    let all = matching(pattern)?;
+    let candidates: Vec<Match> = all.into_iter().filter(|m| m.pid > 1).collect();
+    Ok(pick(&candidates).map(|m| m.pid))
+}
+
+/// `monit procmatch PATTERN`'s report, in its layout.
+pub fn procmatch_report(pattern: &str, matches: &[Match]) -> String {
+    let mut out = format!(
+        "List of processes matching pattern \"{pattern}\":\n    PID       PPID      {:<51}\n",
+        "Command"
+    );
+    let chosen = pick(matches).map(|m| m.pid);
+    for m in matches {
+        let mark = if Some(m.pid) == chosen { '*' } else { ' ' };
+        out += &format!(" {mark}{:>10}{:>10}  {:<51}\n", m.pid, m.ppid, m.command);
+    }
+    out += &format!("Total matches: {}\n", matches.len());
+    if matches.len() > 1 {
+        out += "\nWARNING:\nMultiple processes match the pattern. Monit will select the process with the\nhighest uptime, the one highlighted.\n";
+    }
+    out
+}
+
+/// argv for a program, through tend-applyuidgid when it has a uid or gid.
+fn command(r: &Run) -> Vec<OsString> {
+    let mut v: Vec<OsString> = Vec::new();
+    if r.uid.is_some() || r.gid.is_some() {
+        v.push("tend-applyuidgid".into());
+        if let Some(u) = r.uid {
+            v.push("-u".into());
+            v.push(u.to_string().into());
+        }
+        if let Some(g) = r.gid {
+            v.push("-g".into());
+            v.push(g.to_string().into());
+            v.push("-G".into());
+            v.push(g.to_string().into());
+        }
+    }
+    v.extend(r.argv.iter().map(OsString::from));
+    v
+}
+
+fn spawn(r: &Run) -> Result<Pid, String> {
+    let argv = command(r);
+    let prog = tend_sys::exec::Prepared::with_current_env(&argv)
+        .map_err(|e| format!("unable to prepare {}: {}", r.argv.join(" "), e.desc()))?;
+    tend_sys::process::spawn(&prog, &Default::default()).map_err(|e| match e {
+        tend_sys::process::SpawnError::Fork(e) => format!("unable to fork: {}", e.desc()),
+        tend_sys::process::SpawnError::Exec(e) => {
+            format!("unable to run {}: {}", argv[0].to_string_lossy(), e.desc())
+        }
+    })
+}
+
+struct Watcher<'a> {
+    st: Settings,
+    dir: PathBuf,
+    sigfd: nix::sys::signalfd::SignalFd,
+    report: &'a dyn Warn,
+    stop_asked: bool,
+    /// The last refusal reported (a pidfile with garbage is said once, not per look).
+    last_warning: String,
+}
+
+/// Run the watcher in service directory `dir` (its working directory, as tend-supervise
+/// starts `./run`).
+pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
+    let text = std::fs::read_to_string(dir.join(CHECK_FILE)).map_err(|e| {
+        err(
+            format_args!("unable to read {}", dir.join(CHECK_FILE).display()),
+            e,
+        )
+    })?;
+    let st = Settings::parse(&text).map_err(|e| err(CHECK_FILE, e))?;
+    let sigfd = tend_sys::signals::signalfd(&[
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGCHLD,
+    ])
+    .map_err(|e| err("unable to take signals", e.desc()))?;
+    let mut w = Watcher {
+        st,
+        dir: dir.to_path_buf(),
+        sigfd,
+        report,
+        stop_asked: false,
+        last_warning: String::new(),
+    };
+    w.go()
+}
+
+impl Watcher<'_> {
+    /// An event: a line on stderr (the caller's) and a mail to every recipient.
+    fn alert(&self, event: &str, action: &str, description: &str) {
+        for problem in crate::alert::send(&self.st.mail, &self.st.name, event, action, description)
+        {
+            self.report.warn(&problem);
+        }
+    }
+
+    /// The daemon's pid, if the pidfile (or `matching`) names one it may watch.
+    fn find(&mut self) -> Option<i32> {
+        let uid = self.st.start.as_ref().and_then(|r| r.uid);
+        let found = match (&self.st.pidfile, &self.st.matching) {
+            (Some(p), _) => pid_from_file(Path::new(p), uid),
+            (None, Some(m)) => pid_matching(m),
+            (None, None) => Ok(None),
+        };
+        found.unwrap_or_else(|e| {
+            if e != self.last_warning {
+                self.report.warn(&e);
+                self.last_warning = e;
+            }
+            None
+        })
+    }
+
+    /// Signals since the last call: whether a stop was asked; children reaped.
+    fn signals(&mut self) {
+        while let Ok(Some(s)) = self.sigfd.read_signal() {
+            if let Ok(Signal::SIGTERM | Signal::SIGINT | Signal::SIGHUP) =
+                Signal::try_from(s.ssi_signo as i32)
+            {
+                self.stop_asked = true;
+            }
+        }
+        while let Ok(Some(_)) = tend_sys::wait::reap(None) {}
+    }
+
+    fn state_file(&self, name: &str) -> PathBuf {
+        self.dir.join(STATE_DIR).join(name)
+    }
+
+    fn record_pid(&self, pid: Option<i32>) {
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let p = self.state_file("pid");
+        match pid {
+            Some(pid) => {
+                let tmp = self.state_file(".pid.new");
+                if std::fs::write(&tmp, format!("{pid}\n")).is_ok() {
+                    let _ = std::fs::rename(&tmp, &p);
+                }
+            }
+            None => {
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+
+    /// Restarts so far (times, seconds since the epoch) within the limit's window, this
+    /// one included; whether the limit is reached.
+    fn count_restart(&self) -> bool {
+        let Some((n, window, _)) = &self.st.restart_limit else {
+            return false;
+        };
+        let now = now_secs();
+        let p = self.state_file(RESTARTS);
+        let mut times: Vec<u64> = std::fs::read_to_string(&p)
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|t| t.parse().ok())
+            .filter(|&t: &u64| now.saturating_sub(t) < (*window).max(1))
+            .collect();
+        times.push(now);
+        let reached = times.len() as u32 >= *n;
+        let text: String = if reached {
+            String::new()
+        } else {
+            times.iter().map(|t| format!("{t}\n")).collect()
+        };
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(&p, text);
+        reached
+    }
+
+    fn go(&mut self) -> Result<Exit, Error> {
+        // A start after a death is a restart: `if N restarts within M cycles` counts it.
+        // As in monit, the restart that reaches the limit still happens; `timeout` /
+        // `unmonitor` then stops watching (the daemon runs on, not restarted again).
+        let mut unmonitor_after = false;
+        let died_before = self.state_file(DIED).exists();
+        if died_before {
+            let _ = std::fs::remove_file(self.state_file(DIED));
+            if self.count_restart() {
+                let limit = self.st.restart_limit.clone();
+                match limit.map(|l| l.2) {
+                    Some(LimitAction::Unmonitor) => unmonitor_after = true,
+                    Some(LimitAction::Exec(argv)) => {
+                        self.report.warn(&format_args!(
+                            "{}: restart limit reached: running {}",
+                            self.st.name,
+                            argv.join(" ")
+                        ));
+                        let run = Run {
+                            argv,
+                            uid: None,
+                            gid: None,
+                            timeout: DEFAULT_TIMEOUT,
+                        };
+                        if let Err(e) = spawn(&run) {
+                            self.report.warn(&e);
+                        }
+                    }
+                    _ => self
+                        .report
+                        .warn(&format_args!("{}: restart limit reached", self.st.name)),
+                }
+            }
+        }
+        // Taken over from an earlier watcher (or tend-monit), or started by hand: watch
+        // what runs rather than start a second one.
+        let pid = match self.find() {
+            Some(pid) => pid,
+            None => match self.start()? {
+                Ok(pid) => pid,
+                Err(exit) => return Ok(exit),
+            },
+        };
+        let rpid = rustix::process::Pid::from_raw(pid).ok_or_else(|| Error("pid 0".into()))?;
+        let pidfd = match rustix::process::pidfd_open(rpid, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => fd,
+            // Gone between the pidfile and the pidfd: a death like any other.
+            Err(rustix::io::Errno::SRCH) => return Ok(Exit::Died(pid)),
+            Err(e) => return Err(err(format_args!("unable to watch pid {pid}"), e)),
+        };
+        self.record_pid(Some(pid));
+        notify_ready();
+        // The death is mailed once the daemon runs again: the restart does not wait for
+        // the mail server.
+        if died_before {
+            self.alert("Does not exist", "restart", "process is not running");
+        }
+        if unmonitor_after {
+            self.report.warn(&format_args!(
+                "{}: restart limit reached: no longer monitored",
+                self.st.name
+            ));
+            let _ = std::fs::write(self.state_file("unmonitored"), "");
+            // `O`: the supervisor runs ./run no more once it exits.
+            let _ = tend_client::control::send(&self.dir, b"O");
+        }
+        let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
+        let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
+        let mut meter = crate::resource::Meter::default();
+        if next_cycle.is_some() {
+            meter.cycle(pid, &[]);
+        }
+        loop {
+            if self.stop_asked {
+                self.stop(pid, Some(&pidfd));
+                self.record_pid(None);
+                return Ok(Exit::Stopped);
+            }
+            let mut fds = [
+                PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
+                PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
+            ];
+            // Without resource rules the watcher sleeps until the daemon dies or a signal
+            // comes; with them, it wakes once per cycle to measure.
+            let now = Instant::now();
+            let timeout = match next_cycle {
+                Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
+                None => PollTimeout::NONE,
+            };
+            match poll(&mut fds, timeout) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(err("poll", e.desc())),
+            }
+            let died = fds[1].any().unwrap_or(false);
+            self.signals();
+            if died && !self.stop_asked {
+                self.record_pid(None);
+                let _ = std::fs::write(self.state_file(DIED), "");
+                return Ok(Exit::Died(pid));
+            }
+            if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
+                next_cycle = Some(t + cycle);
+                for i in meter.cycle(pid, &self.st.resources) {
+                    let r = self.st.resources[i].clone();
+                    let text = format!(
+                        "{} {} {}{}",
+                        r.what,
+                        r.op,
+                        r.limit,
+                        if r.percent { "%" } else { "" }
+                    );
+                    match r.action.as_str() {
+                        "restart" => {
+                            self.report
+                                .warn(&format_args!("{}: {text}: restarting", self.st.name));
+                            self.stop(pid, Some(&pidfd));
+                            self.record_pid(None);
+                            let _ = std::fs::write(self.state_file(DIED), "");
+                            return Ok(Exit::Died(pid));
+                        }
+                        "stop" | "unmonitor" => {
+                            self.report
+                                .warn(&format_args!("{}: {text}: {}", self.st.name, r.action));
+                            let _ = std::fs::write(self.state_file("unmonitored"), "");
+                            let _ = tend_client::control::send(&self.dir, b"O");
+                            if r.action == "stop" {
+                                self.stop(pid, Some(&pidfd));
+                                self.record_pid(None);
+                                return Ok(Exit::Stopped);
+                            }
+                        }
+                        "exec" => {
+                            self.report.warn(&format_args!(
+                                "{}: {text}: running {}",
+                                self.st.name,
+                                r.argv.join(" ")
+                            ));
+                            let run = Run {
+                                argv: r.argv.clone(),
+                                uid: None,
+                                gid: None,
+                                timeout: DEFAULT_TIMEOUT,
+                            };
+                            if let Err(e) = spawn(&run) {
+                                self.report.warn(&e);
+                            }
+                        }
+                        _ => self.report.warn(&format_args!("{}: {text}", self.st.name)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Run the start program and wait for the daemon: its pid, or how it failed.
+    fn start(&mut self) -> Result<Result<i32, Exit>, Error> {
+        let Some(run) = self.st.start.clone() else {
+            // No start program: wait for the process to appear, as monit waits for
+            // someone else to start it.
+            return self
+                .wait_for_pid(None, None)
+                .map(|p| p.ok_or(Exit::Stopped));
+        };
+        let child = match spawn(&run) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(Exit::StartFailed(e))),
+        };
+        let deadline = Instant::now() + Duration::from_secs(u64::from(run.timeout));
+        let found = self.wait_for_pid(Some(child), Some(deadline))?;
+        // A start program still running past its timeout is killed, as monit does; one
+        // that exited was reaped already (then the kill finds nothing).
+        if found.is_none() {
+            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+            let _ = tend_sys::wait::wait(Some(child));
+        }
+        match found {
+            Some(pid) => {
+                let _ = std::fs::remove_file(self.state_file(START_FAILED));
+                Ok(Ok(pid))
+            }
+            None if self.stop_asked => Ok(Err(Exit::Stopped)),
+            None => {
+                let why = format!(
+                    "{}: no process within {} s of the start program",
+                    self.st
+                        .pidfile
+                        .as_deref()
+                        .or(self.st.matching.as_deref())
+                        .unwrap_or("?"),
+                    run.timeout
+                );
+                let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+                let _ = std::fs::write(self.state_file(START_FAILED), format!("{why}\n"));
+                self.alert("Execution failed", "alert", &why);
+                Ok(Err(Exit::StartFailed(why)))
+            }
+        }
+    }
+
+    /// Wait for the pidfile (or `matching`) to name a live process, watching the
+    /// pidfile's directory with inotify and the start program's exit; a stop request or
+    /// the deadline ends the wait.
+    fn wait_for_pid(
+        &mut self,
+        child: Option<Pid>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<i32>, Error> {
+        let ino = self.pidfile_watch();
+        // Without an inotify watch (no pidfile, or its directory does not exist yet),
+        // look again every 100 ms: only while starting, never once the daemon runs.
+        let tick = ino.is_none().then_some(Duration::from_millis(100));
+        loop {
+            if let Some(pid) = self.find() {
+                return Ok(Some(pid));
+            }
+            if self.stop_asked {
+                if let Some(c) = child {
+                    let _ = nix::sys::signal::kill(c, Signal::SIGTERM);
+                }
+                return Ok(None);
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                return Ok(None);
+            }
+            let next = match (deadline, tick) {
+                (Some(d), Some(t)) => Some(d.min(now + t)),
+                (d, t) => d.or(t.map(|t| now + t)),
+            };
+            let timeout = tend_sys::deadline::poll_timeout(next, now);
+            let mut fds = vec![PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
+            if let Some(fd) = &ino {
+                fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+            }
+            match poll(&mut fds, timeout) {
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(err("poll", e.desc())),
+            }
+            if let Some(fd) = &ino {
+                drain(fd);
+            }
+            self.signals();
+        }
+    }
+
+    fn pidfile_watch(&self) -> Option<OwnedFd> {
+        let p = Path::new(self.st.pidfile.as_deref()?);
+        let dir = p.parent()?;
+        use rustix::fs::inotify;
+        let fd =
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
+        inotify::add_watch(
+            &fd,
+            dir,
+            inotify::WatchFlags::CLOSE_WRITE
+                | inotify::WatchFlags::MOVED_TO
+                | inotify::WatchFlags::CREATE
+                | inotify::WatchFlags::MODIFY,
+        )
+        .ok()?;
+        Some(fd)
+    }
+
+    /// Stop the daemon: its stop program (or SIGTERM without one), then wait up to the
+    /// timeout for it to go.
+    fn stop(&mut self, pid: i32, pidfd: Option<&OwnedFd>) {
+        let timeout = self.st.stop.as_ref().map_or(DEFAULT_TIMEOUT, |r| r.timeout);
+        match &self.st.stop {
+            Some(run) => {
+                if let Err(e) = spawn(run) {
+                    self.report
+                        .warn(&format_args!("{}: stop program: {e}", self.st.name));
+                }
+            }
+            None => {
+                if let Some(fd) = pidfd {
+                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::TERM);
+                }
+            }
+        }
+        let Some(fd) = pidfd else { return };
+        let deadline = Instant::now() + Duration::from_secs(u64::from(timeout));
+        loop {
+            let now = Instant::now();
+            if now >= deadline {
+                self.report.warn(&format_args!(
+                    "{}: pid {pid} still runs {timeout} s after the stop program",
+                    self.st.name
+                ));
+                return;
+            }
+            let mut fds = [
+                PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
+                PollFd::new(fd.as_fd(), PollFlags::POLLIN),
+            ];
+            let _ = poll(
+                &mut fds,
+                tend_sys::deadline::poll_timeout(Some(deadline), now),
+            );
+            let gone = fds[1].any().unwrap_or(false);
+            self.signals();
+            if gone {
+                return;
+            }
+        }
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn drain(fd: &OwnedFd) {
+    let mut buf = [0u8; 1024];
+    while let Ok(n) = rustix::io::read(fd, &mut buf) {
+        if n == 0 {
+            break;
+        }
+    }
+}
+
+/// Tell tend-supervise the daemon is up: a newline on the notification fd (3, as the
+/// service's `notification-fd` says), then close it. No fd 3 (run by hand): nothing.
+fn notify_ready() {
+    if let Ok(fd) = tend_sys::fd::inherited(3) {
+        let _ = tend_sys::fd::write_all(fd, b"\n");
+        let _ = nix::unistd::close(fd.as_raw_fd());
+    }
+}
+
+/// Before anything is spawned: fd 3 (the notification pipe) is not for the start
+/// program's daemon, which would otherwise hold it open for its whole life.
+pub fn keep_notification_fd_private() {
+    if let Ok(fd) = tend_sys::fd::inherited(3) {
+        let _ = nix::fcntl::fcntl(
+            fd.as_raw_fd(),
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_round_trip() {
+        let st = Settings {
+            name: "web".into(),
+            pidfile: Some("/run/web.pid".into()),
+            matching: None,
+            start: Some(Run {
+                argv: vec!["/bin/sh".into(), "-c".into(), "echo a b".into()],
+                uid: Some(1000),
+                gid: Some(1000),
+                timeout: 60,
+            }),
+            stop: Some(Run {
+                argv: vec!["/bin/kill".into()],
+                uid: None,
+                gid: None,
+                timeout: 30,
+            }),
+            restart_limit: Some((
+                3,
+                30,
+                LimitAction::Exec(vec!["/bin/x".into(), "a b".into()]),
+            )),
+            resources: vec![crate::resource::Rule {
+                what: "totalmem".into(),
+                op: ">".into(),
+                limit: 102400.0,
+                percent: false,
+                cycles: (3, 5),
+                action: "exec".into(),
+                argv: vec!["/bin/drain".into()],
+            }],
+            cycle: 10,
+            mail: crate::alert::Mail {
+                recipients: vec!["agent@local".into()],
+                servers: vec!["127.0.0.1:2825".into()],
+                from: Some("monit@localhost".into()),
+                subject: Some("Monit Alert".into()),
+                message: Some("Service: $SERVICE\nEvent: $EVENT".into()),
+                queue: Some("/var/vcap/monit/events".into()),
+            },
+        };
+        assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
+    }
+
+    #[test]
+    fn pidfile_refuses_pid_1_and_garbage() {
+        let d = std::env::temp_dir().join(format!("tend-monit-pid-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("p.pid");
+        std::fs::write(&f, "1\n").unwrap();
+        assert!(pid_from_file(&f, None).is_err());
+        std::fs::write(&f, "garbage\n").unwrap();
+        assert!(pid_from_file(&f, None).is_err());
+        std::fs::write(&f, "").unwrap();
+        assert_eq!(pid_from_file(&f, None), Ok(None));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
