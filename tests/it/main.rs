@@ -14,6 +14,7 @@ mod log;
 mod multicall;
 mod packaging;
 mod parity;
+mod rc;
 mod scan;
 mod summary;
 mod supervise;
