@@ -50,6 +50,7 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
             names: Vec::new(),
             dry_run: false,
             timeout: None,
+            tick: None,
         },
         operands: parsed.operands,
     };
@@ -110,6 +111,8 @@ struct Reporter {
     tty: bool,
     verbosity: u32,
     shown: bool,
+    drawn: Option<std::time::Instant>,
+    last_done: usize,
 }
 
 impl Reporter {
@@ -133,12 +136,35 @@ impl Reporter {
                     format_args!("{} {what} ({} ms)", name(i), took.as_millis()),
                 );
             }
-            Event::Progress(done, total, waiting) if self.tty && self.verbosity >= 1 => {
-                let mut line = format!("\rtend-rc: {done}/{total} done");
-                if let Some(w) = waiting
+            Event::Progress {
+                done,
+                total,
+                up,
+                waiting,
+            } if self.tty && self.verbosity >= 1 => {
+                // Redrawn at most ten times a second, and at every service done.
+                let now = std::time::Instant::now();
+                if *done == self.last_done
+                    && self
+                        .drawn
+                        .is_some_and(|t| now - t < Duration::from_millis(100))
+                {
+                    return;
+                }
+                self.drawn = Some(now);
+                self.last_done = *done;
+                let mut line = format!(
+                    "\rtend-rc: {done}/{total} {}",
+                    if *up { "up" } else { "down" }
+                );
+                if let Some((w, d)) = waiting
                     && done < total
                 {
-                    line.push_str(&format!(", waiting for {}", name(w)));
+                    line.push_str(&format!(
+                        ", waiting for {} ({:.1} s)",
+                        name(w),
+                        d.as_secs_f64()
+                    ));
                 }
                 line.push_str("\x1b[K");
                 let mut err = std::io::stderr().lock();
@@ -213,11 +239,19 @@ pub fn main() {
 }
 
 fn change(opened: &tend_rc::Opened, ask: &Ask, verbosity: u32) {
+    let tty = std::io::stderr().is_terminal();
     let mut r = Reporter {
-        tty: std::io::stderr().is_terminal(),
+        tty,
         verbosity,
         shown: false,
+        drawn: None,
+        last_done: usize::MAX,
     };
+    let mut ask = ask.clone();
+    if tty && verbosity >= 1 {
+        ask.tick = Some(Duration::from_millis(100));
+    }
+    let ask = &ask;
     let result = tend_rc::change(opened, ask, &mut |e, g| r.event(e, g));
     r.clear();
     match result.unwrap_or_else(|f| fail(f)) {

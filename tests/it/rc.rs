@@ -1253,7 +1253,10 @@ fn killed_mid_transition_the_next_run_finishes() {
         t.longrun("daemon", &["slow"], "sleep 1000");
     });
     let mut c = cmd("tend-rc");
-    c.arg("-l").arg(&tt.live).args(["-u", "change", "daemon"]);
+    c.arg("-l")
+        .arg(&tt.live)
+        .args(["-u", "change", "daemon"])
+        .stderr(std::process::Stdio::null());
     let mut d = Daemon::start(c);
     wait_until(PATIENCE * 3, "slow to start", || {
         t.lines().contains(&"up slow".to_string()).then_some(())
@@ -1295,13 +1298,22 @@ fn killed_mid_transition_the_next_run_finishes() {
         1,
         "{lines:?}"
     );
-    // Killed while a longrun came up: the next run sees it up from its supervisor.
+    // Killed once a longrun was sent up: the next run sees it up from its supervisor and
+    // leaves it running.
     assert_code(&tt.rc(&["-d", "change", "daemon"]), 0);
     let mut c = cmd("tend-rc");
-    c.arg("-l").arg(&tt.live).args(["-u", "change", "daemon"]);
+    c.arg("-l")
+        .arg(&tt.live)
+        .args(["-u", "change", "daemon"])
+        .stderr(std::process::Stdio::null());
     let mut d = Daemon::start(c);
-    d.wait_exit(PATIENCE * 3);
-    assert_eq!(status(&tt.live.join("servicedirs/daemon")).pid != 0, true);
+    let dir = tt.live.join("servicedirs/daemon");
+    let r = wait_status(&dir, "daemon up and ready", |r| r.pid != 0 && r.ready);
+    d.signal(nix::sys::signal::Signal::SIGKILL);
+    d.wait_exit(PATIENCE);
+    assert!(tt.list(&["-a"]).contains("daemon"));
+    assert_code(&tt.rc(&["-u", "change", "daemon"]), 0);
+    assert_eq!(status(&dir).pid, r.pid, "not restarted");
 }
 
 #[test]
@@ -1375,9 +1387,8 @@ fn pipeline_pipe_is_held_across_restarts() {
     assert_code(&tt.rc(&["-da", "change"]), 0);
     let downs: Vec<String> = _t.lines()[seen..]
         .iter()
-        .cloned()
-        .into_iter()
         .filter(|l| l.starts_with("down"))
+        .cloned()
         .collect();
     assert_eq!(downs, vec!["down prod", "down cons"]);
 }
@@ -1429,6 +1440,7 @@ fn progress_on_a_terminal() {
     let (_sc, _t, tt, _k) = tend_tree("rc-tty", |t, _| {
         t.oneshot("a", &[]);
         t.oneshot("b", &["a"]);
+        t.file("b/up", "sleep 0.5\n");
     });
     let cmdline = format!("{} -l {} -u change b", s(&bin("tend-rc")), s(&tt.live));
     let o = run({
@@ -1438,9 +1450,32 @@ fn progress_on_a_terminal() {
     });
     assert_code(&o, 0);
     let out = text(&o.stdout);
-    assert!(out.contains("\rtend-rc: 1/2 done"), "{out:?}");
+    assert!(out.contains("\rtend-rc: 1/2 up"), "{out:?}");
+    assert!(
+        out.contains(", waiting for b (0."),
+        "the line shows what is awaited, and for how long: {out:?}"
+    );
     assert!(
         !out.contains("tend-rc: info:"),
         "no per-service lines on a terminal: {out:?}"
+    );
+}
+
+#[test]
+fn overall_timeout_exits_2_and_the_next_run_finishes() {
+    let (_sc, _t, tt, _k) = tend_tree("rc-t", |t, _| {
+        t.oneshot("slow", &[]);
+        t.file("slow/up", "sleep 2\n");
+        t.oneshot("after", &["slow"]);
+    });
+    let o = tt.rc(&["-t", "300", "-u", "change", "after"]);
+    assert_code(&o, 2);
+    assert!(text(&o.stderr).contains("timed out"), "{}", text(&o.stderr));
+    assert!(tt.list(&["-a"]).is_empty());
+    let o = tt.rc(&["-u", "change", "after"]);
+    assert_code(&o, 0);
+    assert_eq!(
+        tt.list(&["-a"]),
+        ["after", "slow"].iter().map(|s| s.to_string()).collect()
     );
 }

@@ -26,8 +26,14 @@ pub enum Event {
     Started(usize, Duration),
     Stopped(usize, Duration),
     Failed(usize, String),
-    /// Progress: done so far, total, and what is being waited for.
-    Progress(usize, usize, Option<usize>),
+    /// Progress: done so far, of how many, which way, and the longest-running
+    /// transition with how long it has run.
+    Progress {
+        done: usize,
+        total: usize,
+        up: bool,
+        waiting: Option<(usize, Duration)>,
+    },
 }
 
 /// How a run ended.
@@ -86,6 +92,8 @@ pub struct Engine<'a> {
     pub live: &'a Live,
     pub up: Vec<bool>,
     pub deadline: Option<Instant>,
+    /// Wake this often to report progress (a terminal's line shows a running clock).
+    pub tick: Option<Duration>,
     runs: Vec<Run>,
     stopping: Vec<bool>,
     starting: Vec<bool>,
@@ -111,6 +119,7 @@ impl<'a> Engine<'a> {
             live,
             up,
             deadline,
+            tick: None,
             runs: Vec::new(),
             stopping: Vec::new(),
             starting: Vec::new(),
@@ -165,10 +174,25 @@ impl<'a> Engine<'a> {
                 let finished = (0..n)
                     .filter(|&i| set[i] && matches!(self.runs[i], Run::Done | Run::Failed))
                     .count();
-                if finished != done {
+                if finished != done || self.tick.is_some() {
                     done = finished;
+                    let now = Instant::now();
+                    let waiting = active
+                        .iter()
+                        .filter_map(|&i| match &self.runs[i] {
+                            Run::Script { began, .. } | Run::Longrun { began, .. } => {
+                                Some((i, now.saturating_duration_since(*began)))
+                            }
+                            _ => None,
+                        })
+                        .max_by_key(|&(_, d)| d);
                     report(
-                        &Event::Progress(done, total, active.first().copied()),
+                        &Event::Progress {
+                            done,
+                            total,
+                            up: phase,
+                            waiting,
+                        },
                         self.g,
                     );
                 }
@@ -190,19 +214,18 @@ impl<'a> Engine<'a> {
                     self.outcome.timed_out = true;
                     return Ok(self.outcome);
                 }
-                let mut wake = self.deadline;
+                let mut wake = match (self.deadline, self.tick) {
+                    (Some(d), Some(t)) => Some(d.min(now + t)),
+                    (d, t) => d.or(t.map(|t| now + t)),
+                };
                 for &i in &active {
                     let d = match &self.runs[i] {
                         Run::Script { deadline, .. } => *deadline,
                         // A longrun coming up is looked at now and then for a spawn error,
                         // which sends no event.
                         Run::Longrun { deadline, .. } => {
-                            let tick =
-                                Some(now + Duration::from_millis(if phase { 250 } else { 1000 }));
-                            match deadline {
-                                Some(d) => Some((*d).min(tick.unwrap_or(*d))),
-                                None => tick,
-                            }
+                            let tick = now + Duration::from_millis(if phase { 250 } else { 1000 });
+                            Some(deadline.map_or(tick, |d| d.min(tick)))
                         }
                         _ => None,
                     };

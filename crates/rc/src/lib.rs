@@ -351,6 +351,8 @@ pub struct Ask {
     pub names: Vec<String>,
     pub dry_run: bool,
     pub timeout: Option<Duration>,
+    /// Report progress this often (for a terminal's progress line).
+    pub tick: Option<Duration>,
 }
 
 fn selection(g: &Graph, names: &[String]) -> Result<Vec<usize>, Fail> {
@@ -411,7 +413,8 @@ pub fn change(
         return Ok(Changed::Plan(lines));
     }
     let deadline = ask.timeout.map(|t| start + t);
-    let e = Engine::new(g, &o.live, up, deadline)?;
+    let mut e = Engine::new(g, &o.live, up, deadline)?;
+    e.tick = ask.tick;
     Ok(Changed::Done(e.run(&p, report)?))
 }
 
