@@ -80,7 +80,7 @@ one_s6() {
     local n=$1 r=$2 d="$work/s6-$1-$2" t0 t1 c i u dn mem pid
     mkdir -p "$d/scan"
     gen "$d/src" "$n"
-    s6-svscan "$d/scan" >/dev/null 2>&1 & pid=$!; PIDS+=("$pid")
+    s6-svscan -c $(( n + 100 )) "$d/scan" >/dev/null 2>&1 & pid=$!; PIDS+=("$pid")
     wait_scanner "$d/scan"
     t0=$(now_ms); "$S6RC/s6-rc-compile" "$d/db" "$d/src"; t1=$(now_ms); c=$(( t1 - t0 ))
     t0=$(now_ms); "$S6RC/s6-rc-init" -c "$d/db" -l "$d/live" "$d/scan"; t1=$(now_ms); i=$(( t1 - t0 ))
@@ -96,7 +96,7 @@ one_tend() {
     local n=$1 r=$2 d="$work/tend-$1-$2" t0 t1 i u dn mem pid
     mkdir -p "$d/scan"
     gen "$d/src" "$n"
-    tend-svscan "$d/scan" >/dev/null 2>&1 & pid=$!; PIDS+=("$pid")
+    tend-svscan -c $(( n + 100 )) "$d/scan" >/dev/null 2>&1 & pid=$!; PIDS+=("$pid")
     wait_scanner "$d/scan"
     t0=$(now_ms); tend-rc init -l "$d/live" -c "$d/src" "$d/scan"; t1=$(now_ms); i=$(( t1 - t0 ))
     t0=$(now_ms); tend-rc -v 0 -l "$d/live" -u change all; t1=$(now_ms); u=$(( t1 - t0 ))
