@@ -1462,6 +1462,30 @@ fn progress_on_a_terminal() {
 }
 
 #[test]
+fn diff_names_a_longrun_its_supervisor_disagrees_on() {
+    let (_sc, _t, tt, _k) = tend_tree("rc-diff", |t, _| {
+        t.longrun("l", &[], "sleep 1000");
+        t.longrun("m", &[], "sleep 1000");
+    });
+    assert_code(&tt.rc(&["-u", "change", "l"]), 0);
+    let o = tt.rc(&["diff"]);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "");
+    // Down behind tend-rc's back, and up behind it.
+    assert_code(
+        &tend("tend-svc", ["-wD", "-d", s(&tt.live.join("servicedirs/l"))]),
+        0,
+    );
+    assert_code(
+        &tend("tend-svc", ["-u", s(&tt.live.join("servicedirs/m"))]),
+        0,
+    );
+    let o = tt.rc(&["diff"]);
+    assert_code(&o, 1);
+    assert_eq!(text(&o.stdout), "-l\n+m\n");
+}
+
+#[test]
 fn overall_timeout_exits_2_and_the_next_run_finishes() {
     let (_sc, _t, tt, _k) = tend_tree("rc-t", |t, _| {
         t.oneshot("slow", &[]);
