@@ -931,6 +931,40 @@ fn tend_tree(
     (sc, t, tt, k)
 }
 
+/// tend-init's way: its own internal definitions in one source, the image's in another,
+/// read as their union; `top` (internal) holds the image's `user` bundle.
+#[test]
+fn two_sources_read_as_their_union() {
+    let sc = Scratch::new("rc-union");
+    let _k = KillUnder(sc.path.clone());
+    let log = sc.join("log");
+    let mut internal = Tree::new(sc.join("internal"), log.clone());
+    let mut image = Tree::new(sc.join("image"), log.clone());
+    internal.oneshot("base", &[]);
+    image.oneshot("init-app", &["base"]);
+    image.longrun("svc-app", &["init-app"], "sleep 1000");
+    image.bundle("user", &["init-app", "svc-app"]);
+    internal.bundle("top", &["base", "user"]);
+    let tt = TendTree::init(&sc, &[&internal.src, &image.src]);
+    assert_code(&tt.rc(&["-u", "change", "top"]), 0);
+    assert_eq!(
+        tt.list(&["-a"]),
+        ["base", "init-app", "svc-app"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+    assert_eq!(
+        internal.lines(),
+        vec!["up base", "up init-app", "up svc-app"]
+    );
+    assert_code(&tt.rc(&["-da", "change"]), 0);
+    assert_eq!(
+        internal.lines()[3..].to_vec(),
+        vec!["down svc-app", "down init-app", "down base"]
+    );
+}
+
 #[test]
 fn unknown_names_exit_3_and_nothing_changes() {
     let (_sc, _t, tt, _k) = tend_tree("rc-unknown", |t, _| t.oneshot("a", &[]));

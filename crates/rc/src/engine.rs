@@ -451,11 +451,10 @@ impl<'a> Engine<'a> {
         report: &mut dyn FnMut(&Event, &Graph),
     ) {
         let a = &self.g.atoms[i];
-        if let Kind::Oneshot { down, .. } = &a.def.kind {
+        if let Kind::Oneshot { .. } = &a.def.kind {
             let marker = self.live.oneshot_marker(a.name());
             if up {
                 let text = std::fs::read(a.def.dir.join("down")).unwrap_or_default();
-                let _ = down;
                 let _ = crate::live::write_atomic(&marker, &text, 0o644);
             } else {
                 let _ = std::fs::remove_file(&marker);

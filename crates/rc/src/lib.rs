@@ -198,7 +198,7 @@ pub struct Sync {
 /// Move the live tree to the definitions just read: new longruns get their service
 /// directories (down), removed services are brought down and removed, changed longruns
 /// are rewritten in place (no restart, as s6-rc-update), what is unchanged is untouched.
-pub fn sync(o: &Opened, report: &mut dyn FnMut(&Event, &Graph)) -> Result<Sync, Fail> {
+pub fn sync(o: &Opened) -> Result<Sync, Fail> {
     let (live, g) = (&o.live, &o.graph);
     let old = live.defs();
     let mut s = Sync {
@@ -300,7 +300,6 @@ pub fn sync(o: &Opened, report: &mut dyn FnMut(&Event, &Graph)) -> Result<Sync, 
             s.restart[i] = true;
         }
     }
-    let _ = report;
     Ok(s)
 }
 
@@ -382,7 +381,7 @@ pub fn change(
     let (restart, restore) = if ask.dry_run {
         (vec![false; g.atoms.len()], Vec::new())
     } else {
-        let s = sync(o, report)?;
+        let s = sync(o)?;
         (s.restart, s.restore)
     };
     let up = engine::current(g, &o.live);
