@@ -1511,7 +1511,7 @@ fn diff_names_a_longrun_its_supervisor_disagrees_on() {
         0,
     );
     assert_code(
-        &tend("tend-svc", ["-u", s(&tt.live.join("servicedirs/m"))]),
+        &tend("tend-svc", ["-wu", "-u", s(&tt.live.join("servicedirs/m"))]),
         0,
     );
     let o = tt.rc(&["diff"]);
