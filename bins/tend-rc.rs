@@ -124,8 +124,9 @@ impl Reporter {
                 PROG.warn(format_args!("{} failed: {why}", name(i)));
             }
             Event::Started(i, took) | Event::Stopped(i, took)
-                if !self.tty && self.verbosity >= 1 =>
+                if (!self.tty && self.verbosity >= 1) || self.verbosity >= 2 =>
             {
+                self.clear();
                 let what = if matches!(e, Event::Started(..)) {
                     "up"
                 } else {

@@ -1202,6 +1202,9 @@ fn a_second_run_sees_the_state_and_does_nothing() {
     let (_sc, t, tt, _k) = tend_tree("rc-idem", |t, _| {
         t.oneshot("a", &[]);
         t.longrun("l", &["a"], "sleep 1000");
+        // A longrun's down and log/ in the source are ignored, as s6-rc-compile ignores them.
+        t.file("l/down", "");
+        t.script("l/log/run", "#!/bin/sh\nexec cat\n");
     });
     assert_code(&tt.rc(&["-u", "change", "l"]), 0);
     let pid = status(&tt.live.join("servicedirs/l")).pid;
@@ -1211,6 +1214,7 @@ fn a_second_run_sees_the_state_and_does_nothing() {
     assert_eq!(t.lines(), vec!["up a", "up l"]);
     // The s6 tools see the tree: the longrun is linked into the scan directory.
     assert!(tt.fleet.svc("l").join("supervise/status").exists());
+    assert!(!tt.live.join("servicedirs/l/log").exists());
 }
 
 #[test]
