@@ -1523,6 +1523,25 @@ fn diff_names_a_longrun_its_supervisor_disagrees_on() {
     assert_eq!(text(&o.stdout), "-l\n+m\n");
 }
 
+/// A longrun that crashed and is between two restarts is not "up", but everything down
+/// must still stop it.
+#[test]
+fn all_down_stops_a_longrun_between_restarts() {
+    let (_sc, _t, tt, _k) = tend_tree("rc-crashing", |t, _| {
+        t.longrun("flaky", &[], "sleep 1000");
+    });
+    assert_code(&tt.rc(&["-u", "change", "flaky"]), 0);
+    let dir = tt.live.join("servicedirs/flaky");
+    write(&dir.join("run"), "#!/bin/sh\nexit 1\n", true);
+    assert_code(&tend("tend-svc", ["-k", s(&dir)]), 0);
+    wait_status(&dir, "flaky crashing", |r| r.pid == 0 || r.finishing);
+    let o = tt.rc(&["-da", "change"]);
+    assert_code(&o, 0);
+    let r = wait_status(&dir, "flaky down", |r| r.pid == 0 && !r.finishing);
+    assert!(!r.want_up, "the supervisor will not restart it: {r:?}");
+    assert!(dir.join("down").exists());
+}
+
 #[test]
 fn overall_timeout_exits_2_and_the_next_run_finishes() {
     let (_sc, _t, tt, _k) = tend_tree("rc-t", |t, _| {

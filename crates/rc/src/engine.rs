@@ -66,6 +66,26 @@ pub fn current(g: &Graph, live: &Live) -> Vec<bool> {
         .collect()
 }
 
+/// Every atom that may be up or coming up: a oneshot recorded up; a longrun whose
+/// supervisor runs it, means to (restarting after a crash), or has no `down` file. What
+/// goes down is chosen from this, so a longrun caught between two restarts is not
+/// forgotten at shutdown.
+pub fn astir(g: &Graph, live: &Live) -> Vec<bool> {
+    g.atoms
+        .iter()
+        .map(|a| match &a.def.kind {
+            Kind::Oneshot { .. } => live.oneshot_up(a.name()),
+            Kind::Longrun(_) => {
+                let dir = live.servicedir(a.name());
+                let rec = StatusRecord::read(&dir).ok();
+                rec.is_some_and(|r| r.is_up() || r.want_up || r.finishing)
+                    || (rec.is_some() && !dir.join("down").exists())
+            }
+            Kind::Bundle { .. } => false,
+        })
+        .collect()
+}
+
 enum Run {
     Waiting,
     /// A oneshot's script: the step running and its process group.
@@ -94,6 +114,8 @@ pub struct Engine<'a> {
     pub deadline: Option<Instant>,
     /// Wake this often to report progress (a terminal's line shows a running clock).
     pub tick: Option<Duration>,
+    /// The state the starts go by (up and ready), where `up` (astir) chose the stops.
+    pub strict: Option<Vec<bool>>,
     runs: Vec<Run>,
     stopping: Vec<bool>,
     starting: Vec<bool>,
@@ -120,6 +142,7 @@ impl<'a> Engine<'a> {
             up,
             deadline,
             tick: None,
+            strict: None,
             runs: Vec::new(),
             stopping: Vec::new(),
             starting: Vec::new(),
@@ -147,6 +170,13 @@ impl<'a> Engine<'a> {
         .map_err(|e| tend_sys::Error::new("create signalfd", e))?;
         for phase in [false, true] {
             let n = self.g.atoms.len();
+            if phase && let Some(strict) = self.strict.take() {
+                for i in 0..n {
+                    if !plan.stop[i] {
+                        self.up[i] = strict[i];
+                    }
+                }
+            }
             let set = if phase { &plan.start } else { &plan.stop };
             self.runs = (0..n)
                 .map(|i| if set[i] { Run::Waiting } else { Run::Done })

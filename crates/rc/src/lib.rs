@@ -384,18 +384,20 @@ pub fn change(
         let s = sync(o)?;
         (s.restart, s.restore)
     };
+    // Starts go by what is up and ready; stops by what may be up (astir).
     let up = engine::current(g, &o.live);
+    let astir = engine::astir(g, &o.live);
     let mut req = Request {
         direction: ask.direction,
         prune: ask.prune,
         selection: sel,
         active: ask.active,
     };
-    let mut p = plan::plan(g, &up, &req, &restart);
     if !restore.is_empty() && ask.direction == Direction::Up {
         req.selection.extend(restore);
-        p = plan::plan(g, &up, &req, &restart);
     }
+    let mut p = plan::plan(g, &up, &req, &restart);
+    p.stop = plan::plan(g, &astir, &req, &restart).stop;
     if ask.dry_run {
         let order = plan::order(g);
         let mut lines = Vec::new();
@@ -412,8 +414,9 @@ pub fn change(
         return Ok(Changed::Plan(lines));
     }
     let deadline = ask.timeout.map(|t| start + t);
-    let mut e = Engine::new(g, &o.live, up, deadline)?;
+    let mut e = Engine::new(g, &o.live, astir, deadline)?;
     e.tick = ask.tick;
+    e.strict = Some(up);
     Ok(Changed::Done(e.run(&p, report)?))
 }
 
