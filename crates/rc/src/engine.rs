@@ -171,9 +171,9 @@ impl<'a> Engine<'a> {
         for phase in [false, true] {
             let n = self.g.atoms.len();
             if phase && let Some(strict) = self.strict.take() {
-                for i in 0..n {
+                for (i, &ready) in strict.iter().enumerate() {
                     if !plan.stop[i] {
-                        self.up[i] = strict[i];
+                        self.up[i] = ready;
                     }
                 }
             }
