@@ -34,6 +34,8 @@ mod packaging;
 mod parity;
 // runit's front ends (tend-chpst, tend-sv) and runit service directories, beside runit's programs.
 mod runit;
+// tend-rc: s6-rc source directories brought up and down, beside the real s6-rc.
+mod rc;
 // tend-svscan and tend-svscanctl against s6-svscan's specification.
 mod scan;
 // tend-summary's three formats on a mixed set of services.
