@@ -25,6 +25,7 @@
 //! service manager with dependencies (services start together, as in a scan directory).
 
 pub mod guest;
+pub mod overlay;
 mod reaper;
 mod services;
 pub mod settings;
@@ -84,12 +85,19 @@ fn in_container(env: &[(OsString, OsString)]) -> bool {
 /// guest's, never a container's) and the environment. A kernel's PID 1 starts without
 /// /proc: that is how `-m auto` knows it is a guest.
 pub fn start(
+    argv0: &OsStr,
     opts: &[(char, Option<OsString>)],
     command: &[OsString],
     env: &[(OsString, OsString)],
     say: &dyn Warn,
 ) -> Result<i32, Failure> {
     let pid1 = std::process::id() == 1;
+    // A VM's PID 1 is never s6-overlay's /init (and must not exit over a bad setting).
+    if (!pid1 || in_container(env))
+        && let Some(code) = start_overlay(argv0, opts, command, env, say)?
+    {
+        return Ok(code);
+    }
     let kernel = pid1 && !Path::new("/proc/self").exists();
     let mut mounted = Vec::new();
     if kernel {
@@ -127,6 +135,30 @@ pub fn start(
             .map_err(Failure::System);
     }
     guest::boot_run_shutdown(&settings, &mut mounted, command, say)
+}
+
+/// s6-overlay's /init (`-o`, else run as `init` over an image with its layout): the
+/// S6_* variables translated, the stages in s6-overlay's order. None: not this mode.
+fn start_overlay(
+    argv0: &OsStr,
+    opts: &[(char, Option<OsString>)],
+    command: &[OsString],
+    env: &[(OsString, OsString)],
+    say: &dyn Warn,
+) -> Result<Option<i32>, Failure> {
+    let first = Settings::resolve(opts, env, !command.is_empty()).map_err(Failure::Usage)?;
+    let layout = overlay::Layout::detect(Path::new("/"));
+    if !overlay::wanted(first.overlay, argv0, &layout) {
+        return Ok(None);
+    }
+    let (env, ov, warnings) = overlay::translate(env, layout);
+    for w in warnings {
+        say.say("warning", &format_args!("{w}"));
+    }
+    let settings = Settings::resolve(opts, &env, !command.is_empty()).map_err(Failure::Usage)?;
+    overlay::run(&settings, &ov, command, say)
+        .map(Some)
+        .map_err(Failure::System)
 }
 
 /// The one place an exec failure of the command becomes a message and an exit code
@@ -177,6 +209,17 @@ struct Init<'a> {
     /// The environment is still to be saved: nothing reads it before the command starts
     /// (no init.d script, no service), so the command is not kept waiting for it.
     env_deferred: bool,
+    /// s6-overlay's catch-all logger (S6_LOGGING): the write end of its pipe, which the
+    /// tree's children get as stdout and stderr.
+    catch_all: Option<std::os::fd::OwnedFd>,
+    /// The catch-all logger's pid while it runs.
+    logger: Option<Pid>,
+    /// The command's output goes to the catch-all logger as well (S6_LOGGING=1).
+    log_command: bool,
+    /// No info lines (S6_VERBOSITY below 2).
+    quiet: bool,
+    /// s6-overlay's legacy services (services.d) now in the scan directory.
+    legacy: Vec<OsString>,
 }
 
 /// Run init through all its stages; the exit code is the command's (128+N when killed by
@@ -253,6 +296,11 @@ impl<'a> Init<'a> {
             guest,
             action: None,
             env_deferred: false,
+            catch_all: None,
+            logger: None,
+            log_command: false,
+            quiet: false,
+            legacy: Vec::new(),
         })
     }
 
@@ -276,7 +324,9 @@ impl<'a> Init<'a> {
 
 impl Init<'_> {
     fn info(&mut self, msg: fmt::Arguments<'_>) {
-        self.say.say("info", &msg);
+        if !self.quiet {
+            self.say.say("info", &msg);
+        }
     }
 
     /// A guest's console line for each stage (a container's stderr stays as it was).

@@ -175,6 +175,8 @@ impl Init<'_> {
                     } else if self.script == Some(pid) {
                         self.script = None;
                         self.script_code = Some(code);
+                    } else if self.logger == Some(pid) {
+                        self.logger = None;
                     }
                 }
                 Err(Errno::ECHILD) => {

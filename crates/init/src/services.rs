@@ -86,7 +86,7 @@ impl Init<'_> {
     }
 
     /// Start tend-svscan on `dst`, off the terminal; false if it could not be started.
-    fn spawn_scanner(&mut self, dst: &Path) -> bool {
+    pub(crate) fn spawn_scanner(&mut self, dst: &Path) -> bool {
         let argv = [OsString::from(SCANNER), dst.as_os_str().to_os_string()];
         let prepared = Prepared::new(&argv, &self.env).map(|mut p| {
             p.prefer_beside_self(OsStr::new(SCANNER));
@@ -100,12 +100,14 @@ impl Init<'_> {
             nix::sys::stat::Mode::empty(),
         )
         .ok();
+        let mut fds: Vec<(i32, i32)> = null
+            .iter()
+            .map(|fd: &OwnedFd| (fd.as_raw_fd(), 0))
+            .collect();
+        fds.extend(self.catch_all_fds());
         let opts = SpawnOptions {
             setpgid: true,
-            fds: null
-                .iter()
-                .map(|fd: &OwnedFd| (fd.as_raw_fd(), 0))
-                .collect(),
+            fds,
             ..Default::default()
         };
         match prepared
@@ -131,7 +133,7 @@ impl Init<'_> {
     /// Subscribe to every service's `event/` before its supervisor exists (as s6-svwait
     /// does: tend-supervise keeps an existing fifodir), so that no transition is missed.
     /// None if one subscription fails: the wait then looks every 20 ms instead.
-    fn subscribe(services: &[tree::Service]) -> Option<Vec<Subscription>> {
+    pub(crate) fn subscribe(services: &[tree::Service]) -> Option<Vec<Subscription>> {
         let gid = nix::unistd::getegid();
         let mut subs = Vec::with_capacity(services.len());
         for s in services {
@@ -144,7 +146,11 @@ impl Init<'_> {
 
     /// Wait until every service (and its logger) is up, or ready where it has a
     /// notification-fd; name those that are not when the limit passes.
-    fn wait_for_services(&mut self, services: &[tree::Service], subs: Option<Vec<Subscription>>) {
+    pub(crate) fn wait_for_services(
+        &mut self,
+        services: &[tree::Service],
+        subs: Option<Vec<Subscription>>,
+    ) {
         let start = Instant::now();
         let deadline = self.settings.services_wait.map(|w| start + w);
         let tick = subs.is_none().then_some(Duration::from_millis(20));

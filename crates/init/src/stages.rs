@@ -93,14 +93,30 @@ impl Init<'_> {
     /// Run one script to its end (or until `limit`, then SIGKILL it): its exit code,
     /// 128+N if killed, 126/127 if it could not be run.
     pub(crate) fn run_script(&mut self, path: &Path, limit: Option<Duration>) -> i32 {
-        let argv = [path.as_os_str().to_os_string()];
-        let spawned = Prepared::new(&argv, &self.env)
+        self.run_program(&[path.as_os_str().to_os_string()], limit)
+    }
+
+    /// As `run_script`, for a whole command line (argv[0] searched on PATH, then beside
+    /// our own executable when it is one of ours).
+    pub(crate) fn run_program(&mut self, argv: &[OsString], limit: Option<Duration>) -> i32 {
+        let prog = argv[0].clone();
+        let opts = SpawnOptions {
+            fds: self.catch_all_fds(),
+            ..Default::default()
+        };
+        let spawned = Prepared::new(argv, &self.env)
+            .map(|mut p| {
+                if prog.as_bytes().starts_with(b"tend-") {
+                    p.prefer_beside_self(&prog);
+                }
+                p
+            })
             .map_err(SpawnError::Exec)
-            .and_then(|p| spawn(&p, &SpawnOptions::default()));
+            .and_then(|p| spawn(&p, &opts));
         let pid = match spawned {
             Ok(pid) => pid,
             Err(SpawnError::Exec(e)) => {
-                let (msg, code) = exec_failure(path.as_os_str(), self.path(), e);
+                let (msg, code) = exec_failure(&prog, self.path(), e);
                 self.warn(format_args!("{msg}"));
                 return code;
             }
@@ -115,13 +131,25 @@ impl Init<'_> {
         if !self.wait_while(deadline, |i| i.script.is_some()) {
             self.warn(format_args!(
                 "{} still running after {} ms: killing it",
-                path.display(),
+                Path::new(&prog).display(),
                 limit.unwrap_or_default().as_millis()
             ));
             let _ = kill(pid, Signal::SIGKILL);
             self.wait_while(None, |i| i.script.is_some());
         }
         self.script_code.unwrap_or(SYSTEM)
+    }
+
+    /// Where the catch-all logger (s6-overlay's S6_LOGGING) takes stdout and stderr: the
+    /// moves for a child's spawn, none without it.
+    pub(crate) fn catch_all_fds(&self) -> Vec<(i32, i32)> {
+        match &self.catch_all {
+            Some(fd) => {
+                use std::os::fd::AsRawFd;
+                vec![(fd.as_raw_fd(), 1), (fd.as_raw_fd(), 2)]
+            }
+            None => Vec::new(),
+        }
     }
 
     pub(crate) fn stage2(&mut self, command: &[OsString]) {
@@ -141,6 +169,12 @@ impl Init<'_> {
         let opts = SpawnOptions {
             setpgid: true,
             foreground: self.tty.then_some(0),
+            // S6_LOGGING=1: the command's output goes to the catch-all logger too.
+            fds: if self.log_command {
+                self.catch_all_fds()
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         };
         let spawned = Prepared::new(command, &self.env)
@@ -170,13 +204,24 @@ impl Init<'_> {
         }
     }
 
+    /// Stage 3 as named steps: the finish scripts, then the tree.
     pub(crate) fn stage3(&mut self) {
         self.stopping = true;
+        self.take_terminal_back();
+        self.finish_scripts();
+        self.stop_tree();
+    }
+
+    /// The command's group may have kept the terminal; take it back (SIGTTOU is blocked)
+    /// so the finish scripts can use it.
+    pub(crate) fn take_terminal_back(&mut self) {
         if self.tty {
-            // The command's group may have kept the terminal; take it back (SIGTTOU is
-            // blocked) so the finish scripts can use it.
             let _ = nix::unistd::tcsetpgrp(std::io::stdin().as_fd(), nix::unistd::getpgrp());
         }
+    }
+
+    /// The finish.d scripts, each bounded by the finish time.
+    pub(crate) fn finish_scripts(&mut self) {
         let dir = self.settings.finish_dir.clone();
         for script in self.scripts(&dir) {
             self.info(format_args!("running {}", script.display()));
@@ -188,9 +233,13 @@ impl Init<'_> {
                 ));
             }
         }
+    }
+
+    /// The scanner brought down as `tend-svscanctl -t` does (supervisors bring their
+    /// services down, loggers drain their pipes and exit last), then SIGTERM and SIGKILL
+    /// for what is left, each after its grace time.
+    pub(crate) fn stop_tree(&mut self) {
         if let Some(pid) = self.scanner {
-            // As tend-svscanctl -t: supervisors bring their services down, loggers drain
-            // their pipes and exit last.
             self.stage(format_args!("stopping services"));
             let sent = tend_proto::control::send_in(
                 &self.settings.scan_dir,
@@ -203,6 +252,16 @@ impl Init<'_> {
             }
             let deadline = Instant::now() + self.settings.services_grace;
             self.wait_while(Some(deadline), |i| i.scanner.is_some());
+        }
+        // The catch-all logger reads until every writer is gone: ours goes now, so it
+        // drains what the tree wrote and exits before the SIGTERM below.
+        self.catch_all = None;
+        if let Some(pid) = self.logger {
+            let deadline = Instant::now() + self.settings.kill_grace;
+            self.wait_while(Some(deadline), |i| i.logger.is_some());
+            if self.logger.is_some() {
+                let _ = kill(pid, Signal::SIGTERM);
+            }
         }
         // As PID 1 or as a subreaper, every orphan of the tree is our child: no child
         // left means no process left, and nothing to walk /proc for.
