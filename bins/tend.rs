@@ -27,6 +27,8 @@ mod init;
 mod log;
 #[path = "tend-notify.rs"]
 mod notify;
+#[path = "tend-rc.rs"]
+mod rc;
 #[path = "tend-setlock.rs"]
 mod setlock;
 #[path = "tend-setsid.rs"]
@@ -82,6 +84,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-init", init::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
+    ("tend-rc", rc::main),
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
     ("tend-setuidgid", setuidgid::main),

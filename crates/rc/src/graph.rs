@@ -1,0 +1,376 @@
+//! The checked graph: atomic services (oneshots and longruns) by index, their direct
+//! dependencies as atoms (bundles expanded), bundles as sets of atoms, pipelines paired.
+//! Every relation error (a name not defined, a bundle containing itself, a cycle named
+//! in full, a pipeline whose two ends disagree or that is longer than a producer and its
+//! consumer) is a [`Problem`] with the path it comes from.
+
+use crate::source::{Def, Kind, Problem};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// One atomic service.
+#[derive(Debug, Clone)]
+pub struct Atom {
+    pub def: Def,
+    /// Direct dependencies, as atom indices, sorted, no duplicates.
+    pub deps: Vec<usize>,
+    /// Direct dependents.
+    pub rdeps: Vec<usize>,
+    /// A longrun's consumer (its `log/`), when it is a producer.
+    pub consumer: Option<usize>,
+    /// A longrun's producer, when it is a consumer: its service directory is then the
+    /// producer's `log/`.
+    pub producer: Option<usize>,
+}
+
+impl Atom {
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+    pub fn is_longrun(&self) -> bool {
+        matches!(self.def.kind, Kind::Longrun(_))
+    }
+    pub fn essential(&self) -> bool {
+        self.def.essential
+    }
+}
+
+/// What a name means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    Atom(usize),
+    Bundle(usize),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    pub atoms: Vec<Atom>,
+    /// (name, atoms, essential flag given to the bundle)
+    pub bundles: Vec<(String, Vec<usize>)>,
+    pub names: HashMap<String, Named>,
+}
+
+impl Graph {
+    pub fn atom(&self, name: &str) -> Option<usize> {
+        match self.names.get(name) {
+            Some(Named::Atom(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// The atoms a name stands for.
+    pub fn resolve(&self, name: &str) -> Option<Vec<usize>> {
+        match self.names.get(name)? {
+            Named::Atom(i) => Some(vec![*i]),
+            Named::Bundle(b) => Some(self.bundles[*b].1.clone()),
+        }
+    }
+
+    /// The selection closed over dependencies (`up`) or dependents (`!up`).
+    pub fn closure(&self, start: &[usize], up: bool) -> Vec<bool> {
+        let mut seen = vec![false; self.atoms.len()];
+        let mut stack: Vec<usize> = start.to_vec();
+        while let Some(i) = stack.pop() {
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            let next = if up {
+                &self.atoms[i].deps
+            } else {
+                &self.atoms[i].rdeps
+            };
+            stack.extend(next.iter().copied().filter(|&j| !seen[j]));
+        }
+        seen
+    }
+}
+
+fn problem(path: impl Into<PathBuf>, what: impl Into<String>) -> Problem {
+    Problem {
+        path: path.into(),
+        what: what.into(),
+    }
+}
+
+/// Build and check the graph of `defs`; problems are appended.
+pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
+    let mut g = Graph::default();
+    let mut bundle_defs: Vec<Def> = Vec::new();
+    for d in defs {
+        match d.kind {
+            Kind::Bundle { .. } => {
+                g.names
+                    .insert(d.name.clone(), Named::Bundle(bundle_defs.len()));
+                bundle_defs.push(d);
+            }
+            _ => {
+                g.names.insert(d.name.clone(), Named::Atom(g.atoms.len()));
+                g.atoms.push(Atom {
+                    def: d,
+                    deps: Vec::new(),
+                    rdeps: Vec::new(),
+                    consumer: None,
+                    producer: None,
+                });
+            }
+        }
+    }
+    // Bundles: expand recursively; a bundle reached again while being expanded contains
+    // itself.
+    let mut expanded: Vec<Option<Vec<usize>>> = vec![None; bundle_defs.len()];
+    fn expand(
+        b: usize,
+        defs: &[Def],
+        names: &HashMap<String, Named>,
+        expanded: &mut Vec<Option<Vec<usize>>>,
+        path: &mut Vec<usize>,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<usize> {
+        if let Some(done) = &expanded[b] {
+            return done.clone();
+        }
+        if let Some(pos) = path.iter().position(|&x| x == b) {
+            let mut chain: Vec<&str> = path[pos..].iter().map(|&x| defs[x].name.as_str()).collect();
+            chain.push(&defs[b].name);
+            problems.push(problem(
+                defs[b].dir.join("contents.d"),
+                format!(
+                    "bundle {} contains itself: {}",
+                    defs[b].name,
+                    chain.join(" -> ")
+                ),
+            ));
+            return Vec::new();
+        }
+        path.push(b);
+        let mut out = Vec::new();
+        let Kind::Bundle { contents } = &defs[b].kind else {
+            return out;
+        };
+        for n in contents {
+            match names.get(n) {
+                Some(Named::Atom(i)) => out.push(*i),
+                Some(Named::Bundle(c)) => {
+                    out.extend(expand(*c, defs, names, expanded, path, problems));
+                }
+                None => problems.push(problem(
+                    defs[b].dir.join("contents.d").join(n),
+                    format!("bundle {} contains {n}, which is not defined", defs[b].name),
+                )),
+            }
+        }
+        path.pop();
+        out.sort_unstable();
+        out.dedup();
+        expanded[b] = Some(out.clone());
+        out
+    }
+    for b in 0..bundle_defs.len() {
+        let mut path = Vec::new();
+        expand(
+            b,
+            &bundle_defs,
+            &g.names,
+            &mut expanded,
+            &mut path,
+            problems,
+        );
+    }
+    for (b, d) in bundle_defs.iter().enumerate() {
+        let atoms = expanded[b].clone().unwrap_or_default();
+        if d.essential {
+            for &a in &atoms {
+                g.atoms[a].def.essential = true;
+            }
+        }
+        g.bundles.push((d.name.clone(), atoms));
+    }
+    // Dependencies.
+    for i in 0..g.atoms.len() {
+        let mut deps = Vec::new();
+        for n in &g.atoms[i].def.deps.clone() {
+            match g.names.get(n) {
+                Some(Named::Atom(j)) => deps.push(*j),
+                Some(Named::Bundle(b)) => deps.extend(g.bundles[*b].1.iter().copied()),
+                None => problems.push(problem(
+                    g.atoms[i].def.dir.join("dependencies.d").join(n),
+                    format!(
+                        "{} depends on {n}, which is not defined",
+                        g.atoms[i].def.name
+                    ),
+                )),
+            }
+        }
+        g.atoms[i].deps = deps;
+    }
+    pipelines(&mut g, problems);
+    for a in g.atoms.iter_mut() {
+        a.deps.sort_unstable();
+        a.deps.dedup();
+    }
+    for i in 0..g.atoms.len() {
+        if g.atoms[i].deps.contains(&i) {
+            problems.push(problem(
+                g.atoms[i].def.dir.join("dependencies.d"),
+                format!("dependency cycle: {0} -> {0}", g.atoms[i].def.name),
+            ));
+            g.atoms[i].deps.retain(|&j| j != i);
+        }
+    }
+    cycles(&mut g, problems);
+    for i in 0..g.atoms.len() {
+        for j in g.atoms[i].deps.clone() {
+            g.atoms[j].rdeps.push(i);
+        }
+    }
+    g
+}
+
+/// Pair producers with consumers; a consumer starts before its producer (the producer
+/// depends on it), so the logger is there first and goes last.
+fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
+    let mut auto_bundles = Vec::new();
+    for i in 0..g.atoms.len() {
+        let Kind::Longrun(l) = &g.atoms[i].def.kind else {
+            continue;
+        };
+        let (pf, cf, pn) = (
+            l.producer_for.clone(),
+            l.consumer_for.clone(),
+            l.pipeline_name.clone(),
+        );
+        let dir = g.atoms[i].def.dir.clone();
+        let name = g.atoms[i].def.name.clone();
+        if let Some(c) = &pf {
+            match g.names.get(c) {
+                Some(Named::Atom(j)) => {
+                    let j = *j;
+                    let agrees = matches!(&g.atoms[j].def.kind, Kind::Longrun(cl) if cl.consumer_for.contains(&name));
+                    if !agrees {
+                        problems.push(problem(
+                            dir.join("producer-for"),
+                            format!("{name} is a producer for {c}, whose consumer-for does not name {name}"),
+                        ));
+                    } else if let Some(other) = g.atoms[j].producer {
+                        problems.push(problem(
+                            g.atoms[j].def.dir.join("consumer-for"),
+                            format!("{c} is a consumer with two producers ({} and {name}): not supported", g.atoms[other].def.name),
+                        ));
+                    } else {
+                        g.atoms[j].producer = Some(i);
+                        g.atoms[i].consumer = Some(j);
+                        g.atoms[i].deps.push(j);
+                    }
+                }
+                _ => problems.push(problem(
+                    dir.join("producer-for"),
+                    format!("{name} is a producer for {c}, which is not a defined longrun"),
+                )),
+            }
+        }
+        for p in &cf {
+            let ok = matches!(g.names.get(p), Some(Named::Atom(j)) if matches!(&g.atoms[*j].def.kind, Kind::Longrun(pl) if pl.producer_for.as_deref() == Some(name.as_str())));
+            if !ok {
+                problems.push(problem(
+                    dir.join("consumer-for"),
+                    format!(
+                        "{name} is a consumer for {p}, whose producer-for does not name {name}"
+                    ),
+                ));
+            }
+        }
+        if cf.len() > 1 {
+            problems.push(problem(
+                dir.join("consumer-for"),
+                format!("{name} is a consumer with {} producers: not supported (one producer, one consumer)", cf.len()),
+            ));
+        }
+        if pf.is_some() && !cf.is_empty() {
+            problems.push(problem(
+                dir.join("producer-for"),
+                format!("{name} is both a consumer and a producer: pipelines of more than two services are not supported"),
+            ));
+        }
+        if let Some(pn) = pn
+            && !cf.is_empty()
+            && pf.is_none()
+        {
+            auto_bundles.push((pn, i, dir.join("pipeline-name")));
+        }
+    }
+    for (pn, consumer, path) in auto_bundles {
+        if g.names.contains_key(&pn) {
+            problems.push(problem(
+                path,
+                format!("pipeline name {pn} is already defined"),
+            ));
+            continue;
+        }
+        let mut atoms = vec![consumer];
+        atoms.extend(g.atoms[consumer].producer);
+        atoms.sort_unstable();
+        g.names.insert(pn.clone(), Named::Bundle(g.bundles.len()));
+        g.bundles.push((pn, atoms));
+    }
+}
+
+/// Find dependency cycles (iterative DFS, so 10 000 levels do not overflow the stack);
+/// each is reported once, named in full, and broken so the graph stays usable.
+fn cycles(g: &mut Graph, problems: &mut Vec<Problem>) {
+    let n = g.atoms.len();
+    // 0 new, 1 on the path, 2 done.
+    let mut color = vec![0u8; n];
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if color[root] != 0 {
+            continue;
+        }
+        let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+        color[root] = 1;
+        while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+            if *k < g.atoms[v].deps.len() {
+                let w = g.atoms[v].deps[*k];
+                *k += 1;
+                match color[w] {
+                    0 => {
+                        color[w] = 1;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let pos = stack.iter().position(|&(x, _)| x == w).unwrap_or(0);
+                        let mut chain: Vec<&str> = stack[pos..]
+                            .iter()
+                            .map(|&(x, _)| g.atoms[x].def.name.as_str())
+                            .collect();
+                        chain.push(g.atoms[w].def.name.as_str());
+                        problems.push(problem(
+                            g.atoms[w].def.dir.join("dependencies.d"),
+                            format!("dependency cycle: {}", chain.join(" -> ")),
+                        ));
+                        cut.push((v, w));
+                    }
+                    _ => {}
+                }
+            } else {
+                color[v] = 2;
+                stack.pop();
+            }
+        }
+    }
+    for (v, w) in cut {
+        g.atoms[v].deps.retain(|&x| x != w);
+    }
+}
+
+/// Read and check the sources: the graph, or every problem.
+pub fn load(sources: &[PathBuf]) -> Result<Graph, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let defs = crate::source::read_sources(sources, &mut problems);
+    let g = build(defs, &mut problems);
+    if problems.is_empty() {
+        Ok(g)
+    } else {
+        Err(problems)
+    }
+}

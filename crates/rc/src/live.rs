@@ -1,0 +1,294 @@
+//! The live directory: what tend-rc records between runs, and the longruns' service
+//! directories. Layout (tend-rc(8), FILES):
+//!
+//! ```text
+//! LIVE/sources          the source directories, one absolute path a line
+//! LIVE/scandir          the scan directory
+//! LIVE/lock             held while a tend-rc runs
+//! LIVE/defs             "TYPE FINGERPRINT NAME" a line: the definitions that are live
+//! LIVE/oneshots/NAME    present while the oneshot is up; holds its down script
+//! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it; a
+//!                       consumer's is its producer's log/ instead)
+//! ```
+//!
+//! A longrun's state is never recorded here: it is read from its supervisor each run,
+//! so a tend-rc killed in the middle leaves nothing false behind.
+
+use crate::graph::Graph;
+use crate::source::{File, Kind};
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use tend_sys::Error;
+
+pub struct Live {
+    pub dir: PathBuf,
+    pub sources: Vec<PathBuf>,
+    pub scandir: PathBuf,
+}
+
+fn io(op: &'static str, path: &Path, e: std::io::Error) -> Error {
+    Error::io(op, path, &e)
+}
+
+/// Write a file whole, through a temporary name and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> Result<(), Error> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".new");
+    let tmp = PathBuf::from(tmp);
+    let _ = fs::remove_file(&tmp);
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(&tmp)
+        .map_err(|e| io("create", &tmp, e))?;
+    f.write_all(bytes).map_err(|e| io("write", &tmp, e))?;
+    drop(f);
+    fs::rename(&tmp, path).map_err(|e| io("rename", path, e))
+}
+
+impl Live {
+    pub fn servicedir(&self, name: &str) -> PathBuf {
+        self.dir.join("servicedirs").join(name)
+    }
+
+    pub fn oneshot_marker(&self, name: &str) -> PathBuf {
+        self.dir.join("oneshots").join(name)
+    }
+
+    /// Open an existing live directory.
+    pub fn open(dir: &Path) -> Result<Live, Error> {
+        let read = |n: &str| -> Result<Vec<u8>, Error> {
+            let p = dir.join(n);
+            fs::read(&p).map_err(|e| io("read", &p, e))
+        };
+        let sources = read("sources")?
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| PathBuf::from(std::ffi::OsStr::from_bytes(l)))
+            .collect();
+        let sd = read("scandir")?;
+        let sd = sd.strip_suffix(b"\n").unwrap_or(&sd);
+        Ok(Live {
+            dir: dir.to_path_buf(),
+            sources,
+            scandir: PathBuf::from(std::ffi::OsStr::from_bytes(sd)),
+        })
+    }
+
+    /// Create the live directory (an old one of tend-rc's is replaced).
+    pub fn create(dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Live, Error> {
+        if dir.join("sources").exists() && dir.join("scandir").exists() {
+            fs::remove_dir_all(dir).map_err(|e| io("remove", dir, e))?;
+        }
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(dir)
+            .map_err(|e| io("create", dir, e))?;
+        for sub in ["servicedirs", "oneshots"] {
+            let p = dir.join(sub);
+            fs::DirBuilder::new()
+                .mode(0o755)
+                .create(&p)
+                .or_else(|e| {
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        Ok(())
+                    } else {
+                        Err(e)
+                    }
+                })
+                .map_err(|e| io("create", &p, e))?;
+        }
+        let mut s = Vec::new();
+        for src in sources {
+            s.extend_from_slice(src.as_os_str().as_bytes());
+            s.push(b'\n');
+        }
+        write_atomic(&dir.join("sources"), &s, 0o644)?;
+        let mut sd = scandir.as_os_str().as_bytes().to_vec();
+        sd.push(b'\n');
+        write_atomic(&dir.join("scandir"), &sd, 0o644)?;
+        Ok(Live {
+            dir: dir.to_path_buf(),
+            sources: sources.to_vec(),
+            scandir: scandir.to_path_buf(),
+        })
+    }
+
+    /// The recorded definitions: name → (type word, fingerprint).
+    pub fn defs(&self) -> HashMap<String, (String, u64)> {
+        let mut out = HashMap::new();
+        let Ok(data) = fs::read(self.dir.join("defs")) else {
+            return out;
+        };
+        for line in data.split(|&b| b == b'\n') {
+            let s = String::from_utf8_lossy(line);
+            let mut it = s.splitn(3, ' ');
+            if let (Some(t), Some(f), Some(n)) = (it.next(), it.next(), it.next())
+                && let Ok(f) = u64::from_str_radix(f, 16)
+            {
+                out.insert(n.to_string(), (t.to_string(), f));
+            }
+        }
+        out
+    }
+
+    pub fn write_defs(&self, g: &Graph) -> Result<(), Error> {
+        let mut s = String::new();
+        for a in &g.atoms {
+            s.push_str(&format!(
+                "{} {:016x} {}\n",
+                a.def.kind.word(),
+                a.def.fingerprint,
+                a.name()
+            ));
+        }
+        write_atomic(&self.dir.join("defs"), s.as_bytes(), 0o644)
+    }
+
+    /// Whether the oneshot is recorded up.
+    pub fn oneshot_up(&self, name: &str) -> bool {
+        self.oneshot_marker(name).exists()
+    }
+
+    /// Every oneshot recorded up (also those no longer defined).
+    pub fn oneshots_up(&self) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.dir.join("oneshots"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.') && !n.ends_with(".new"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Every longrun that has a service directory here.
+    pub fn longruns(&self) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(self.dir.join("servicedirs"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Write (or rewrite in place) a longrun's service directory: its files, `down` when
+    /// new, its consumer as `log`. The supervisor re-reads run and settings at each start,
+    /// so an up service is not restarted by this.
+    pub fn write_servicedir(&self, g: &Graph, i: usize) -> Result<bool, Error> {
+        let a = &g.atoms[i];
+        let Kind::Longrun(l) = &a.def.kind else {
+            return Ok(false);
+        };
+        let dir = self.servicedir(a.name());
+        let fresh = !dir.exists();
+        if fresh {
+            fs::DirBuilder::new()
+                .mode(0o755)
+                .create(&dir)
+                .map_err(|e| io("create", &dir, e))?;
+            write_atomic(&dir.join("down"), b"", 0o644)?;
+        }
+        for f in &l.files {
+            write_file(&dir, f)?;
+        }
+        // Files of an older definition no longer there go (not what the supervisor owns).
+        for e in fs::read_dir(&dir)
+            .map_err(|e| io("read", &dir, e))?
+            .flatten()
+        {
+            let n = e.file_name();
+            let b = n.as_bytes();
+            if matches!(b, b"supervise" | b"event" | b"down" | b"log") {
+                continue;
+            }
+            if !l.files.iter().any(|f| f.path.as_os_str() == n) {
+                let p = dir.join(&n);
+                let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
+            }
+        }
+        let log = dir.join("log");
+        match a.consumer {
+            Some(c) => {
+                let target = self.servicedir(g.atoms[c].name());
+                if fs::read_link(&log).ok().as_deref() != Some(target.as_path()) {
+                    let _ = fs::remove_file(&log);
+                    std::os::unix::fs::symlink(&target, &log)
+                        .map_err(|e| io("symlink", &log, e))?;
+                }
+            }
+            None => {
+                if fs::symlink_metadata(&log).is_ok() {
+                    let _ = fs::remove_file(&log);
+                }
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// SCANDIR/NAME → LIVE/servicedirs/NAME, for a longrun that is not a consumer.
+    pub fn link(&self, name: &str) -> Result<(), Error> {
+        let link = self.scandir.join(name);
+        let target = self.servicedir(name);
+        match fs::read_link(&link) {
+            Ok(t) if t == target => return Ok(()),
+            Ok(_) => {
+                let _ = fs::remove_file(&link);
+            }
+            Err(_) if fs::symlink_metadata(&link).is_ok() => {
+                return Err(Error::at("link into", &link, nix::errno::Errno::EEXIST));
+            }
+            Err(_) => {}
+        }
+        std::os::unix::fs::symlink(&target, &link).map_err(|e| io("symlink", &link, e))
+    }
+
+    pub fn unlink(&self, name: &str) {
+        let link = self.scandir.join(name);
+        if fs::read_link(&link).ok().as_deref() == Some(self.servicedir(name).as_path()) {
+            let _ = fs::remove_file(&link);
+        }
+    }
+}
+
+fn write_file(dir: &Path, f: &File) -> Result<(), Error> {
+    let p = dir.join(&f.path);
+    match &f.bytes {
+        None => {
+            if !p.is_dir() {
+                let _ = fs::remove_file(&p);
+                fs::DirBuilder::new()
+                    .mode(f.mode)
+                    .create(&p)
+                    .map_err(|e| io("create", &p, e))?;
+            }
+            let _ = fs::set_permissions(&p, fs::Permissions::from_mode(f.mode));
+            Ok(())
+        }
+        Some(b) => {
+            if let Ok(m) = fs::symlink_metadata(&p)
+                && m.is_file()
+                && m.permissions().mode() & 0o7777 == f.mode
+                && m.len() == b.len() as u64
+                && fs::read(&p).ok().as_deref() == Some(&b[..])
+            {
+                return Ok(());
+            }
+            write_atomic(&p, b, f.mode)?;
+            fs::set_permissions(&p, fs::Permissions::from_mode(f.mode))
+                .map_err(|e| io("chmod", &p, e))
+        }
+    }
+}
