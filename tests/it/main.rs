@@ -12,6 +12,7 @@ mod init;
 mod jobs;
 mod log;
 mod multicall;
+mod overlay;
 mod packaging;
 mod parity;
 mod scan;

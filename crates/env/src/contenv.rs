@@ -5,8 +5,8 @@
 //! script writes there is seen by every later with-contenv call. `S6_KEEP_ENV` set to
 //! anything but 0 makes it a no-op, as s6-overlay's with-contenv.
 
-use crate::environ::{self, Env};
 use crate::envdir::{self, Options};
+use crate::environ::{self, Env};
 use crate::sys::Error;
 use std::ffi::OsStr;
 use std::path::Path;
