@@ -470,7 +470,27 @@ impl Init<'_> {
                 format_args!("unable to create {}: {e}", dst.display()),
             );
         }
-        self.spawn_scanner(&dst);
+        if !self.spawn_scanner(&dst) {
+            return;
+        }
+        // tend-rc controls the scanner: wait until it listens (its control FIFO has a
+        // reader), or until it dies.
+        let fifo = dst.join(tend_proto::servicedir::SVSCAN).join("control");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.scanner.is_some() && Instant::now() < deadline {
+            if tend_proto::control::open_writer(&fifo).is_ok() {
+                return;
+            }
+            self.turn(Some(Instant::now() + Duration::from_millis(10)));
+        }
+        self.fatal(
+            code::SYSTEM,
+            format_args!(
+                "{} is not listening on {}",
+                crate::services::SCANNER,
+                dst.display()
+            ),
+        );
     }
 
     fn stage2_hook(&mut self, hook: &[OsString]) {
@@ -515,7 +535,8 @@ impl Init<'_> {
             self.fatal(code::SYSTEM, format_args!("{e}"));
             return false;
         }
-        let argv: Vec<OsString> = [RC, "init", "-l", LIVE, "-c", RC_TREE, "-c", OWN_SOURCES]
+        // The options before the word `init`: tend-rc reads its options POSIX-style.
+        let argv: Vec<OsString> = [RC, "-l", LIVE, "-c", RC_TREE, "-c", OWN_SOURCES, "init"]
             .iter()
             .map(OsString::from)
             .chain([self.settings.scan_dir.clone().into_os_string()])
