@@ -161,13 +161,12 @@ fn hot_code_names(symbols: &[Symbol]) -> (HashSet<String>, String) {
         .iter()
         .map(|s| format!("{:016x} {} {}\n", s.at, s.kind, s.name))
         .collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(table.as_bytes())
-        .unwrap();
+    // Written from a thread: awk prints as it reads, and a full stdout pipe would
+    // otherwise block it while this thread blocks writing its stdin.
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(table.as_bytes()));
     let o = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     assert_code(&o, 0);
     let names = text(&o.stdout)
         .lines()
