@@ -527,3 +527,126 @@ fn docker_stop_without_a_command_runs_cont_finish() {
         ["down main", "down cont-finish 90-bye"]
     );
 }
+
+// ---- without Docker: with-contenv, the s6 names, the -o setting ---------------------
+
+/// `name` as a link to the multi-call executable, as install.sh -6 makes it.
+fn s6_link(s: &Scratch, name: &str) -> std::path::PathBuf {
+    let p = s.join(format!("command/{name}"));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&p);
+    std::os::unix::fs::symlink(multicall(), &p).unwrap();
+    p
+}
+
+#[test]
+fn with_contenv_as_shebang_and_chain_loads_the_saved_environment() {
+    let s = Scratch::new("contenv");
+    let wc = s6_link(&s, "with-contenv");
+    s.write("env/SAVED", "from-the-envdir\n", false);
+    s.write("env/TWO", "a\nb", false);
+    s.write("env/GONE", "", false);
+    // As a shebang the kernel runs `with-contenv sh SCRIPT`: -d cannot be given there,
+    // so the script is run through the chain form with the test's directory.
+    let script = s.write(
+        "script",
+        "echo \"SAVED=$SAVED TWO=$TWO GONE=${GONE-unset} OTHER=${OTHER-unset}\"\n",
+        true,
+    );
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("env")).arg("sh").arg(&script);
+    c.env("OTHER", "dropped").env("GONE", "x");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(
+        text(&o.stdout),
+        "SAVED=from-the-envdir TWO=a\nb GONE=unset OTHER=unset\n"
+    );
+    // S6_KEEP_ENV: the environment as it is.
+    let mut c = Command::new(&wc);
+    c.arg("-d")
+        .arg(s.join("env"))
+        .args(["sh", "-c", "echo ${OTHER-unset} ${SAVED-unset}"]);
+    c.env("OTHER", "kept").env("S6_KEEP_ENV", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "kept unset\n");
+    // The shebang form, with the default directory: the kernel passes the script.
+    let shebang = s.write(
+        "shebang",
+        &format!("#!{} sh\necho shebang-ran\n", wc.display()),
+        true,
+    );
+    let mut c = Command::new(&shebang);
+    c.env("S6_KEEP_ENV", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "shebang-ran\n");
+}
+
+#[test]
+fn with_contenv_bad_input() {
+    let s = Scratch::new("contenv-bad");
+    let wc = s6_link(&s, "with-contenv");
+    let o = run(Command::new(&wc));
+    assert_code(&o, 100);
+    assert!(
+        text(&o.stderr)
+            .starts_with("tend-with-contenv: usage: tend-with-contenv [ -d envdir ] prog...")
+    );
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("missing")).arg("true");
+    let o = run(c);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-with-contenv: fatal: unable to open directory {}: No such file or directory\n",
+            s.join("missing").display()
+        )
+    );
+    std::fs::create_dir_all(s.join("env")).unwrap();
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("env")).arg("no-such-program-here");
+    assert_code(&run(c), 127);
+}
+
+#[test]
+fn s6_names_run_tend_programs() {
+    let s = Scratch::new("s6-names");
+    for (name, code, start) in [
+        ("s6-svok", 100, "tend-svok: usage:"),
+        ("s6-svstat", 100, "tend-svstat: usage:"),
+        ("s6-setuidgid", 100, "tend-setuidgid: usage:"),
+        // s6-notifyoncheck's default probe is ./data/check, as tend-check's.
+        ("s6-notifyoncheck", 1, "./data/check"),
+    ] {
+        let o = run(Command::new(s6_link(&s, name)));
+        assert_code(&o, code);
+        assert!(
+            text(&o.stderr).contains(start),
+            "{name}: {}",
+            text(&o.stderr)
+        );
+    }
+    // A name tend has no program for is not taken.
+    let o = run(Command::new(s6_link(&s, "s6-frobnicate")));
+    assert_code(&o, 100);
+}
+
+#[test]
+fn the_overlay_setting_takes_three_words() {
+    for (args, env, shown) in [
+        (&["-o", "maybe"][..], None, "invalid -o: maybe"),
+        (&[][..], Some("yes"), "invalid TEND_OVERLAY: yes"),
+    ] {
+        let mut c = cmd("tend-init");
+        c.args(args).arg("true");
+        if let Some(v) = env {
+            c.env("TEND_OVERLAY", v);
+        }
+        let o = run(c);
+        assert_code(&o, 100);
+        assert_eq!(text(&o.stderr), format!("tend-init: fatal: {shown}\n"));
+    }
+}
