@@ -650,3 +650,38 @@ fn the_overlay_setting_takes_three_words() {
         assert_eq!(text(&o.stderr), format!("tend-init: fatal: {shown}\n"));
     }
 }
+
+#[test]
+fn install_sh_6_lays_out_the_s6_names() {
+    let s = Scratch::new("install-6");
+    let mut c = Command::new(root().join("packaging/install.sh"));
+    c.env("TEND_BUILD", multicall().parent().unwrap())
+        .arg("-6")
+        .arg(s.join("root"))
+        .arg("/usr");
+    let o = run(c);
+    assert_code(&o, 0);
+    let link = |p: &str| std::fs::read_link(s.join("root").join(p)).unwrap();
+    assert_eq!(link("init"), Path::new("/usr/bin/tend"));
+    for name in [
+        "with-contenv",
+        "s6-setuidgid",
+        "s6-envuidgid",
+        "s6-applyuidgid",
+        "s6-envdir",
+        "s6-svc",
+        "s6-svstat",
+        "s6-svwait",
+        "s6-svscanctl",
+        "s6-notifyoncheck",
+        "s6-setsid",
+        "s6-softlimit",
+    ] {
+        assert_eq!(link(&format!("command/{name}")), Path::new("/usr/bin/tend"));
+        assert_eq!(
+            link(&format!("usr/bin/{name}")),
+            Path::new("/command").join(name)
+        );
+        assert!(text(&o.stdout).contains(&format!("/command/{name}\n")));
+    }
+}
