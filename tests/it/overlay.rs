@@ -495,17 +495,25 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
 
 #[test]
 fn slow_docker_interactive_shell() {
-    let Some(img) = image(&["legacy"]) else {
-        return;
-    };
-    let s = Scratch::new("overlay-tty");
-    let c = docker(&s, &["-ti", "--rm", &img, "sh"]);
-    let mut p = Command::new("python3");
-    p.arg(root().join("tests/it/pty_shell.py"));
-    p.arg(c.get_program()).args(c.get_args());
-    let o = run(p);
-    let out = text(&o.stdout);
-    assert_eq!(out.lines().last(), Some("RESULT ok EXIT 3"), "{out}");
+    let mut images = vec![&["legacy"][..]];
+    if has_rc() {
+        images.push(&["baseimage-alpine"]);
+    }
+    for trees in images {
+        let Some(img) = image(trees) else { return };
+        let s = Scratch::new("overlay-tty");
+        let c = docker(&s, &["-ti", "--rm", &img, "sh"]);
+        let mut p = Command::new("python3");
+        p.arg(root().join("tests/it/pty_shell.py"));
+        p.arg(c.get_program()).args(c.get_args());
+        let o = run(p);
+        let out = text(&o.stdout);
+        assert_eq!(
+            out.lines().last(),
+            Some("RESULT ok EXIT 3"),
+            "{trees:?}: {out}"
+        );
+    }
 }
 
 #[test]
