@@ -7,8 +7,9 @@
 //! Skipped (`skipped: no docker`) without a Docker engine; the s6-rc.d trees also need
 //! tend-rc in the multi-call executable (`skipped: no tend-rc`).
 //!
-//! Not tested: S6_READ_ONLY_ROOT with `--read-only` (tend-init writes only under /run
-//! and /var/run, as in the init tests); S6_STAGE2_HOOK; S6_VERBOSITY beyond its default.
+//! Not tested: `docker restart` of a container (a second start over the same /run);
+//! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default; a pipeline, until
+//! tend-rc defines pipeline-name bundles (the test says `skipped:`).
 
 use crate::common::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -437,6 +438,115 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "down cont-finish 90-bye",
         ]
     );
+}
+
+#[test]
+fn docker_s6_settings_and_the_var_run_path() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    // S6_CMD_ARG0 before the command, S6_STAGE2_HOOK before cont-init.d, a script
+    // writing through /var/run/s6 seen by a later with-contenv, S6_VERBOSITY=1 without
+    // info lines.
+    let s = Scratch::new("overlay-settings");
+    s.write(
+        "record/hook",
+        "#!/bin/sh\necho hook >>/record/order\n",
+        true,
+    );
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-e",
+            "S6_VERBOSITY=1",
+            "-e",
+            "S6_STAGE2_HOOK=/record/hook",
+            "-e",
+            "S6_CMD_ARG0=sh -c",
+            &img,
+            "echo -n via-var-run >/var/run/s6/container_environment/VIA; \
+             with-contenv sh -c 'echo \"cmd $VIA\" >>/record/order'",
+        ],
+    ));
+    assert_code(&o, 0);
+    let lines = order(&s);
+    assert_eq!(lines.first().map(String::as_str), Some("hook"), "{lines:?}");
+    assert!(lines.contains(&"cmd via-var-run".to_string()), "{lines:?}");
+    assert!(!text(&o.stderr).contains("info:"), "{}", text(&o.stderr));
+    // A read-only root with a tmpfs /run (S6_READ_ONLY_ROOT's case).
+    let s = Scratch::new("overlay-read-only");
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "--read-only",
+            "--tmpfs",
+            "/run:exec",
+            "-e",
+            "S6_READ_ONLY_ROOT=1",
+            "-e",
+            "OVERLAY_TEST=contenv",
+            &img,
+            "sh",
+            "-c",
+            "exit 6",
+        ],
+    ));
+    assert_code(&o, 6);
+    assert_eq!(order(&s)[0], "up cont-init 10-record contenv");
+}
+
+#[test]
+fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    let s = Scratch::new("overlay-fail");
+    let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
+    let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
+    // S6_BEHAVIOUR_IF_STAGE2_FAILS=2: every cont-init script runs, then the container
+    // stops with 1 and the command never runs.
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-v",
+            &mount,
+            "-e",
+            "S6_BEHAVIOUR_IF_STAGE2_FAILS=2",
+            &img,
+            "sh",
+            "-c",
+            "echo cmd >>/record/order",
+        ],
+    ));
+    assert_code(&o, 1);
+    let lines = order(&s);
+    assert!(!lines.contains(&"cmd".to_string()), "{lines:?}");
+    assert!(text(&o.stderr).contains("/etc/cont-init.d/30-fail exited 5"));
+    // TEND_INIT_FAILURE=warn wins over S6_BEHAVIOUR_IF_STAGE2_FAILS.
+    let s = Scratch::new("overlay-fail-warn");
+    let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
+    let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-v",
+            &mount,
+            "-e",
+            "S6_BEHAVIOUR_IF_STAGE2_FAILS=2",
+            "-e",
+            "TEND_INIT_FAILURE=warn",
+            &img,
+            "sh",
+            "-c",
+            "echo cmd >>/record/order; exit 4",
+        ],
+    ));
+    assert_code(&o, 4);
+    assert!(order(&s).contains(&"cmd".to_string()));
 }
 
 #[test]
