@@ -29,7 +29,16 @@ struct Options {
 }
 
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
-    let parsed = PROG.parse(args, "v:nt:l:c:udDpa");
+    let mut parsed = PROG.parse(args, "v:nt:l:c:udDpa");
+    // `tend-rc init -l live -c source scandir`: init's options follow the word (as
+    // s6-rc-init's follow its name); the general ones precede the subcommand.
+    if parsed.operands.first().is_some_and(|w| w == "init") {
+        let after = PROG.parse(parsed.operands[1..].to_vec(), "v:nt:l:c:udDpa");
+        parsed.opts.extend(after.opts);
+        parsed.operands = std::iter::once(OsString::from("init"))
+            .chain(after.operands)
+            .collect();
+    }
     let mut o = Options {
         live: PathBuf::from(DEFAULT_LIVE),
         sources: Vec::new(),

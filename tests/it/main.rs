@@ -15,6 +15,7 @@ mod multicall;
 mod overlay;
 mod packaging;
 mod parity;
+mod rc;
 mod scan;
 mod summary;
 mod supervise;

@@ -116,6 +116,41 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
             }
         }
     }
+    // A last consumer's pipeline-name is a bundle of the pipeline, usable in bundles.
+    let mut synthetic = Vec::new();
+    for a in &g.atoms {
+        if let Kind::Longrun(l) = &a.def.kind
+            && let Some(pn) = &l.pipeline_name
+            && !l.consumer_for.is_empty()
+            && l.producer_for.is_none()
+        {
+            let path = a.def.dir.join("pipeline-name");
+            if g.names.contains_key(pn) || synthetic.iter().any(|d: &Def| &d.name == pn) {
+                problems.push(problem(
+                    path,
+                    format!("pipeline name {pn} is already defined"),
+                ));
+                continue;
+            }
+            let mut contents = vec![a.def.name.clone()];
+            contents.extend(l.consumer_for.iter().cloned());
+            synthetic.push(Def {
+                name: pn.clone(),
+                dir: path,
+                kind: Kind::Bundle { contents },
+                deps: Vec::new(),
+                timeout_up: 0,
+                timeout_down: 0,
+                essential: false,
+                fingerprint: 0,
+            });
+        }
+    }
+    for d in synthetic {
+        g.names
+            .insert(d.name.clone(), Named::Bundle(bundle_defs.len()));
+        bundle_defs.push(d);
+    }
     // Bundles: expand recursively; a bundle reached again while being expanded contains
     // itself.
     let mut expanded: Vec<Option<Vec<usize>>> = vec![None; bundle_defs.len()];
@@ -230,16 +265,11 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
 /// Pair producers with consumers; a consumer starts before its producer (the producer
 /// depends on it), so the logger is there first and goes last.
 fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
-    let mut auto_bundles = Vec::new();
     for i in 0..g.atoms.len() {
         let Kind::Longrun(l) = &g.atoms[i].def.kind else {
             continue;
         };
-        let (pf, cf, pn) = (
-            l.producer_for.clone(),
-            l.consumer_for.clone(),
-            l.pipeline_name.clone(),
-        );
+        let (pf, cf) = (l.producer_for.clone(), l.consumer_for.clone());
         let dir = g.atoms[i].def.dir.clone();
         let name = g.atoms[i].def.name.clone();
         if let Some(c) = &pf {
@@ -292,26 +322,6 @@ fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
                 format!("{name} is both a consumer and a producer: pipelines of more than two services are not supported"),
             ));
         }
-        if let Some(pn) = pn
-            && !cf.is_empty()
-            && pf.is_none()
-        {
-            auto_bundles.push((pn, i, dir.join("pipeline-name")));
-        }
-    }
-    for (pn, consumer, path) in auto_bundles {
-        if g.names.contains_key(&pn) {
-            problems.push(problem(
-                path,
-                format!("pipeline name {pn} is already defined"),
-            ));
-            continue;
-        }
-        let mut atoms = vec![consumer];
-        atoms.extend(g.atoms[consumer].producer);
-        atoms.sort_unstable();
-        g.names.insert(pn.clone(), Named::Bundle(g.bundles.len()));
-        g.bundles.push((pn, atoms));
     }
 }
 

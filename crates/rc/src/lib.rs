@@ -93,8 +93,30 @@ pub fn init(live_dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Grap
     Ok(g)
 }
 
+/// Wait (a few seconds at most) until a scanner listens on `scandir`: one started just
+/// before tend-rc init takes its lock before it opens its control FIFO.
 fn scanner_listens(scandir: &Path) -> Result<(), Fail> {
-    match tend_scan::ctl::send(scandir, b"") {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match tend_scan::ctl::send(scandir, b"") {
+            Err(tend_proto::control::SendError::NotListening)
+                if Instant::now() < deadline
+                    && scandir.join(tend_proto::servicedir::SVSCAN).exists() =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            r => return scanner_answer(scandir, r),
+        }
+    }
+}
+
+fn scanner_answer(
+    scandir: &Path,
+    r: Result<(), tend_proto::control::SendError>,
+) -> Result<(), Fail> {
+    match r {
         Ok(()) => Ok(()),
         Err(e) => Err(Fail::Sys(format!(
             "no scanner runs on {}: {}",

@@ -122,7 +122,9 @@ fn look(path: &Path, max: usize) -> Result<Got, Problem> {
             format!("too large ({} bytes, at most {max})", meta.len()),
         ));
     }
-    match tend_sys::fd::read_regular(path, max + 1) {
+    // The buffer is as large as asked: ask for what the file holds (plus one byte, to see
+    // a file that grew since).
+    match tend_sys::fd::read_regular(path, (meta.len() as usize).min(max) + 1) {
         Ok(b) if b.len() > max => Err(problem(path, format!("too large (at most {max} bytes)"))),
         Ok(b) => Ok(Got::Regular(b)),
         Err(e) => Err(problem(path, e.desc())),
