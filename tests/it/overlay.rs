@@ -8,8 +8,7 @@
 //! tend-rc in the multi-call executable (`skipped: no tend-rc`).
 //!
 //! Not tested: `docker restart` of a container (a second start over the same /run);
-//! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default; a pipeline, until
-//! tend-rc defines pipeline-name bundles (the test says `skipped:`).
+//! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default.
 
 use crate::common::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -371,18 +370,6 @@ fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
 
 #[test]
 fn slow_docker_logging_pipeline() {
-    // s6-rc-compile defines a bundle per pipeline-name; until tend-rc does, it refuses
-    // this tree (the user bundle names myapp-pipeline).
-    let tree = root().join("tests/overlay-images/logging/etc/s6-overlay/s6-rc.d");
-    let check = run({
-        let mut c = Command::new(multicall());
-        c.args(["tend-rc", "check"]).arg(&tree);
-        c
-    });
-    if text(&check.stderr).contains("myapp-pipeline, which is not defined") {
-        eprintln!("skipped: tend-rc does not define pipeline-name bundles yet");
-        return;
-    }
     up_then_down(&["logging"], "tend-overlay-logging", "myapp", |_, name| {
         wait_until(Duration::from_secs(30), "the logger's file", || {
             let o = run({
