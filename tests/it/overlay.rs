@@ -790,3 +790,67 @@ fn install_sh_6_lays_out_the_s6_names() {
         assert!(text(&o.stdout).contains(&format!("/command/{name}\n")));
     }
 }
+
+#[test]
+fn docker_svscanctl_t_stops_the_container() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    // The s6 way to stop the tree from inside: the scanner exits, the container stops,
+    // the command is not waited for.
+    let s = Scratch::new("overlay-svscanctl");
+    let t0 = Instant::now();
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            &img,
+            "sh",
+            "-c",
+            "s6-svscanctl -t /run/service; exec sleep 100",
+        ],
+    ));
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_code(&o, 143);
+    assert_eq!(
+        &order(&s)[order(&s).len() - 1..],
+        ["down cont-finish 90-bye"]
+    );
+}
+
+#[test]
+fn slow_docker_restart_runs_the_stages_again() {
+    let Some(img) = image(&["baseimage-alpine", "nginx"]) else {
+        return;
+    };
+    if !has_rc() {
+        eprintln!("skipped: no tend-rc");
+        return;
+    }
+    // /run survives a restart: the stages run again over what the first start left.
+    let s = Scratch::new("overlay-restart");
+    let c = start(&s, "tend-overlay-restart", &[&img]);
+    let twice = || {
+        (order(&s)
+            .iter()
+            .filter(|l| l.starts_with("up svc-nginx"))
+            .count()
+            == 2)
+            .then_some(())
+    };
+    wait_until(Duration::from_secs(60), "up svc-nginx", || {
+        position(&order(&s), "up svc-nginx").map(|_| ())
+    });
+    assert_code(
+        &run({
+            let mut d = Command::new("docker");
+            d.args(["restart", "-t", "20", &c.0]);
+            d
+        }),
+        0,
+    );
+    wait_until(Duration::from_secs(60), "up svc-nginx twice", twice);
+    let lines = order(&s);
+    let second = lines.iter().rposition(|l| l.starts_with("down ")).unwrap() + 1;
+    assert_up_order(&lines[second..], &edges(&["baseimage-alpine", "nginx"]));
+}

@@ -223,6 +223,9 @@ struct Init<'a> {
     quiet: bool,
     /// s6-overlay's legacy services (services.d) now in the scan directory.
     legacy: Vec<OsString>,
+    /// The scanner exiting is a stop request (s6-overlay, where `s6-svscanctl -t
+    /// /run/service` stops the container), not a failure.
+    scanner_exit_stops: bool,
 }
 
 /// Run init through all its stages; the exit code is the command's (128+N when killed by
@@ -304,6 +307,7 @@ impl<'a> Init<'a> {
             log_command: false,
             quiet: false,
             legacy: Vec::new(),
+            scanner_exit_stops: false,
         })
     }
 

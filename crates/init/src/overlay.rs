@@ -341,6 +341,7 @@ pub fn run(
 ) -> Result<i32, Error> {
     let mut init = Init::new(settings, say, false)?;
     init.quiet = ov.verbosity < 2;
+    init.scanner_exit_stops = true;
     if !init.pid1 {
         init.become_subreaper();
     }

@@ -172,6 +172,9 @@ impl Init<'_> {
                     } else if self.scanner == Some(pid) {
                         self.scanner = None;
                         self.scanner_code = Some(code);
+                        if self.scanner_exit_stops && !self.stopping {
+                            self.stop.get_or_insert(Signal::SIGTERM);
+                        }
                     } else if self.script == Some(pid) {
                         self.script = None;
                         self.script_code = Some(code);
