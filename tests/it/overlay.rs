@@ -317,7 +317,10 @@ fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scrat
     }
     let (took, code) = stop(&c, 40);
     assert!(took < Duration::from_secs(35), "docker stop took {took:?}");
-    assert_eq!(code, 0, "{}", text(&logs(name).stderr));
+    let stderr = text(&logs(name).stderr);
+    assert_eq!(code, 0, "{stderr}");
+    // Every step down (tend-rc -d change user2, -da change) succeeded.
+    assert!(!stderr.contains("tend-init: warning: tend-rc"), "{stderr}");
     let lines = order(&s);
     assert!(
         lines.iter().any(|l| l.starts_with("down ")),

@@ -15,8 +15,9 @@
 //! - `user2`, then the CMD (`S6_CMD_ARG0` before it); its exit code is written to the
 //!   exit-code file, whose content is the container's exit code, as with s6-overlay.
 //!
-//! Down is the reverse: the legacy services, every rc service (tend-rc -da, dependents
-//! first), the cont-finish.d scripts (the down of `legacy-cont-init`), the tree.
+//! Down is the reverse: `user2`, the legacy services, every other rc service (tend-rc
+//! -da, dependents first), the cont-finish.d scripts (the down of `legacy-cont-init`),
+//! the tree.
 //!
 //! The `S6_*` variables become tend-init's settings (`translate`): a `TEND_*` variable
 //! set too wins; an unknown one is named once as ignored.
@@ -381,9 +382,13 @@ pub fn run(
     // Down, the reverse.
     init.stopping = true;
     init.take_terminal_back();
-    init.legacy_down();
+    let deadline = Instant::now() + settings.services_grace;
     if rc {
-        init.rc_down(ov.verbosity);
+        init.rc_down(ov.verbosity, &["-d", "change", "user2"], deadline);
+    }
+    init.legacy_down(deadline);
+    if rc {
+        init.rc_down(ov.verbosity, &["-da", "change"], deadline);
     }
     init.finish_scripts();
     init.stop_tree();
@@ -574,19 +579,21 @@ impl Init<'_> {
         }
     }
 
-    /// Every rc service down, dependents first, within the services' grace time.
-    fn rc_down(&mut self, verbosity: u32) {
-        let argv: Vec<OsString> = vec![
+    /// rc services down, dependents first, by `deadline` (the services' grace time,
+    /// shared by every step of the way down): `-d change user2` before the legacy
+    /// services, `-da change` (everything left) after them.
+    fn rc_down(&mut self, verbosity: u32, what: &[&str], deadline: Instant) {
+        let mut argv: Vec<OsString> = vec![
             RC.into(),
             format!("-v{verbosity}").into(),
             "-l".into(),
             LIVE.into(),
-            "-da".into(),
-            "change".into(),
         ];
-        let c = self.run_program(&argv, Some(self.settings.services_grace));
+        argv.extend(what.iter().map(OsString::from));
+        let left = deadline.saturating_duration_since(Instant::now());
+        let c = self.run_program(&argv, Some(left));
         if c != 0 {
-            self.warn(format_args!("{RC} -da change exited {c}"));
+            self.warn(format_args!("{RC} {} exited {c}", what.join(" ")));
         }
     }
 
@@ -622,7 +629,7 @@ impl Init<'_> {
     }
 
     /// The legacy services down before the rc services they come after.
-    fn legacy_down(&mut self) {
+    fn legacy_down(&mut self, deadline: Instant) {
         let names = std::mem::take(&mut self.legacy);
         if names.is_empty() || self.scanner.is_none() {
             return;
@@ -634,7 +641,6 @@ impl Init<'_> {
         for d in &dirs {
             let _ = tend_proto::control::send_in(d, tend_proto::servicedir::SUPERVISE, b"d");
         }
-        let deadline = Instant::now() + self.settings.services_grace;
         while Instant::now() < deadline && dirs.iter().any(|d| still_up(d)) {
             self.turn(Some(Instant::now() + Duration::from_millis(20)));
         }
