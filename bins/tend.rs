@@ -74,9 +74,17 @@ mod tai64n;
 mod tai64nlocal;
 #[path = "tend-ucspilogd.rs"]
 mod ucspilogd;
+#[path = "tend-with-contenv.rs"]
+mod with_contenv;
 
 /// Every program and its `main`, sorted by name. Adding a program: one `mod` above and one
 /// row here (README, "Adding a program"); tests/it/docs.rs checks that every [[bin]] is here.
+/// s6 (and s6-overlay) names whose tend program is not `tend-` + the rest of the name.
+const S6_NAMES: &[(&str, &str)] = &[
+    ("with-contenv", "tend-with-contenv"),
+    ("s6-notifyoncheck", "tend-check"),
+];
+
 const PROGRAMS: &[(&str, fn())] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
@@ -107,6 +115,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),
     ("tend-ucspilogd", ucspilogd::main),
+    ("tend-with-contenv", with_contenv::main),
 ];
 
 const PROG: Program = Program::new("tend", "tend -l | tend prog [ args... ]");
@@ -165,6 +174,19 @@ fn run() {
         b"chpst" => b"tend-chpst",
         b"sv" => b"tend-sv",
         _ => base,
+    };
+    // s6-overlay images call s6's programs by name (packaging/install.sh -6 links them):
+    // `s6-NAME` is tend-NAME, and the names in S6_NAMES are theirs.
+    let from_s6;
+    let base: &[u8] = match S6_NAMES.iter().find(|(s6, _)| s6.as_bytes() == base) {
+        Some((_, ours)) => ours.as_bytes(),
+        None => match base.strip_prefix(b"s6-") {
+            Some(rest) => {
+                from_s6 = [b"tend-", rest].concat();
+                &from_s6
+            }
+            None => base,
+        },
     };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();

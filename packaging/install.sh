@@ -4,25 +4,30 @@
 # (tend-jobs: never part of a running tree, so kept out of the shared text), and the
 # manual pages.
 #
-# Usage: packaging/install.sh [ -s ] [ -z ] DESTDIR [ PREFIX ]
+# Usage: packaging/install.sh [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]
 #   DESTDIR  staging root ("" or / for the live system); PREFIX defaults to /usr/local
 #   -s       install separate executables instead of links (build them first with
 #            `cargo build --release --features separate`)
 #   -z       gzip the manual pages (gzip -9n, as Debian wants them)
+#   -6       also install the names s6-overlay v3 images call (s6-svc, with-contenv...):
+#            DESTDIR/command/NAME links to PREFIX/bin/tend and DESTDIR/usr/bin/NAME to
+#            /command/NAME, as s6-overlay lays them out, and DESTDIR/init to tend
+#            (tend-init's s6-overlay mode: man tend-init, "S6-OVERLAY")
 # Builds nothing: it takes the executables from target/x86_64-unknown-linux-musl/release, or from $TEND_BUILD.
 # ($CARGO_TARGET_DIR, when set, stands for target/.)
 # Prints the installed paths, one per line.
 set -eu
-separate=0 gz=0
-while getopts sz o; do
+separate=0 gz=0 s6=0
+while getopts sz6 o; do
     case $o in
     s) separate=1 ;;
     z) gz=1 ;;
-    *) echo "usage: $0 [ -s ] [ -z ] DESTDIR [ PREFIX ]" >&2; exit 100 ;;
+    6) s6=1 ;;
+    *) echo "usage: $0 [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]" >&2; exit 100 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] DESTDIR [ PREFIX ]" >&2; exit 100; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]" >&2; exit 100; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TEND_BUILD:-${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release}
 destdir=${1%/}
@@ -62,3 +67,23 @@ for n in tend $names $standalone; do
         echo "$mandir/$n.8"
     fi
 done
+if [ $s6 = 1 ]; then
+    # s6 name:tend program, for the programs s6-overlay images call by name.
+    for pair in with-contenv:tend-with-contenv s6-notifyoncheck:tend-check \
+        s6-setuidgid:tend-setuidgid s6-envuidgid:tend-envuidgid s6-applyuidgid:tend-applyuidgid \
+        s6-envdir:tend-envdir s6-softlimit:tend-softlimit s6-setsid:tend-setsid \
+        s6-setlock:tend-setlock s6-svc:tend-svc s6-svstat:tend-svstat s6-svwait:tend-svwait \
+        s6-svok:tend-svok s6-svscan:tend-svscan s6-svscanctl:tend-svscanctl \
+        s6-supervise:tend-supervise s6-log:tend-log s6-tai64n:tend-tai64n \
+        s6-tai64nlocal:tend-tai64nlocal s6-rc:tend-rc; do
+        s6name=${pair%%:*} ours=${pair#*:}
+        case " $(echo $names) " in *" $ours "*) ;; *) continue ;; esac
+        mkdir -p "$destdir/command" "$destdir/usr/bin"
+        ln -sfn "$prefix/bin/tend" "$destdir/command/$s6name"
+        echo "$destdir/command/$s6name"
+        ln -sfn "/command/$s6name" "$destdir/usr/bin/$s6name"
+        echo "$destdir/usr/bin/$s6name"
+    done
+    ln -sfn "$prefix/bin/tend" "$destdir/init"
+    echo "$destdir/init"
+fi

@@ -28,6 +28,8 @@ mod log;
 mod monit;
 // The multi-call executable: link names, `tend PROG`, the hot-code layout.
 mod multicall;
+// tend-init running s6-overlay v3 images (Docker), tend-with-contenv, the s6 names.
+mod overlay;
 // packaging/build.sh: the .deb and the tarball, installed and used.
 mod packaging;
 // tend-setlock and tend-svperms against their s6 counterparts.

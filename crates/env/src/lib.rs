@@ -13,6 +13,7 @@
 
 pub mod account;
 pub mod cgroup;
+pub mod contenv;
 pub mod cpulist;
 pub mod envdir;
 pub mod environ;

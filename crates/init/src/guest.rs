@@ -7,11 +7,11 @@
 //! syncs, unmounts (or remounts read-only) what it mounted, drains the console and
 //! calls reboot(2). It never exits: a PID 1 that exits panics the kernel.
 //!
-//! Outside PID 1 (`-m guest` in a test) the machine is left alone: no mounts, no host
+//! `crate::start` picks this mode; outside PID 1 (`-m guest` in a test) the machine is left alone: no mounts, no host
 //! name, no reboot(2); init exits as in a container.
 
 use crate::run_stages;
-use crate::settings::{Mode, Settings, kernel_params};
+use crate::settings::Settings;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
@@ -82,104 +82,37 @@ pub fn request(action: Action) -> Result<(), Error> {
     kill(Pid::from_raw(1), action.signal()).map_err(|e| Error::new("signal PID 1", e))
 }
 
-/// Why tend-init could not start.
-#[derive(Debug)]
-pub enum Failure {
-    /// A setting does not parse (exit 100).
-    Usage(crate::settings::BadSetting),
-    /// The loop could not be set up (exit 111).
-    System(Error),
+/// A kernel's PID 1 starts without /proc: mount it before the settings are read (the
+/// kernel command line is in it).
+pub(crate) fn mount_proc(mounted: &mut Vec<&'static str>, say: &dyn Warn) {
+    mount_missing(
+        mounted,
+        &MountPoints::read(),
+        say,
+        "/proc",
+        "proc",
+        NOSUID_NODEV_NOEXEC,
+        None,
+    );
 }
 
-impl Failure {
-    pub fn code(&self) -> i32 {
-        match self {
-            Failure::Usage(_) => tend_sys::code::USAGE,
-            Failure::System(e) => e.code(),
-        }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Usage(e) => e.fmt(f),
-            Failure::System(e) => e.fmt(f),
-        }
-    }
-}
-
-/// Signs of a container runtime: its PID 1 must never read the host's kernel command
-/// line as its own.
-fn in_container(env: &[(OsString, OsString)]) -> bool {
-    Path::new("/.dockerenv").exists()
-        || Path::new("/run/.containerenv").exists()
-        || env.iter().any(|(k, _)| k == "container")
-}
-
-/// Pick the mode and run: the settings from the options, the kernel command line (a
-/// guest's, never a container's) and the environment. A kernel's PID 1 starts without
-/// /proc: that is how `-m auto` knows it is a guest.
-pub fn start(
-    opts: &[(char, Option<OsString>)],
+/// A VM's PID 1: boot (mounts, lo, host name), the stages, then sync, unmount and
+/// reboot(2). Never returns.
+pub(crate) fn boot_run_shutdown(
+    settings: &Settings,
+    mounted: &mut Vec<&'static str>,
     command: &[OsString],
-    env: &[(OsString, OsString)],
     say: &dyn Warn,
-) -> Result<i32, Failure> {
-    let pid1 = std::process::id() == 1;
-    let kernel = pid1 && !Path::new("/proc/self").exists();
-    let mut mounted = Vec::new();
-    if kernel {
-        mount_missing(
-            &mut mounted,
-            &MountPoints::read(),
-            say,
-            "/proc",
-            "proc",
-            NOSUID_NODEV_NOEXEC,
-            None,
-        );
-    }
-    let maybe_guest = pid1 && !in_container(env);
-    let mut all = env.to_vec();
-    if maybe_guest && let Ok(line) = std::fs::read("/proc/cmdline") {
-        all.extend(kernel_params(&line));
-    }
-    let settings = match Settings::resolve(opts, &all, !command.is_empty()) {
-        Ok(s) => s,
-        // A kernel's init must not exit over a typo on the boot line: say so and boot.
-        Err(e) if maybe_guest => {
-            say.say("warning", &format_args!("{e}: using the defaults"));
-            Settings::resolve(&[], &[], !command.is_empty()).map_err(Failure::Usage)?
-        }
-        Err(e) => return Err(Failure::Usage(e)),
-    };
-    let guest = match settings.mode {
-        Mode::Guest => true,
-        Mode::Container => false,
-        Mode::Auto => kernel,
-    };
-    if !guest {
-        return crate::run(&settings, command, say).map_err(Failure::System);
-    }
-    if !pid1 {
-        say.say(
-            "warning",
-            &format_args!("guest mode but not PID 1: no mounts, no host name, no reboot(2)"),
-        );
-        return run_stages(&settings, command, say, true)
-            .map(|(code, _)| code)
-            .map_err(Failure::System);
-    }
-    boot(&settings, &mut mounted, say);
-    let action = match run_stages(&settings, command, say, true) {
+) -> ! {
+    boot(settings, mounted, say);
+    let action = match run_stages(settings, command, say, true) {
         Ok((_, action)) => action,
         Err(e) => {
             say.say("fatal", &format_args!("{e}"));
             Action::Poweroff
         }
     };
-    shutdown(&mounted, action, say)
+    shutdown(mounted, action, say)
 }
 
 const NOSUID_NODEV_NOEXEC: libc::c_ulong = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;

@@ -25,6 +25,14 @@ pub enum Mode {
     Guest,
 }
 
+/// s6-overlay's /init: `Auto` decides at start (run as `init` over its layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    Auto,
+    On,
+    Off,
+}
+
 /// Every setting, with its default applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -60,6 +68,8 @@ pub struct Settings {
     pub hostname: Option<OsString>,
     /// Guest: a tty to run a debug shell on, respawned.
     pub console: Option<PathBuf>,
+    /// Run as s6-overlay v3's /init.
+    pub overlay: Overlay,
 }
 
 /// How one setting is given: option letter, environment variable, value name, default
@@ -73,7 +83,7 @@ pub struct Entry {
 }
 
 /// The table `-h` prints and the parser reads; in usage order.
-pub const TABLE: [Entry; 16] = [
+pub const TABLE: [Entry; 17] = [
     Entry {
         letter: 'i',
         var: "TEND_INIT_DIR",
@@ -186,11 +196,18 @@ pub const TABLE: [Entry; 16] = [
         default: "none",
         what: "guest: run a debug shell on this tty, respawned",
     },
+    Entry {
+        letter: 'o',
+        var: "TEND_OVERLAY",
+        value: "auto|on|off",
+        default: "auto",
+        what: "s6-overlay v3's /init (auto: run as init over its layout)",
+    },
 ];
 
 /// getopt's spec for the table, plus `-h`.
 /// `-a action` is not a setting: it asks a running guest init to stop.
-pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:a:";
+pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:o:a:";
 
 /// The kernel command-line parameter of a variable: `TEND_KILL_GRACETIME` is
 /// `tend.kill_gracetime`.
@@ -279,6 +296,15 @@ impl Settings {
                 (b"guest", Mode::Guest),
             ],
         )?;
+        let overlay = src.choice(
+            'o',
+            Overlay::Auto,
+            &[
+                (b"auto", Overlay::Auto),
+                (b"on", Overlay::On),
+                (b"off", Overlay::Off),
+            ],
+        )?;
         Ok(Settings {
             init_dir: src.path('i', "/etc/tend/init.d"),
             services_dir: src.path('s', "/etc/tend/services"),
@@ -296,6 +322,7 @@ impl Settings {
             mode,
             hostname: src.get('n').map(|(_, v)| v),
             console: src.console(),
+            overlay,
         })
     }
 }
@@ -468,6 +495,7 @@ mod tests {
             ("TEND_MODE", "guest"),
             ("TEND_HOSTNAME", "vm1"),
             ("TEND_CONSOLE", "ttyS1"),
+            ("TEND_OVERLAY", "off"),
         ]);
         let s = Settings::resolve(&[], &e, true).unwrap();
         assert_eq!(
@@ -489,6 +517,7 @@ mod tests {
                 mode: Mode::Guest,
                 hostname: Some("vm1".into()),
                 console: Some("/dev/ttyS1".into()),
+                overlay: Overlay::Off,
             }
         );
         // The table lists exactly these variables, and every letter of SPEC but h.

@@ -16,11 +16,11 @@ use nix::sys::signal::Signal;
 use nix::sys::signalfd::SignalFd;
 use nix::sys::stat::{Mode, SFlag, stat, umask};
 use nix::unistd::Pid;
-use std::ffi::{CStr, CString, OsStr, OsString};
+use std::ffi::{CStr, OsStr, OsString};
 use std::fmt;
 use std::os::fd::{AsFd, AsRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use tend_proto::lock::{self, LockError};
 use tend_sys::Error;
@@ -257,14 +257,7 @@ fn control_init_masked() -> Result<(OwnedFd, OwnedFd, OwnedFd), StartError> {
 /// `tend-supervise NAME`, tried beside our own executable first, then on PATH.
 fn supervisor_program() -> Result<Prepared, Errno> {
     let mut p = Prepared::with_current_env(&[OsString::from(SUPERVISOR), OsString::from("x")])?;
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        let beside: PathBuf = dir.join(SUPERVISOR);
-        let c = CString::new(beside.as_os_str().as_bytes()).map_err(|_| Errno::EINVAL)?;
-        p.candidates.insert(0, c);
-    }
+    p.prefer_beside_self(OsStr::new(SUPERVISOR));
     Ok(p)
 }
 

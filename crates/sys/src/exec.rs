@@ -65,6 +65,20 @@ impl Prepared {
         }
     }
 
+    /// Try `name` beside our own executable before the candidates found on PATH: the
+    /// toolkit's daemons start its other programs, and an install (or a test build) keeps
+    /// them in one directory that need not be on PATH. Nothing changes if our own path is
+    /// unknown.
+    pub fn prefer_beside_self(&mut self, name: &OsStr) {
+        if let Some(dir) = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+            && let Ok(c) = cstring(dir.join(name).as_os_str().as_bytes())
+        {
+            self.candidates.insert(0, c);
+        }
+    }
+
     fn build<K: AsRef<OsStr>, V: AsRef<OsStr>>(
         argv: &[OsString],
         path: Option<&OsStr>,

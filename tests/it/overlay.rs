@@ -1,0 +1,859 @@
+//! tend-init as s6-overlay v3's `/init`, in the Docker engine: images built FROM scratch
+//! (`docker import` of a root file system holding tend installed by `packaging/install.sh
+//! -6`, busybox-static and the host's bash) from the trees in tests/overlay-images/
+//! (their sources in its README). The scripts record what ran in /record/order, a
+//! scratch directory mounted from the host; the tests read the order there.
+//!
+//! Skipped (`skipped: no docker`) without a Docker engine; the s6-rc.d trees also need
+//! tend-rc in the multi-call executable (`skipped: no tend-rc`).
+//!
+//! Not tested: `docker restart` of a container (a second start over the same /run);
+//! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default.
+
+use crate::common::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn docker_ok() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        Command::new("docker")
+            .arg("info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+fn has_rc() -> bool {
+    let o = run({
+        let mut c = Command::new(multicall());
+        c.arg("-l");
+        c
+    });
+    text(&o.stdout).lines().any(|l| l == "tend-rc")
+}
+
+/// The image made of `trees` (laid in this order), built once per test process.
+fn image(trees: &[&str]) -> Option<String> {
+    if !docker_ok() {
+        eprintln!("skipped: no docker");
+        return None;
+    }
+    static BUILT: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+    let tag = format!("tend-overlay-test:{}", trees.join("-"));
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.contains(&tag) {
+        return Some(tag);
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("overlay-{}", trees.join("-")));
+    let rootfs = dir.join("rootfs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&rootfs).unwrap();
+    make_rootfs(&rootfs, &dir, trees);
+    let tar = dir.join("rootfs.tar");
+    assert_code(
+        &run({
+            let mut c = Command::new("tar");
+            c.arg("-C").arg(&rootfs).arg("-cf").arg(&tar).arg(".");
+            c
+        }),
+        0,
+    );
+    let mut c = Command::new("docker");
+    c.args(["import", "--change", r#"ENTRYPOINT ["/init"]"#])
+        .args(["--change", "ENV PATH=/command:/usr/bin:/bin"])
+        .arg(&tar)
+        .arg(&tag);
+    assert_code(&run(c), 0);
+    built.insert(tag.clone());
+    Some(tag)
+}
+
+fn sh(script: &str) {
+    let o = run({
+        let mut c = Command::new("sh");
+        c.args(["-ec", script]);
+        c
+    });
+    assert_code(&o, 0);
+}
+
+fn make_rootfs(rootfs: &Path, dir: &Path, trees: &[&str]) {
+    // tend as it ships (install.sh -6), from the test build, stripped.
+    let build = dir.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let debug = multicall().parent().unwrap();
+    for p in ["tend", "tend-jobs"] {
+        let o = run({
+            let mut c = Command::new("strip");
+            c.arg("-o").arg(build.join(p)).arg(debug.join(p));
+            c
+        });
+        assert_code(&o, 0);
+    }
+    let o = run({
+        let mut c = Command::new(root().join("packaging/install.sh"));
+        c.env("TEND_BUILD", &build)
+            .arg("-6")
+            .arg(rootfs)
+            .arg("/usr");
+        c
+    });
+    assert_code(&o, 0);
+    let r = rootfs.display();
+    sh(&format!(
+        "cd {r}; mkdir -p bin proc sys dev run tmp record var/log etc
+         cp /bin/busybox bin/busybox
+         for a in $(bin/busybox --list); do [ -e bin/$a ] || ln -s busybox bin/$a; done
+         cp /bin/bash bin/bash
+         for l in $(ldd /bin/bash | grep -o '/[^ ]*'); do mkdir -p .$(dirname $l); cp -L $l .$l; done
+         echo 'root:x:0:0:root:/root:/bin/sh' >etc/passwd; echo 'root:x:0:' >etc/group
+         chmod 1777 tmp"
+    ));
+    for t in trees {
+        let src = root().join("tests/overlay-images").join(t);
+        sh(&format!("cp -R {}/. {r}/", src.display()));
+    }
+}
+
+/// A container run with /record mounted from `s`.
+fn docker(s: &Scratch, args: &[&str]) -> Command {
+    let rec = s.join("record");
+    std::fs::create_dir_all(&rec).unwrap();
+    let mut c = Command::new("docker");
+    c.arg("run")
+        .arg("-v")
+        .arg(format!("{}:/record", rec.display()))
+        .args(args);
+    c.stdin(Stdio::null());
+    c
+}
+
+fn order(s: &Scratch) -> Vec<String> {
+    std::fs::read_to_string(s.join("record/order"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn position(lines: &[String], prefix: &str) -> Option<usize> {
+    lines
+        .iter()
+        .position(|l| l == prefix || l.starts_with(&format!("{prefix} ")))
+}
+
+/// Every dependency edge of the trees (names to what they depend on, transitively
+/// through bundles and barriers), read from the files as tend-rc reads them.
+fn edges(trees: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for t in trees {
+        let d = root()
+            .join("tests/overlay-images")
+            .join(t)
+            .join("etc/s6-overlay/s6-rc.d");
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let set = deps.entry(name).or_default();
+            for sub in ["dependencies.d", "contents.d"] {
+                if let Ok(rd) = std::fs::read_dir(e.path().join(sub)) {
+                    set.extend(
+                        rd.flatten()
+                            .map(|x| x.file_name().to_string_lossy().into_owned()),
+                    );
+                }
+            }
+        }
+    }
+    deps
+}
+
+fn closure(deps: &BTreeMap<String, BTreeSet<String>>, name: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(n) = todo.pop() {
+        for d in deps.get(&n).into_iter().flatten() {
+            if out.insert(d.clone()) {
+                todo.push(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Every recorded `up X` after the `up` of everything X depends on that recorded one.
+fn assert_up_order(lines: &[String], deps: &BTreeMap<String, BTreeSet<String>>) -> usize {
+    let mut checked = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l.strip_prefix("up ").and_then(|r| r.split(' ').next()) else {
+            continue;
+        };
+        for d in closure(deps, name) {
+            if let Some(j) = position(lines, &format!("up {d}")) {
+                assert!(j < i, "{name} came up before {d}:\n{}", lines.join("\n"));
+                checked += 1;
+            }
+        }
+    }
+    checked
+}
+
+/// Every recorded `down X` before the `down` of what X depends on.
+fn assert_down_order(lines: &[String], deps: &BTreeMap<String, BTreeSet<String>>) {
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l.strip_prefix("down ") else {
+            continue;
+        };
+        for d in closure(deps, name) {
+            if let Some(j) = position(lines, &format!("down {d}")) {
+                assert!(j > i, "{d} went down before {name}:\n{}", lines.join("\n"));
+            }
+        }
+    }
+}
+
+fn logs(name: &str) -> Output {
+    run({
+        let mut c = Command::new("docker");
+        c.args(["logs", name]);
+        c
+    })
+}
+
+/// A detached container, removed when dropped.
+struct Container(String);
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", &self.0])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+fn start(s: &Scratch, name: &str, args: &[&str]) -> Container {
+    let _ = Command::new("docker")
+        .args(["rm", "-f", name])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let mut all = vec!["-d", "--name", name];
+    all.extend_from_slice(args);
+    assert_code(&run(docker(s, &all)), 0);
+    Container(name.to_string())
+}
+
+/// `docker stop` (grace `t` s): the time it took and the container's exit code.
+fn stop(c: &Container, t: u32) -> (Duration, i32) {
+    let t0 = Instant::now();
+    assert_code(
+        &run({
+            let mut d = Command::new("docker");
+            d.args(["stop", "-t", &t.to_string(), &c.0]);
+            d
+        }),
+        0,
+    );
+    let took = t0.elapsed();
+    let o = run({
+        let mut d = Command::new("docker");
+        d.args(["wait", &c.0]);
+        d
+    });
+    (took, text(&o.stdout).trim().parse().unwrap_or(-1))
+}
+
+/// Up in dependency order, the CMD-less container running until `docker stop`, down in
+/// reverse within the grace times.
+fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scratch, &str)) {
+    let Some(img) = image(trees) else { return };
+    if !has_rc() {
+        eprintln!("skipped: no tend-rc");
+        return;
+    }
+    let s = Scratch::new(name);
+    // The grace time covers tend-rc -da (a debug build here takes seconds to read a
+    // tree); docker stop's own grace is longer still.
+    let c = start(
+        &s,
+        name,
+        &[
+            "-e",
+            "OVERLAY_TEST=contenv",
+            "-e",
+            "S6_SERVICES_GRACETIME=25000",
+            &img,
+        ],
+    );
+    let up = format!("up {last_up}");
+    wait_until(Duration::from_secs(60), &up, || {
+        position(&order(&s), &up).map(|_| ())
+    });
+    extra(&s, name);
+    let lines = order(&s);
+    let deps = edges(trees);
+    let checked = assert_up_order(&lines, &deps);
+    assert!(checked > 0, "no edge checked:\n{}", lines.join("\n"));
+    for l in lines.iter().filter(|l| l.starts_with("up init-")) {
+        assert!(
+            l.ends_with(" contenv"),
+            "with-contenv did not load the env: {l}"
+        );
+    }
+    let (took, code) = stop(&c, 40);
+    assert!(took < Duration::from_secs(35), "docker stop took {took:?}");
+    let stderr = text(&logs(name).stderr);
+    assert_eq!(code, 0, "{stderr}");
+    // Every step down (tend-rc -d change user2, -da change) succeeded.
+    assert!(!stderr.contains("tend-init: warning: tend-rc"), "{stderr}");
+    let lines = order(&s);
+    assert!(
+        lines.iter().any(|l| l.starts_with("down ")),
+        "{}",
+        lines.join("\n")
+    );
+    assert_down_order(&lines, &deps);
+}
+
+#[test]
+fn slow_docker_base_image_init_chain_up_in_order_and_down_in_reverse() {
+    up_then_down(
+        &["baseimage-alpine"],
+        "tend-overlay-base",
+        "svc-cron",
+        |_, name| {
+            // user2's plain `echo` up runs after user, on the container's stdout.
+            wait_until(Duration::from_secs(30), "[ls.io-init] done.", || {
+                text(&logs(name).stdout)
+                    .contains("[ls.io-init] done.")
+                    .then_some(())
+            });
+        },
+    );
+}
+
+#[test]
+fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
+    up_then_down(
+        &["baseimage-alpine", "nginx"],
+        "tend-overlay-nginx",
+        "svc-nginx",
+        |s, _| {
+            let lines = order(s);
+            // The layer's entry in init-config-end: the base's mods wait for nginx's chain.
+            let (a, b) = (
+                position(&lines, "up init-nginx").unwrap(),
+                position(&lines, "up init-mods-package-install").unwrap(),
+            );
+            assert!(a < b, "{}", lines.join("\n"));
+            let l = &lines[position(&lines, "up svc-nginx").unwrap()];
+            let pid = l.rsplit('=').next().unwrap();
+            assert!(
+                pid.parse::<u32>().is_ok_and(|p| p > 0),
+                "s6-svstat -o pid: {l}"
+            );
+        },
+    );
+}
+
+#[test]
+fn slow_docker_logging_pipeline() {
+    up_then_down(&["logging"], "tend-overlay-logging", "myapp", |_, name| {
+        wait_until(Duration::from_secs(30), "the logger's file", || {
+            let o = run({
+                let mut c = Command::new("docker");
+                c.args(["exec", name, "cat", "/var/log/myapp/current"]);
+                c
+            });
+            text(&o.stdout).contains("myapp says hello").then_some(())
+        });
+    });
+}
+
+#[test]
+fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    let s = Scratch::new("overlay-legacy");
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-e",
+            "OVERLAY_TEST=contenv",
+            "-e",
+            "S6_CMD_WAIT_FOR_SERVICES=1",
+            "-e",
+            "S6_FROBNICATE=1",
+            "-e",
+            "S6_KILL_GRACETIME=500",
+            &img,
+            "sh",
+            "-c",
+            "echo cmd >>/record/order; exit 3",
+        ],
+    ));
+    assert_code(&o, 3);
+    let err = text(&o.stderr);
+    assert_eq!(
+        err.matches("ignoring S6_FROBNICATE: not supported").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("/etc/fix-attrs.d is not supported"), "{err}");
+    assert_eq!(
+        order(&s),
+        [
+            "up cont-init 10-record contenv",
+            "up cont-init 20-second",
+            "up main from-cont-init",
+            "cmd",
+            "down main",
+            "down cont-finish 90-bye",
+        ]
+    );
+}
+
+#[test]
+fn docker_s6_settings_and_the_var_run_path() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    // S6_CMD_ARG0 before the command, S6_STAGE2_HOOK before cont-init.d, a script
+    // writing through /var/run/s6 seen by a later with-contenv, S6_VERBOSITY=1 without
+    // info lines.
+    let s = Scratch::new("overlay-settings");
+    s.write(
+        "record/hook",
+        "#!/bin/sh\necho hook >>/record/order\n",
+        true,
+    );
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-e",
+            "S6_VERBOSITY=1",
+            "-e",
+            "S6_STAGE2_HOOK=/record/hook",
+            "-e",
+            "S6_CMD_ARG0=sh -c",
+            &img,
+            "echo -n via-var-run >/var/run/s6/container_environment/VIA; \
+             with-contenv sh -c 'echo \"cmd $VIA\" >>/record/order'",
+        ],
+    ));
+    assert_code(&o, 0);
+    let lines = order(&s);
+    assert_eq!(lines.first().map(String::as_str), Some("hook"), "{lines:?}");
+    assert!(lines.contains(&"cmd via-var-run".to_string()), "{lines:?}");
+    assert!(!text(&o.stderr).contains("info:"), "{}", text(&o.stderr));
+    // A read-only root with a tmpfs /run (S6_READ_ONLY_ROOT's case).
+    let s = Scratch::new("overlay-read-only");
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "--read-only",
+            "--tmpfs",
+            "/run:exec",
+            "-e",
+            "S6_READ_ONLY_ROOT=1",
+            "-e",
+            "OVERLAY_TEST=contenv",
+            &img,
+            "sh",
+            "-c",
+            "exit 6",
+        ],
+    ));
+    assert_code(&o, 6);
+    assert_eq!(order(&s)[0], "up cont-init 10-record contenv");
+}
+
+#[test]
+fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    let s = Scratch::new("overlay-fail");
+    let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
+    let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
+    // S6_BEHAVIOUR_IF_STAGE2_FAILS=2: every cont-init script runs, then the container
+    // stops with 1 and the command never runs.
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-v",
+            &mount,
+            "-e",
+            "S6_BEHAVIOUR_IF_STAGE2_FAILS=2",
+            &img,
+            "sh",
+            "-c",
+            "echo cmd >>/record/order",
+        ],
+    ));
+    assert_code(&o, 1);
+    let lines = order(&s);
+    assert!(!lines.contains(&"cmd".to_string()), "{lines:?}");
+    assert!(text(&o.stderr).contains("/etc/cont-init.d/30-fail exited 5"));
+    // TEND_INIT_FAILURE=warn wins over S6_BEHAVIOUR_IF_STAGE2_FAILS.
+    let s = Scratch::new("overlay-fail-warn");
+    let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
+    let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            "-v",
+            &mount,
+            "-e",
+            "S6_BEHAVIOUR_IF_STAGE2_FAILS=2",
+            "-e",
+            "TEND_INIT_FAILURE=warn",
+            &img,
+            "sh",
+            "-c",
+            "echo cmd >>/record/order; exit 4",
+        ],
+    ));
+    assert_code(&o, 4);
+    assert!(order(&s).contains(&"cmd".to_string()));
+}
+
+#[test]
+fn docker_finish_script_sets_the_exit_code_and_halts() {
+    let Some(img) = image(&["exitcode"]) else {
+        return;
+    };
+    let s = Scratch::new("overlay-exitcode");
+    let t0 = Instant::now();
+    let o = run(docker(&s, &["--rm", &img]));
+    assert_code(&o, 7);
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    assert_eq!(order(&s)[0], "up app");
+}
+
+#[test]
+fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    for (level, cmd_on_stdout) in [("1", false), ("2", true)] {
+        let s = Scratch::new("overlay-logging");
+        let logs = s.join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let o = run(docker(
+            &s,
+            &[
+                "--rm",
+                "-e",
+                &format!("S6_LOGGING={level}"),
+                "-v",
+                &format!("{}:/var/log/s6-uncaught-logs", logs.display()),
+                &img,
+                "sh",
+                "-c",
+                "echo from-the-command",
+            ],
+        ));
+        assert_code(&o, 0);
+        let current = std::fs::read_to_string(logs.join("current")).unwrap_or_default();
+        // The init scripts' output is caught (tend-init's own lines stay on its stderr).
+        assert!(
+            current.contains("cont-init says hello"),
+            "S6_LOGGING={level}: {current}"
+        );
+        assert!(!text(&o.stdout).contains("cont-init says hello"));
+        assert_eq!(
+            text(&o.stdout).contains("from-the-command"),
+            cmd_on_stdout,
+            "S6_LOGGING={level}: stdout {}",
+            text(&o.stdout)
+        );
+        assert_eq!(current.contains("from-the-command"), !cmd_on_stdout);
+    }
+}
+
+#[test]
+fn slow_docker_interactive_shell() {
+    let mut images = vec![&["legacy"][..]];
+    if has_rc() {
+        images.push(&["baseimage-alpine"]);
+    }
+    for trees in images {
+        let Some(img) = image(trees) else { return };
+        let s = Scratch::new("overlay-tty");
+        let c = docker(&s, &["-ti", "--rm", &img, "sh"]);
+        let mut p = Command::new("python3");
+        p.arg(root().join("tests/it/pty_shell.py"));
+        p.arg(c.get_program()).args(c.get_args());
+        let o = run(p);
+        let out = text(&o.stdout);
+        assert_eq!(
+            out.lines().last(),
+            Some("RESULT ok EXIT 3"),
+            "{trees:?}: {out}"
+        );
+    }
+}
+
+#[test]
+fn docker_stop_without_a_command_runs_cont_finish() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    let s = Scratch::new("overlay-stop");
+    let c = start(&s, "tend-overlay-stop", &[&img]);
+    wait_until(Duration::from_secs(30), "up main", || {
+        position(&order(&s), "up main").map(|_| ())
+    });
+    let (took, code) = stop(&c, 20);
+    assert_eq!(code, 0);
+    assert!(took < Duration::from_secs(12), "{took:?}");
+    let lines = order(&s);
+    assert_eq!(
+        &lines[lines.len() - 2..],
+        ["down main", "down cont-finish 90-bye"]
+    );
+}
+
+// ---- without Docker: with-contenv, the s6 names, the -o setting ---------------------
+
+/// `name` as a link to the multi-call executable, as install.sh -6 makes it.
+fn s6_link(s: &Scratch, name: &str) -> std::path::PathBuf {
+    let p = s.join(format!("command/{name}"));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&p);
+    std::os::unix::fs::symlink(multicall(), &p).unwrap();
+    p
+}
+
+#[test]
+fn with_contenv_as_shebang_and_chain_loads_the_saved_environment() {
+    let s = Scratch::new("contenv");
+    let wc = s6_link(&s, "with-contenv");
+    s.write("env/SAVED", "from-the-envdir\n", false);
+    s.write("env/TWO", "a\nb", false);
+    s.write("env/GONE", "", false);
+    // As a shebang the kernel runs `with-contenv sh SCRIPT`: -d cannot be given there,
+    // so the script is run through the chain form with the test's directory.
+    let script = s.write(
+        "script",
+        "echo \"SAVED=$SAVED TWO=$TWO GONE=${GONE-unset} OTHER=${OTHER-unset}\"\n",
+        true,
+    );
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("env")).arg("sh").arg(&script);
+    c.env("OTHER", "dropped").env("GONE", "x");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(
+        text(&o.stdout),
+        "SAVED=from-the-envdir TWO=a\nb GONE=unset OTHER=unset\n"
+    );
+    // S6_KEEP_ENV: the environment as it is.
+    let mut c = Command::new(&wc);
+    c.arg("-d")
+        .arg(s.join("env"))
+        .args(["sh", "-c", "echo ${OTHER-unset} ${SAVED-unset}"]);
+    c.env("OTHER", "kept").env("S6_KEEP_ENV", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "kept unset\n");
+    // The shebang form, with the default directory: the kernel passes the script.
+    let shebang = s.write(
+        "shebang",
+        &format!("#!{} sh\necho shebang-ran\n", wc.display()),
+        true,
+    );
+    let mut c = Command::new(&shebang);
+    c.env("S6_KEEP_ENV", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "shebang-ran\n");
+}
+
+#[test]
+fn with_contenv_bad_input() {
+    let s = Scratch::new("contenv-bad");
+    let wc = s6_link(&s, "with-contenv");
+    let o = run(Command::new(&wc));
+    assert_code(&o, 100);
+    assert!(
+        text(&o.stderr)
+            .starts_with("tend-with-contenv: usage: tend-with-contenv [ -d envdir ] prog...")
+    );
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("missing")).arg("true");
+    let o = run(c);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-with-contenv: fatal: unable to open directory {}: No such file or directory\n",
+            s.join("missing").display()
+        )
+    );
+    std::fs::create_dir_all(s.join("env")).unwrap();
+    let mut c = Command::new(&wc);
+    c.arg("-d").arg(s.join("env")).arg("no-such-program-here");
+    assert_code(&run(c), 127);
+}
+
+#[test]
+fn s6_names_run_tend_programs() {
+    let s = Scratch::new("s6-names");
+    for (name, code, start) in [
+        ("s6-svok", 100, "tend-svok: usage:"),
+        ("s6-svstat", 100, "tend-svstat: usage:"),
+        ("s6-setuidgid", 100, "tend-setuidgid: usage:"),
+        // s6-notifyoncheck's default probe is ./data/check, as tend-check's.
+        ("s6-notifyoncheck", 1, "./data/check"),
+    ] {
+        let o = run(Command::new(s6_link(&s, name)));
+        assert_code(&o, code);
+        assert!(
+            text(&o.stderr).contains(start),
+            "{name}: {}",
+            text(&o.stderr)
+        );
+    }
+    // A name tend has no program for is not taken.
+    let o = run(Command::new(s6_link(&s, "s6-frobnicate")));
+    assert_code(&o, 100);
+}
+
+#[test]
+fn the_overlay_setting_takes_three_words() {
+    for (args, env, shown) in [
+        (&["-o", "maybe"][..], None, "invalid -o: maybe"),
+        (&[][..], Some("yes"), "invalid TEND_OVERLAY: yes"),
+    ] {
+        let mut c = cmd("tend-init");
+        c.args(args).arg("true");
+        if let Some(v) = env {
+            c.env("TEND_OVERLAY", v);
+        }
+        let o = run(c);
+        assert_code(&o, 100);
+        assert_eq!(text(&o.stderr), format!("tend-init: fatal: {shown}\n"));
+    }
+}
+
+#[test]
+fn install_sh_6_lays_out_the_s6_names() {
+    let s = Scratch::new("install-6");
+    let mut c = Command::new(root().join("packaging/install.sh"));
+    c.env("TEND_BUILD", multicall().parent().unwrap())
+        .arg("-6")
+        .arg(s.join("root"))
+        .arg("/usr");
+    let o = run(c);
+    assert_code(&o, 0);
+    let link = |p: &str| std::fs::read_link(s.join("root").join(p)).unwrap();
+    assert_eq!(link("init"), Path::new("/usr/bin/tend"));
+    for name in [
+        "with-contenv",
+        "s6-setuidgid",
+        "s6-envuidgid",
+        "s6-applyuidgid",
+        "s6-envdir",
+        "s6-svc",
+        "s6-svstat",
+        "s6-svwait",
+        "s6-svscanctl",
+        "s6-notifyoncheck",
+        "s6-setsid",
+        "s6-softlimit",
+    ] {
+        assert_eq!(link(&format!("command/{name}")), Path::new("/usr/bin/tend"));
+        assert_eq!(
+            link(&format!("usr/bin/{name}")),
+            Path::new("/command").join(name)
+        );
+        assert!(text(&o.stdout).contains(&format!("/command/{name}\n")));
+    }
+}
+
+#[test]
+fn docker_svscanctl_t_stops_the_container() {
+    let Some(img) = image(&["legacy"]) else {
+        return;
+    };
+    // The s6 way to stop the tree from inside: the scanner exits, the container stops,
+    // the command is not waited for.
+    let s = Scratch::new("overlay-svscanctl");
+    let t0 = Instant::now();
+    let o = run(docker(
+        &s,
+        &[
+            "--rm",
+            &img,
+            "sh",
+            "-c",
+            "s6-svscanctl -t /run/service; exec sleep 100",
+        ],
+    ));
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    assert_code(&o, 143);
+    assert_eq!(
+        &order(&s)[order(&s).len() - 1..],
+        ["down cont-finish 90-bye"]
+    );
+}
+
+#[test]
+fn slow_docker_restart_runs_the_stages_again() {
+    let Some(img) = image(&["baseimage-alpine", "nginx"]) else {
+        return;
+    };
+    if !has_rc() {
+        eprintln!("skipped: no tend-rc");
+        return;
+    }
+    // /run survives a restart: the stages run again over what the first start left.
+    let s = Scratch::new("overlay-restart");
+    let c = start(&s, "tend-overlay-restart", &[&img]);
+    let twice = || {
+        (order(&s)
+            .iter()
+            .filter(|l| l.starts_with("up svc-nginx"))
+            .count()
+            == 2)
+            .then_some(())
+    };
+    wait_until(Duration::from_secs(60), "up svc-nginx", || {
+        position(&order(&s), "up svc-nginx").map(|_| ())
+    });
+    assert_code(
+        &run({
+            let mut d = Command::new("docker");
+            d.args(["restart", "-t", "20", &c.0]);
+            d
+        }),
+        0,
+    );
+    wait_until(Duration::from_secs(60), "up svc-nginx twice", twice);
+    let lines = order(&s);
+    let second = lines.iter().rposition(|l| l.starts_with("down ")).unwrap() + 1;
+    assert_up_order(&lines[second..], &edges(&["baseimage-alpine", "nginx"]));
+}
