@@ -23,6 +23,14 @@ mod envdir;
 mod envuidgid;
 #[path = "tend-init.rs"]
 mod init;
+#[path = "tend-ipcclient.rs"]
+mod ipcclient;
+#[path = "tend-ipcserver.rs"]
+mod ipcserver;
+#[path = "tend-ipcserver-socketbinder.rs"]
+mod ipcserver_socketbinder;
+#[path = "tend-ipcserverd.rs"]
+mod ipcserverd;
 #[path = "tend-log.rs"]
 mod log;
 #[path = "tend-notify.rs"]
@@ -72,6 +80,10 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
     ("tend-init", init::main),
+    ("tend-ipcclient", ipcclient::main),
+    ("tend-ipcserver", ipcserver::main),
+    ("tend-ipcserver-socketbinder", ipcserver_socketbinder::main),
+    ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
     ("tend-setlock", setlock::main),

@@ -41,6 +41,13 @@ pub fn openat<P: ?Sized + nix::NixPath>(
     Ok(unsafe { own(fd) })
 }
 
+/// accept4(2) on a listening socket, returning the connection as an owned fd.
+pub fn accept(listen: BorrowedFd, flags: nix::sys::socket::SockFlag) -> Result<OwnedFd, Errno> {
+    let fd = nix::sys::socket::accept4(listen.as_raw_fd(), flags)?;
+    // SAFETY: accept4 just returned fd; nothing else knows it.
+    Ok(unsafe { own(fd) })
+}
+
 /// Read at most `max` bytes of the file at `path`, as s6's clients do: opened
 /// non-blocking, so a FIFO planted there can never hang the reader; anything but a
 /// regular file reads as empty (what a FIFO without a writer gives s6).
