@@ -18,3 +18,4 @@ mod scan;
 mod summary;
 mod supervise;
 mod syslog;
+mod ucspi;
