@@ -18,4 +18,5 @@ mod scan;
 mod summary;
 mod supervise;
 mod syslog;
+mod syslogd;
 mod ucspi;
