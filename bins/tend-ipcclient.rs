@@ -33,7 +33,10 @@ pub fn main() {
     let fd = socket::connect(path.as_ref(), bindpath.as_deref().map(Path::new))
         .unwrap_or_else(|e| PROG.fatal(e.code(), e));
     if verbose {
-        PROG.line("info", format_args!("connected to {}", path.display()));
+        PROG.line(
+            "info",
+            format_args!("connected to {}", tend_cli::shown(path)),
+        );
     }
     if let Err(e) = socket::hand_on(fd, &[6, 7]) {
         PROG.fatal(code::SYSTEM, e)

@@ -23,7 +23,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::socket::{SockFlag, UnixAddr, getpeername, getsockopt, sockopt};
 use nix::sys::stat::SFlag;
 use nix::unistd::Pid;
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CString, OsString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use tend_sys::Error;
@@ -269,7 +269,7 @@ impl<'a> Server<'a> {
         let words: &'static str = Box::leak(
             format!(
                 "tend-ipcserverd: fatal: unable to exec {}: ",
-                OsStr::new(prog.first().map_or(OsStr::new(""), |p| p.as_os_str())).display()
+                String::from_utf8_lossy(prog.first().map_or(&b""[..], |p| p.as_bytes()))
             )
             .into_boxed_str(),
         );
@@ -387,12 +387,12 @@ impl<'a> Server<'a> {
             };
             let child = self.children.swap_remove(i);
             self.starved = false;
-            if self.o.credentials {
-                if let Some(j) = self.per_uid.iter().position(|(u, _)| *u == child.uid) {
-                    self.per_uid[j].1 -= 1;
-                    if self.per_uid[j].1 == 0 {
-                        self.per_uid.swap_remove(j);
-                    }
+            if self.o.credentials
+                && let Some(j) = self.per_uid.iter().position(|(u, _)| *u == child.uid)
+            {
+                self.per_uid[j].1 -= 1;
+                if self.per_uid[j].1 == 0 {
+                    self.per_uid.swap_remove(j);
                 }
             }
             if self.o.verbosity >= 2 {
