@@ -51,6 +51,10 @@ mod summary;
 mod supervise;
 #[path = "tend-svc.rs"]
 mod svc;
+#[path = "tend-svdt.rs"]
+mod svdt;
+#[path = "tend-svdt-clear.rs"]
+mod svdt_clear;
 #[path = "tend-svok.rs"]
 mod svok;
 #[path = "tend-svperms.rs"]
@@ -94,6 +98,8 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-summary", summary::main),
     ("tend-supervise", supervise::main),
     ("tend-svc", svc::main),
+    ("tend-svdt", svdt::main),
+    ("tend-svdt-clear", svdt_clear::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
     ("tend-svscan", svscan::main),

@@ -17,6 +17,7 @@ mod parity;
 mod scan;
 mod summary;
 mod supervise;
+mod svtools;
 mod syslog;
 mod syslogd;
 mod ucspi;

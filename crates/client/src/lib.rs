@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod dtally;
 mod json;
 pub mod perms;
 pub mod status;
