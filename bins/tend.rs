@@ -55,6 +55,10 @@ mod svc;
 mod svdt;
 #[path = "tend-svdt-clear.rs"]
 mod svdt_clear;
+#[path = "tend-svlisten.rs"]
+mod svlisten;
+#[path = "tend-svlisten1.rs"]
+mod svlisten1;
 #[path = "tend-svok.rs"]
 mod svok;
 #[path = "tend-svperms.rs"]
@@ -100,6 +104,8 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-svc", svc::main),
     ("tend-svdt", svdt::main),
     ("tend-svdt-clear", svdt_clear::main),
+    ("tend-svlisten", svlisten::main),
+    ("tend-svlisten1", svlisten1::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
     ("tend-svscan", svscan::main),

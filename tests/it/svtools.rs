@@ -153,3 +153,199 @@ fn svdt_bad_input() {
     assert_code(&o, 0);
     assert_eq!(tally_len(&dir), 0);
 }
+
+/// Run `listener` (s6's or tend's) with `args`, return (code, stderr with the program
+/// names made neutral).
+fn listen(listener: &str, args: &[&str]) -> (Option<i32>, String) {
+    let mut c = cmd(listener);
+    c.args(args);
+    let o = run(c);
+    let err = text(&o.stderr)
+        .replace("tend-svlisten1", "LISTENER")
+        .replace("s6-svlisten1", "LISTENER")
+        .replace("tend-svlisten", "LISTENER")
+        .replace("s6-svlisten", "LISTENER");
+    (o.status.code(), err)
+}
+
+#[test]
+fn svlisten1_same_as_s6_on_both_supervisors() {
+    require("s6-svlisten1");
+    let s = Scratch::new("svlisten1");
+    for (i, supervisor) in SUPERVISORS.iter().enumerate() {
+        let dir = ServiceDir::new(s.join(format!("sv{i}")))
+            .run(SLEEPER)
+            .path();
+        let d = dir.to_str().unwrap();
+        let sv = Supervised::start(supervisor, &dir);
+        sv.wait_up();
+        for listener in ["s6-svlisten1", "tend-svlisten1"] {
+            let cases: &[(&[&str], (Option<i32>, &str))] = &[
+                // The change is made by the program, while we listen: no race.
+                (
+                    &["-d", "-t", "20000", d, "tend-svc", "-d", d],
+                    (Some(0), ""),
+                ),
+                (&["-D", "-t", "300", d, "true"], (Some(0), "")),
+                (
+                    &["-u", "-t", "300", d, "true"],
+                    (Some(99), "LISTENER: fatal: timed out\n"),
+                ),
+                (
+                    &[
+                        "-u",
+                        "-t",
+                        "20000",
+                        d,
+                        "sh",
+                        "-c",
+                        &format!("sleep 0.2; exec tend-svc -u {d}"),
+                    ],
+                    (Some(0), ""),
+                ),
+                (
+                    &["-r", "-t", "20000", d, "tend-svc", "-r", d],
+                    (Some(0), ""),
+                ),
+                (
+                    &["-u", d, "/no/such/prog"],
+                    (
+                        Some(111),
+                        "LISTENER: fatal: unable to spawn /no/such/prog: No such file or directory\n",
+                    ),
+                ),
+            ];
+            for (args, (code, err)) in cases {
+                let got = listen(listener, args);
+                assert_eq!(
+                    (got.0, got.1.as_str()),
+                    (*code, *err),
+                    "{listener} {args:?} under {supervisor}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn svlisten1_sees_the_supervisor_die() {
+    let s = Scratch::new("svlisten1-x");
+    for (i, supervisor) in SUPERVISORS.iter().enumerate() {
+        for (j, listener) in ["s6-svlisten1", "tend-svlisten1"].iter().enumerate() {
+            let dir = ServiceDir::new(s.join(format!("sv{i}-{j}")))
+                .run(SLEEPER)
+                .path();
+            let d = dir.to_str().unwrap();
+            let sv = Supervised::start(supervisor, &dir);
+            sv.wait_up();
+            // Waiting for up while the supervisor is told to stop and exit: it dies first.
+            let got = listen(listener, &["-U", "-t", "20000", d, "tend-svc", "-dx", d]);
+            assert_eq!(
+                got,
+                (
+                    Some(1),
+                    format!("LISTENER: fatal: {d} failed permanently or its supervisor died\n")
+                ),
+                "{listener} under {supervisor}"
+            );
+            drop(sv);
+        }
+    }
+}
+
+#[test]
+fn svlisten_blocks_and_any() {
+    require("s6-svlisten");
+    let s = Scratch::new("svlisten");
+    let a = ServiceDir::new(s.join("a")).run(SLEEPER).path();
+    let b = ServiceDir::new(s.join("b")).run(SLEEPER).path();
+    let (sa, sb) = (
+        Supervised::start("tend-supervise", &a),
+        Supervised::start("s6-supervise", &b),
+    );
+    sa.wait_up();
+    sb.wait_up();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let qa = format!(" {a}");
+    let both_down = format!("tend-svc -d {a} && exec tend-svc -d {b}");
+    for listener in ["s6-svlisten", "tend-svlisten"] {
+        let cases: &[(&[&str], (Option<i32>, &str))] = &[
+            // Both down, with execline's quoting on one of them.
+            (
+                &["-d", "-t", "20000", &qa, b, "", "sh", "-c", &both_down],
+                (Some(0), ""),
+            ),
+            (
+                &["-o", "-u", "-t", "20000", a, b, "", "tend-svc", "-u", b],
+                (Some(0), ""),
+            ),
+            (
+                &["-a", "-u", "-t", "20000", a, b, "", "tend-svc", "-u", a],
+                (Some(0), ""),
+            ),
+            (
+                &["-d", "-t", "300", a, b, "", "true"],
+                (Some(99), "LISTENER: fatal: timed out\n"),
+            ),
+            (
+                &["-d", a, b, "true"],
+                (
+                    Some(100),
+                    "LISTENER: fatal: unterminated servicedir block\n",
+                ),
+            ),
+        ];
+        for (args, (code, err)) in cases {
+            let got = listen(listener, args);
+            assert_eq!(
+                (got.0, got.1.as_str()),
+                (*code, *err),
+                "{listener} {args:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn svlisten_bad_input() {
+    let s = Scratch::new("svlisten-bad");
+    // A directory with no event fifodir and no supervisor: event/ is made (as s6 does),
+    // then the status cannot be read.
+    let bare = s.join("bare");
+    std::fs::create_dir(&bare).unwrap();
+    let d = bare.to_str().unwrap();
+    let got = listen("tend-svlisten1", &["-u", d, "true"]);
+    assert_eq!(
+        got,
+        (
+            Some(111),
+            format!("LISTENER: fatal: unable to read status for {d}: No such file or directory\n")
+        )
+    );
+    assert_eq!(listen("s6-svlisten1", &["-u", d, "true"]).0, Some(111));
+    let missing = s.join("missing");
+    let m = missing.to_str().unwrap();
+    let got = listen("tend-svlisten", &["-u", m, "", "true"]);
+    assert_eq!(got.0, Some(111), "{got:?}");
+    assert!(
+        got.1.starts_with(&format!(
+            "LISTENER: fatal: unable to subscribe to events for {m}: "
+        )),
+        "{got:?}"
+    );
+    for (prog, args) in [
+        ("tend-svlisten1", &[][..]),
+        ("tend-svlisten1", &["dir"][..]),
+        ("tend-svlisten1", &["-t", "x", "dir", "true"][..]),
+        ("tend-svlisten", &["dir", ""][..]),
+        ("tend-svlisten", &["", "true"][..]),
+    ] {
+        let got = listen(prog, args);
+        assert_eq!(got.0, Some(100), "{prog} {args:?}");
+        assert!(
+            got.1.starts_with("LISTENER: usage: "),
+            "{prog} {args:?}: {}",
+            got.1
+        );
+    }
+}
