@@ -154,6 +154,9 @@ fn svdt_bad_input() {
     assert_eq!(tally_len(&dir), 0);
 }
 
+/// Arguments, and the exit code and stderr expected.
+type Case<'a> = (&'a [&'a str], (Option<i32>, &'a str));
+
 /// Run `listener` (s6's or tend's) with `args`, return (code, stderr with the program
 /// names made neutral).
 fn listen(listener: &str, args: &[&str]) -> (Option<i32>, String) {
@@ -180,7 +183,7 @@ fn svlisten1_same_as_s6_on_both_supervisors() {
         let sv = Supervised::start(supervisor, &dir);
         sv.wait_up();
         for listener in ["s6-svlisten1", "tend-svlisten1"] {
-            let cases: &[(&[&str], (Option<i32>, &str))] = &[
+            let cases: &[Case] = &[
                 // The change is made by the program, while we listen: no race.
                 (
                     &["-d", "-t", "20000", d, "tend-svc", "-d", d],
@@ -269,7 +272,7 @@ fn svlisten_blocks_and_any() {
     let qa = format!(" {a}");
     let both_down = format!("tend-svc -d {a} && exec tend-svc -d {b}");
     for listener in ["s6-svlisten", "tend-svlisten"] {
-        let cases: &[(&[&str], (Option<i32>, &str))] = &[
+        let cases: &[Case] = &[
             // Both down, with execline's quoting on one of them.
             (
                 &["-d", "-t", "20000", &qa, b, "", "sh", "-c", &both_down],
