@@ -55,6 +55,8 @@ mod svc;
 mod svdt;
 #[path = "tend-svdt-clear.rs"]
 mod svdt_clear;
+#[path = "tend-svlink.rs"]
+mod svlink;
 #[path = "tend-svlisten.rs"]
 mod svlisten;
 #[path = "tend-svlisten1.rs"]
@@ -69,6 +71,8 @@ mod svscan;
 mod svscanctl;
 #[path = "tend-svstat.rs"]
 mod svstat;
+#[path = "tend-svunlink.rs"]
+mod svunlink;
 #[path = "tend-svwait.rs"]
 mod svwait;
 #[path = "tend-tai64n.rs"]
@@ -104,6 +108,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-svc", svc::main),
     ("tend-svdt", svdt::main),
     ("tend-svdt-clear", svdt_clear::main),
+    ("tend-svlink", svlink::main),
     ("tend-svlisten", svlisten::main),
     ("tend-svlisten1", svlisten1::main),
     ("tend-svok", svok::main),
@@ -111,6 +116,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-svscan", svscan::main),
     ("tend-svscanctl", svscanctl::main),
     ("tend-svstat", svstat::main),
+    ("tend-svunlink", svunlink::main),
     ("tend-svwait", svwait::main),
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),

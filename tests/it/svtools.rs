@@ -352,3 +352,184 @@ fn svlisten_bad_input() {
         );
     }
 }
+
+/// A scanner (s6-svscan or tend-svscan) on a fresh scan directory, killed with the tree.
+fn scanner(s: &Scratch, prog: &str) -> (Daemon, std::path::PathBuf) {
+    let scan = s.join(format!("scan-{prog}"));
+    std::fs::create_dir_all(&scan).unwrap();
+    let mut c = cmd(prog);
+    c.arg(&scan).current_dir(&s.path);
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null());
+    c.stderr(std::fs::File::create(s.join(format!("{prog}.err"))).unwrap());
+    let d = Daemon::start(c);
+    wait_until(PATIENCE, "the scanner", || {
+        tend_proto::control::send_in(&scan, ".s6-svscan", b"").ok()
+    });
+    (d, scan)
+}
+
+#[test]
+fn svlink_svunlink_on_both_scanners() {
+    require("s6-svlink");
+    let s = Scratch::new("svlink");
+    let _k = KillUnder(s.path.clone());
+    for scan_prog in ["s6-svscan", "tend-svscan"] {
+        let (_d, scan) = scanner(&s, scan_prog);
+        for (linker, unlinker) in [
+            ("tend-svlink", "tend-svunlink"),
+            ("s6-svlink", "tend-svunlink"),
+            ("tend-svlink", "s6-svunlink"),
+        ] {
+            let name = format!("{scan_prog}-{linker}-{unlinker}");
+            let dir = ServiceDir::new(s.join(&name))
+                .run(SLEEPER)
+                .script("log/run", SLEEPER)
+                .path();
+            let mut c = cmd(linker);
+            c.args(["-t", "20000"]).arg(&scan).arg(&dir);
+            let o = run(c);
+            assert_code(&o, 0);
+            // Both supervisors run when it returns: no waiting here.
+            assert!(running(&dir) && running(&dir.join("log")), "{name}");
+            assert_eq!(std::fs::read_link(scan.join(&name)).unwrap(), dir, "{name}");
+            wait_status(&dir, "up", is_up);
+            // s6-svunlink also waits for the logger's supervisor, which neither scanner
+            // reliably stops after a prune: a short wait (it exits 0 either way).
+            let t = if unlinker.starts_with("s6") {
+                "3000"
+            } else {
+                "20000"
+            };
+            let mut c = cmd(unlinker);
+            c.args(["-t", t]).arg(&scan).arg(&name);
+            let o = run(c);
+            assert_code(&o, 0);
+            assert!(
+                std::fs::symlink_metadata(scan.join(&name)).is_err(),
+                "{name}"
+            );
+            // Its last event is written just before it exits and lets go of its lock.
+            wait_until(PATIENCE, "the supervisor to go", || {
+                (!running(&dir)).then_some(())
+            });
+        }
+        // -D: the supervisor starts, the service stays down, ./down stays.
+        let dir = ServiceDir::new(s.join(format!("{scan_prog}-down")))
+            .run(SLEEPER)
+            .path();
+        let mut c = cmd("tend-svlink");
+        c.args(["-D", "-t", "20000"])
+            .arg(&scan)
+            .arg(&dir)
+            .arg("held");
+        assert_code(&run(c), 0);
+        assert!(running(&dir) && dir.join("down").exists());
+        assert_eq!(status(&dir).pid, 0);
+        // -d: down this once; ./down is gone afterwards.
+        let dir = ServiceDir::new(s.join(format!("{scan_prog}-once")))
+            .run(SLEEPER)
+            .path();
+        let mut c = cmd("tend-svlink");
+        c.args(["-d", "-t", "20000"]).arg(&scan).arg(&dir);
+        assert_code(&run(c), 0);
+        assert!(running(&dir) && !dir.join("down").exists());
+        assert_eq!(status(&dir).pid, 0);
+        let _ = tend_proto::control::send_in(&scan, ".s6-svscan", b"t");
+    }
+}
+
+#[test]
+fn svlink_bad_input() {
+    let s = Scratch::new("svlink-bad");
+    let _k = KillUnder(s.path.clone());
+    let fails = |prog: &str, args: &[&dyn AsRef<std::ffi::OsStr>], code: i32, err: &str| {
+        let mut c = cmd(prog);
+        for a in args {
+            c.arg(a);
+        }
+        let o = run(c);
+        assert_code(&o, code);
+        assert_eq!(text(&o.stderr), err, "{prog}");
+    };
+    let noscan = s.join("noscan");
+    std::fs::create_dir(&noscan).unwrap();
+    let dir = ServiceDir::new(s.join("sv")).run(SLEEPER).path();
+    fails(
+        "tend-svlink",
+        &[&noscan, &dir],
+        100,
+        &format!(
+            "tend-svlink: fatal: unable to control {}: scanner not listening\n",
+            noscan.display()
+        ),
+    );
+    let (_d, scan) = scanner(&s, "tend-svscan");
+    let norun = s.join("norun");
+    std::fs::create_dir(&norun).unwrap();
+    fails(
+        "tend-svlink",
+        &[&scan, &norun],
+        111,
+        &format!(
+            "tend-svlink: fatal: unable to stat {}/run: No such file or directory\n",
+            norun.display()
+        ),
+    );
+    fails(
+        "tend-svlink",
+        &[&scan, &dir, &"a/b"],
+        100,
+        "tend-svlink: fatal: invalid service name\n",
+    );
+    fails(
+        "tend-svlink",
+        &[&scan, &dir, &".."],
+        100,
+        "tend-svlink: fatal: invalid service name\n",
+    );
+    fails(
+        "tend-svunlink",
+        &[&scan, &"../x"],
+        100,
+        "tend-svunlink: fatal: invalid service name\n",
+    );
+    // A private fifodir asked to be public, without -f: refused; with -f: changed.
+    std::fs::create_dir(dir.join("event")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("event"), std::fs::Permissions::from_mode(0o3730)).unwrap();
+    fails(
+        "tend-svlink",
+        &[&"-P", &scan, &dir],
+        100,
+        &format!(
+            "tend-svlink: fatal: {}/event exists and is private (use -f to change it)\n",
+            dir.display()
+        ),
+    );
+    let mut c = cmd("tend-svlink");
+    c.args(["-P", "-f", "-t", "20000"]).arg(&scan).arg(&dir);
+    assert_code(&run(c), 0);
+    assert_eq!(
+        std::fs::metadata(dir.join("event"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777,
+        0o1733
+    );
+    // Something that is not a link is not unlinked; a missing one is nothing to do.
+    std::fs::write(scan.join("file"), "").unwrap();
+    fails(
+        "tend-svunlink",
+        &[&scan, &"file"],
+        111,
+        &format!(
+            "tend-svunlink: fatal: unable to unlink {}/file: Invalid argument\n",
+            scan.display()
+        ),
+    );
+    assert!(scan.join("file").exists());
+    fails("tend-svunlink", &[&scan, &"missing"], 0, "");
+    let _ = tend_proto::control::send_in(&scan, ".s6-svscan", b"t");
+}

@@ -16,6 +16,7 @@
 pub mod control;
 pub mod dtally;
 mod json;
+pub mod link;
 pub mod perms;
 pub mod status;
 pub mod summary;
