@@ -21,6 +21,8 @@ mod cpuset;
 mod envdir;
 #[path = "tend-envuidgid.rs"]
 mod envuidgid;
+#[path = "tend-fghack.rs"]
+mod fghack;
 #[path = "tend-init.rs"]
 mod init;
 #[path = "tend-ipcclient.rs"]
@@ -35,6 +37,8 @@ mod ipcserverd;
 mod log;
 #[path = "tend-notify.rs"]
 mod notify;
+#[path = "tend-permafailon.rs"]
+mod permafailon;
 #[path = "tend-setlock.rs"]
 mod setlock;
 #[path = "tend-setsid.rs"]
@@ -91,6 +95,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
+    ("tend-fghack", fghack::main),
     ("tend-init", init::main),
     ("tend-ipcclient", ipcclient::main),
     ("tend-ipcserver", ipcserver::main),
@@ -98,6 +103,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
+    ("tend-permafailon", permafailon::main),
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
     ("tend-setuidgid", setuidgid::main),

@@ -533,3 +533,141 @@ fn svlink_bad_input() {
     fails("tend-svunlink", &[&scan, &"missing"], 0, "");
     let _ = tend_proto::control::send_in(&scan, ".s6-svscan", b"t");
 }
+
+/// A death tally of records (seconds before now, exit code, signal), newest last.
+fn write_tally(dir: &Path, deaths: &[(u64, u8, u8)]) {
+    let now = tend_proto::Tai64n::now();
+    let mut b = Vec::new();
+    for &(ago, code, sig) in deaths {
+        let d = tend_proto::death_tally::Death {
+            stamp: tend_proto::Tai64n {
+                secs: now.secs - ago,
+                nanos: 0,
+            },
+            exitcode: code,
+            signal: sig,
+        };
+        b.extend_from_slice(&d.encode());
+    }
+    std::fs::create_dir_all(dir.join("supervise")).unwrap();
+    std::fs::write(dir.join("supervise/death_tally"), b).unwrap();
+}
+
+#[test]
+fn permafailon_same_as_s6() {
+    require("s6-permafailon");
+    let s = Scratch::new("permafailon");
+    let dir = s.join("sv");
+    write_tally(
+        &dir,
+        &[
+            (40, 1, 0),
+            (30, 137, 9),
+            (20, 102, 0),
+            (10, 143, 15),
+            (2, 1, 0),
+        ],
+    );
+    for args in [
+        &["60", "2", "1"][..],
+        &["60", "3", "1"],
+        &["60", "3", "1,SIGTERM"],
+        &["60", "4", "1-102,sig9"],
+        &["60", "5", "0-255"],
+        &["5", "2", "1"],
+        &["60", "1", "SIGKILL"],
+        &["60", "1", "sigkill"],
+        &["60", "2", "SIGINT"],
+        &["x", "1", "1"],
+        &["60", "1", "300"],
+        &["60", "1", "SIGFOO"],
+        &["60", "0", "1"],
+        &["60", "1"],
+    ] {
+        let mut outs = Vec::new();
+        for prog in ["s6-permafailon", "tend-permafailon"] {
+            let mut c = cmd(prog);
+            c.args(args).args(["echo", "went on"]).current_dir(&dir);
+            let o = run(c);
+            let err = text(&o.stderr).replace(prog, "PROG");
+            outs.push((o.status.code(), text(&o.stdout), err));
+        }
+        assert_eq!(outs[0], outs[1], "{args:?}: s6 then tend");
+    }
+    // No tally: a warning, then the program.
+    let mut c = cmd("tend-permafailon");
+    c.args(["60", "1", "1", "echo", "went on"])
+        .current_dir(&s.path);
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "went on\n");
+    assert_eq!(
+        text(&o.stderr),
+        "tend-permafailon: warning: unable to read supervise/death_tally: No such file or directory\n"
+    );
+}
+
+#[test]
+fn permafailon_in_finish_stops_both_supervisors() {
+    let s = Scratch::new("permafailon-finish");
+    for (i, supervisor) in SUPERVISORS.iter().enumerate() {
+        let dir = ServiceDir::new(s.join(format!("sv{i}")))
+            .run("#!/bin/sh\nexit 1\n")
+            .finish("#!/bin/sh\nexec tend-permafailon 60 3 1 true\n")
+            .path();
+        let sv = Supervised::start(supervisor, &dir);
+        // Three deaths, then no restart: the service stays down, wanted up no more.
+        wait_deaths(&dir, 3);
+        sv.wait_status("down for good", |r| {
+            r.pid == 0 && !r.finishing && !r.want_up
+        });
+        assert_eq!(tally_len(&dir), 3 * 14, "{supervisor}");
+    }
+}
+
+#[test]
+fn fghack_same_as_s6() {
+    require("s6-fghack");
+    for args in [
+        &["sh", "-c", "exit 5"][..],
+        &["sh", "-c", "echo hi >&5"],
+        &["sh", "-c", "kill -9 $$"],
+        &["/no/such/prog"],
+        &[],
+    ] {
+        let mut outs = Vec::new();
+        for prog in ["s6-fghack", "tend-fghack"] {
+            let mut c = cmd(prog);
+            c.args(args);
+            let o = run(c);
+            // s6-fghack names argv[1] of a crashed program ("-c crashed"); tend names it.
+            let err = text(&o.stderr)
+                .replace(prog, "PROG")
+                .replace("-c crashed", "sh crashed");
+            outs.push((o.status.code(), err));
+        }
+        assert_eq!(outs[0], outs[1], "{args:?}: s6 then tend");
+    }
+}
+
+#[test]
+fn fghack_waits_for_the_daemon() {
+    let s = Scratch::new("fghack");
+    let gone = s.join("gone");
+    // The program backgrounds a "daemon" that closes fds 0-9 (not the 32 copies), then
+    // exits 4 at once; tend-fghack stays until the daemon is gone and exits 4.
+    let daemon = format!(
+        "exec 0<&- 1>&- 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-; sleep 1; touch {}",
+        gone.display()
+    );
+    let mut c = cmd("tend-fghack");
+    c.args(["sh", "-c", &format!("sh -c '{daemon}' & exit 4")]);
+    let start = std::time::Instant::now();
+    let o = run(c);
+    assert_code(&o, 4);
+    assert!(
+        gone.exists(),
+        "tend-fghack returned before the daemon ended"
+    );
+    assert!(start.elapsed() >= std::time::Duration::from_millis(900));
+}

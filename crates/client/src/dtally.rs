@@ -31,7 +31,7 @@ mod tests {
 
     #[test]
     fn as_s6_svdt() {
-        let t = |n| Tai64n {
+        let t = |n: u64| Tai64n {
             secs: 0x4000_0000_6500_0000 + n,
             nanos: 5000 * n as u32,
         };

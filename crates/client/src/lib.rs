@@ -17,6 +17,7 @@ pub mod control;
 pub mod dtally;
 mod json;
 pub mod link;
+pub mod permafailon;
 pub mod perms;
 pub mod status;
 pub mod summary;

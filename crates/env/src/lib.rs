@@ -16,6 +16,7 @@ pub mod cgroup;
 pub mod cpulist;
 pub mod envdir;
 pub mod environ;
+pub mod fghack;
 pub mod notify;
 pub mod rlimit;
 pub mod session;
