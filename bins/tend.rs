@@ -29,6 +29,8 @@ mod init;
 mod ipcclient;
 #[path = "tend-ipcserver.rs"]
 mod ipcserver;
+#[path = "tend-ipcserver-access.rs"]
+mod ipcserver_access;
 #[path = "tend-ipcserver-socketbinder.rs"]
 mod ipcserver_socketbinder;
 #[path = "tend-ipcserverd.rs"]
@@ -99,6 +101,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-init", init::main),
     ("tend-ipcclient", ipcclient::main),
     ("tend-ipcserver", ipcserver::main),
+    ("tend-ipcserver-access", ipcserver_access::main),
     ("tend-ipcserver-socketbinder", ipcserver_socketbinder::main),
     ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),

@@ -581,3 +581,124 @@ fn ipcserver_in_one_process() {
     let err = std::fs::read_to_string(s.join("err")).unwrap();
     assert!(err.starts_with("tend-ipcserver: info: starting\n"), "{err}");
 }
+
+/// What a root client and a nobody client read through `server access-prog ARGS sh -c`,
+/// and the access program's stderr with pids masked.
+fn through_access(s: &Scratch, stack: usize, args: &[&str]) -> (String, String, String) {
+    let (binder, server) = STACKS[stack];
+    let access = if stack == 0 {
+        "s6-ipcserver-access"
+    } else {
+        "tend-ipcserver-access"
+    };
+    let mut srv_args = vec![server, access];
+    srv_args.extend_from_slice(args);
+    // A short name: the socket's path must fit in sun_path.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let name = format!(
+        "a{stack}-{}",
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    );
+    let srv = Server::start(
+        s,
+        &name,
+        binder,
+        &srv_args,
+        &[
+            "sh",
+            "-c",
+            "echo \"ok [$GREETING] [$IPCLOCALPATH] [$PROTO] [$IPCREMOTEEUID]\"",
+        ],
+    );
+    let root = srv.ask().replace(srv.sock.to_str().unwrap(), "SOCK");
+    let mut c = cmd("tend-setuidgid");
+    c.arg("nobody")
+        .arg(bin("tend-ipcclient"))
+        .arg(&srv.sock)
+        .args(["sh", "-c", "cat <&6"]);
+    let nobody = text(&run(c).stdout).replace(srv.sock.to_str().unwrap(), "SOCK");
+    let err = wait_until(T, "the access program's lines", || {
+        let e = srv.stderr();
+        (e.lines().count() >= 1 || args.starts_with(&["-v", "0"])).then_some(e)
+    });
+    let err = err
+        .replace(access, "ACCESS")
+        .split('\n')
+        .map(|l| {
+            l.split(' ')
+                .enumerate()
+                .map(|(i, w)| {
+                    if i == 4 && w.parse::<u32>().is_ok() {
+                        "PID"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (root, nobody, err)
+}
+
+#[test]
+fn ipcserver_access_same_as_s6() {
+    if !nix::unistd::geteuid().is_root() {
+        println!("skipped: needs root (a second client runs as nobody)");
+        return;
+    }
+    require("s6-ipcserver-access");
+    let s = Scratch::new("ucspi-access");
+    let rules = s.join("rules");
+    for (rule, file) in [
+        ("uid/0/allow", ""),
+        ("uid/0/env/GREETING", "hello\n"),
+        ("uid/65534/deny", ""),
+    ] {
+        let p = rules.join(rule);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, file).unwrap();
+    }
+    let r = rules.to_str().unwrap();
+    for args in [
+        vec!["-i", r],
+        vec!["-E", "-i", r],
+        vec!["-l", "LOCAL", "-i", r],
+        vec!["-v", "0", "-i", r],
+    ] {
+        let s6 = through_access(&s, 0, &args);
+        let tend = through_access(&s, 1, &args);
+        assert_eq!(
+            (&s6.0, &s6.1),
+            (&tend.0, &tend.1),
+            "{args:?}: what the clients read, s6 then tend"
+        );
+        let first = |e: &str| e.lines().next().unwrap_or("").to_string();
+        assert_eq!(first(&s6.2), first(&tend.2), "{args:?}: the allow line");
+    }
+    let tend = through_access(&s, 1, &["-i", r]);
+    assert_eq!(tend.0, "ok [hello] [SOCK] [IPC] [0]\n");
+    assert_eq!(tend.1, "", "nobody is denied");
+    // A default rule after a uid's deny: the deny comes first.
+    std::fs::create_dir_all(rules.join("uid/default")).unwrap();
+    std::fs::write(rules.join("uid/default/allow"), "").unwrap();
+    std::fs::remove_dir_all(rules.join("uid/0")).unwrap();
+    let (s6, tend) = (
+        through_access(&s, 0, &["-i", r]),
+        through_access(&s, 1, &["-i", r]),
+    );
+    assert_eq!((&s6.0, &s6.1), (&tend.0, &tend.1));
+    assert_eq!(tend.0, "ok [] [SOCK] [IPC] [0]\n");
+    // Outside a UCSPI server.
+    let o = run(cmd("tend-ipcserver-access"));
+    assert_code(&o, 100);
+    let mut c = cmd("tend-ipcserver-access");
+    c.arg("true").env_remove("PROTO");
+    let o = run(c);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-ipcserver-access: fatal: PROTO not set: not run under a UCSPI server\n"
+    );
+}

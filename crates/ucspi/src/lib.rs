@@ -13,5 +13,6 @@
 //! rules) and not a network server: TCP is not here. Like every tend library it never
 //! prints or exits; messages go through a `tend_sys::warn::Warn` sink.
 
+pub mod access;
 pub mod server;
 pub mod socket;
