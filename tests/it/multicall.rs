@@ -161,13 +161,12 @@ fn hot_code_names(symbols: &[Symbol]) -> (HashSet<String>, String) {
         .iter()
         .map(|s| format!("{:016x} {} {}\n", s.at, s.kind, s.name))
         .collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(table.as_bytes())
-        .unwrap();
+    // Written from a thread while the output is read: awk prints as it reads, and a
+    // table larger than the pipes would otherwise block both sides.
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(table.as_bytes()));
     let o = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     assert_code(&o, 0);
     let names = text(&o.stdout)
         .lines()
