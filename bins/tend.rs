@@ -30,12 +30,26 @@ mod cpuset;
 mod envdir;
 #[path = "tend-envuidgid.rs"]
 mod envuidgid;
+#[path = "tend-fghack.rs"]
+mod fghack;
 #[path = "tend-init.rs"]
 mod init;
+#[path = "tend-ipcclient.rs"]
+mod ipcclient;
+#[path = "tend-ipcserver.rs"]
+mod ipcserver;
+#[path = "tend-ipcserver-access.rs"]
+mod ipcserver_access;
+#[path = "tend-ipcserver-socketbinder.rs"]
+mod ipcserver_socketbinder;
+#[path = "tend-ipcserverd.rs"]
+mod ipcserverd;
 #[path = "tend-log.rs"]
 mod log;
 #[path = "tend-notify.rs"]
 mod notify;
+#[path = "tend-permafailon.rs"]
+mod permafailon;
 #[path = "tend-rc.rs"]
 mod rc;
 #[path = "tend-setlock.rs"]
@@ -56,6 +70,16 @@ mod supervise;
 mod sv;
 #[path = "tend-svc.rs"]
 mod svc;
+#[path = "tend-svdt.rs"]
+mod svdt;
+#[path = "tend-svdt-clear.rs"]
+mod svdt_clear;
+#[path = "tend-svlink.rs"]
+mod svlink;
+#[path = "tend-svlisten.rs"]
+mod svlisten;
+#[path = "tend-svlisten1.rs"]
+mod svlisten1;
 #[path = "tend-svok.rs"]
 mod svok;
 #[path = "tend-svperms.rs"]
@@ -66,6 +90,8 @@ mod svscan;
 mod svscanctl;
 #[path = "tend-svstat.rs"]
 mod svstat;
+#[path = "tend-svunlink.rs"]
+mod svunlink;
 #[path = "tend-svwait.rs"]
 mod svwait;
 #[path = "tend-tai64n.rs"]
@@ -93,9 +119,16 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
+    ("tend-fghack", fghack::main),
     ("tend-init", init::main),
+    ("tend-ipcclient", ipcclient::main),
+    ("tend-ipcserver", ipcserver::main),
+    ("tend-ipcserver-access", ipcserver_access::main),
+    ("tend-ipcserver-socketbinder", ipcserver_socketbinder::main),
+    ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
+    ("tend-permafailon", permafailon::main),
     ("tend-rc", rc::main),
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
@@ -106,11 +139,17 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-supervise", supervise::main),
     ("tend-sv", sv::main),
     ("tend-svc", svc::main),
+    ("tend-svdt", svdt::main),
+    ("tend-svdt-clear", svdt_clear::main),
+    ("tend-svlink", svlink::main),
+    ("tend-svlisten", svlisten::main),
+    ("tend-svlisten1", svlisten1::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
     ("tend-svscan", svscan::main),
     ("tend-svscanctl", svscanctl::main),
     ("tend-svstat", svstat::main),
+    ("tend-svunlink", svunlink::main),
     ("tend-svwait", svwait::main),
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),

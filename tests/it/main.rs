@@ -44,5 +44,11 @@ mod scan;
 mod summary;
 // tend-supervise against s6-supervise's specification.
 mod supervise;
+// s6's service-tree tools: svdt, svlisten, svlink, permafailon, fghack, beside s6's.
+mod svtools;
 // tend-socklog and tend-ucspilogd against s6-socklog and ucspilogd.
 mod syslog;
+// The seed's syslogd chain in both forms, tend's programs beside s6's.
+mod syslogd;
+// The UCSPI socket servers and client against s6-ipcserver and friends, both ways.
+mod ucspi;

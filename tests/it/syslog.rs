@@ -21,7 +21,7 @@ use std::time::Duration;
 const T: Duration = Duration::from_secs(20);
 
 /// `prog args...` in a new mount namespace where /dev is a tmpfs holding only null.
-fn private(prog: &Path, args: &[&str]) -> Command {
+pub(crate) fn private(prog: &Path, args: &[&str]) -> Command {
     let mut c = cmd("unshare");
     c.args(["--mount", "--propagation", "private", "sh", "-c"])
         .arg("mount -t tmpfs tend-syslog-test /dev && mknod -m 666 /dev/null c 1 3 && exec \"$@\"")

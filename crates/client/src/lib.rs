@@ -15,7 +15,10 @@
 #![forbid(unsafe_code)]
 
 pub mod control;
+pub mod dtally;
 pub mod install;
+pub mod link;
+pub mod permafailon;
 pub mod perms;
 pub mod scanctl;
 pub mod status;
@@ -156,6 +159,64 @@ pub fn svwait<P: AsRef<Path>>(
     watch
         .wait(target, any, deadline)
         .map_err(|error| SvwaitError { index: 0, error })
+}
+
+/// Why tend-svlisten could not listen: a service could not be watched, or the program
+/// could not be started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SvlistenError {
+    Watch(SvwaitError),
+    /// spawn failed: the program's name and the errno.
+    Spawn(std::ffi::OsString, Errno),
+}
+
+/// s6-svlisten's order: subscribe to every service and read its state, then start
+/// `prog` (not waited for), then wait for all (or one) to reach `target`. The program
+/// can make the change happen without a race: its events are already subscribed to.
+pub fn svlisten<P: AsRef<Path>>(
+    servicedirs: &[P],
+    prog: &[std::ffi::OsString],
+    target: Target,
+    any: bool,
+    deadline: Option<Instant>,
+) -> Result<wait::Outcome, SvlistenError> {
+    let mut watch = Watch::new();
+    for (index, dir) in servicedirs.iter().enumerate() {
+        watch
+            .add(dir.as_ref())
+            .map_err(|error| SvlistenError::Watch(SvwaitError { index, error }))?;
+    }
+    let name = prog.first().cloned().unwrap_or_default();
+    let prepared = tend_sys::exec::Prepared::with_current_env(prog)
+        .map_err(|e| SvlistenError::Spawn(name.clone(), e))?;
+    match tend_sys::process::spawn(&prepared, &tend_sys::process::SpawnOptions::default()) {
+        Ok(_) => {}
+        Err(tend_sys::process::SpawnError::Fork(e) | tend_sys::process::SpawnError::Exec(e)) => {
+            return Err(SvlistenError::Spawn(name, e));
+        }
+    }
+    watch
+        .wait(target, any, deadline)
+        .map_err(|error| SvlistenError::Watch(SvwaitError { index: 0, error }))
+}
+
+/// s6-svlisten's operands: the service directories up to an empty argument (an
+/// execline block: each word may carry execline's leading space), then the program.
+/// None when the block has no terminator.
+pub fn split_block(
+    operands: &[std::ffi::OsString],
+) -> Option<(Vec<std::ffi::OsString>, &[std::ffi::OsString])> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let end = operands.iter().position(|a| a.is_empty())?;
+    let dirs = operands[..end]
+        .iter()
+        .map(|a| {
+            let b = a.as_bytes();
+            let b = b.strip_prefix(b" ").unwrap_or(b);
+            std::ffi::OsString::from_vec(b.to_vec())
+        })
+        .collect();
+    Some((dirs, &operands[end + 1..]))
 }
 
 /// Whether a supervisor runs on `servicedir` (s6-svok).

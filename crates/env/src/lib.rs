@@ -17,6 +17,7 @@ pub mod contenv;
 pub mod cpulist;
 pub mod envdir;
 pub mod environ;
+pub mod fghack;
 pub mod notify;
 pub mod rlimit;
 pub mod session;

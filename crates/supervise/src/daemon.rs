@@ -517,7 +517,11 @@ impl Supervisor {
         if self.max_deaths == 0 {
             return;
         }
-        // The encoded records, oldest first, in a buffer sized once at start-up.
+        // The encoded records, oldest first, in a buffer sized once at start-up, read
+        // again from the file: a death tally cleared since (tend-svdt-clear) stays cleared.
+        if let Err(e) = death_tally::read_into(self.status.dir(), &mut self.deaths) {
+            self.report.warn(Error::at("read", sd::DEATH_TALLY, e));
+        }
         if self.deaths.len() >= self.max_deaths * death_tally::RECORD_SIZE {
             self.deaths.drain(..death_tally::RECORD_SIZE);
         }

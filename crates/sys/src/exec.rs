@@ -143,15 +143,38 @@ pub struct Ready {
     prepared: Prepared,
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
+    /// Entries after the prepared environment, set per spawn ([`Ready::set_env_tail`]).
+    tail: Vec<CString>,
+    /// How many of `envp`'s pointers are the prepared environment's (before the tail).
+    base_env: usize,
 }
 
 impl Ready {
     pub fn new(prepared: Prepared) -> Ready {
+        let envp = prepared.envp_pointers();
         Ready {
             argv: pointers(&prepared.argv),
-            envp: prepared.envp_pointers(),
+            base_env: envp.len().saturating_sub(1),
+            envp,
+            tail: Vec::new(),
             prepared,
         }
+    }
+
+    /// Set the entries that follow the prepared environment (each `NAME=value`, given as
+    /// parts to concatenate; NUL bytes dropped): a server sets its per-connection
+    /// variables before each spawn, reusing the buffers (no allocation once they are big
+    /// enough and `vars` is no longer than before).
+    pub fn set_env_tail(&mut self, vars: &[&[&[u8]]]) {
+        while self.tail.len() < vars.len() {
+            self.tail.push(CString::default());
+        }
+        self.envp.truncate(self.base_env);
+        for (slot, parts) in self.tail.iter_mut().zip(vars) {
+            set_cstring(slot, parts);
+            self.envp.push(slot.as_ptr());
+        }
+        self.envp.push(std::ptr::null());
     }
 
     /// The program, to read (its candidates for a diagnosis, its arguments).

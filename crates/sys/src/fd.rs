@@ -42,6 +42,13 @@ pub fn openat<P: ?Sized + nix::NixPath>(
     Ok(unsafe { own(fd) })
 }
 
+/// accept4(2) on a listening socket, returning the connection as an owned fd.
+pub fn accept(listen: BorrowedFd, flags: nix::sys::socket::SockFlag) -> Result<OwnedFd, Errno> {
+    let fd = nix::sys::socket::accept4(listen.as_raw_fd(), flags)?;
+    // SAFETY: accept4 just returned fd; nothing else knows it.
+    Ok(unsafe { own(fd) })
+}
+
 /// Why a small file (a setting, a status, a verdict) was not read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotRead {

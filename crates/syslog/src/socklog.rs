@@ -13,8 +13,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::sys::socket::{
     AddressFamily, ControlMessageOwned, MsgFlags, SockFlag, SockType, SockaddrIn, SockaddrIn6,
-    SockaddrStorage, UnixAddr, UnixCredentials, bind, connect, recvmsg, setsockopt, socket,
-    sockopt,
+    SockaddrStorage, UnixCredentials, bind, recvmsg, setsockopt, socket, sockopt,
 };
 use nix::sys::stat::{Mode, SFlag};
 use std::io::IoSliceMut;
@@ -24,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_env::uidgid::{self, Credentials};
 use tend_sys::Error;
+use tend_ucspi::socket::{BindOptions, Kind};
 
 /// Where to listen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,59 +96,27 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
     Loop::new(opts, sock.as_fd(), stdout, sigfd.as_fd()).serve(opts)
 }
 
-/// Bind a unix datagram socket at `path`, replacing a stale socket there (one nobody
-/// receives on) but nothing else: a live socket is EADDRINUSE, any other file EEXIST.
+/// Bind a unix datagram socket at `path` as every tend server binds one
+/// (`tend_ucspi::socket::bind`: a stale socket is replaced, nothing else is), writable by
+/// anyone as s6-socklog's, whatever the umask.
 fn bind_unix(path: &Path, credentials: bool) -> Result<OwnedFd, Error> {
-    let fail = |e| Error::at("bind socket to", path, e);
-    let fd = socket(
-        AddressFamily::Unix,
-        SockType::Datagram,
-        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
-        None,
-    )
-    .map_err(|e| Error::new("create socket", e))?;
-    let addr = UnixAddr::new(path).map_err(fail)?;
-    match nix::sys::stat::lstat(path) {
-        Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK => {
-            if is_live(&addr).map_err(fail)? {
-                return Err(fail(Errno::EADDRINUSE));
-            }
-            nix::unistd::unlink(path).map_err(fail)?;
-        }
-        Ok(_) => return Err(fail(Errno::EEXIST)),
-        Err(Errno::ENOENT) => {}
-        Err(e) => return Err(fail(e)),
-    }
-    bind(fd.as_raw_fd(), &addr).map_err(fail)?;
-    // As s6-socklog: anyone may log, whatever the umask.
-    nix::sys::stat::fchmodat(
-        None,
-        path,
-        Mode::from_bits_truncate(0o777),
-        nix::sys::stat::FchmodatFlags::FollowSymlink,
-    )
-    .map_err(fail)?;
+    let o = BindOptions {
+        kind: Kind::Datagram,
+        perms: 0o777,
+        backlog: None,
+        blocking: false,
+        cloexec: true,
+    };
+    // tend-socklog's messages say "bind socket to", as they always have.
+    let fd = tend_ucspi::socket::bind(path, &o).map_err(|e| Error {
+        op: "bind socket to",
+        ..e
+    })?;
     if credentials {
         setsockopt(&fd, sockopt::PassCred, &true)
             .map_err(|e| Error::new("ask for sender credentials", e))?;
     }
     Ok(fd)
-}
-
-/// Whether a datagram socket file has a receiver: connect succeeds on a live one and is
-/// refused on a stale one.
-fn is_live(addr: &UnixAddr) -> Result<bool, Errno> {
-    let probe = socket(
-        AddressFamily::Unix,
-        SockType::Datagram,
-        SockFlag::SOCK_CLOEXEC,
-        None,
-    )?;
-    match connect(probe.as_raw_fd(), addr) {
-        Ok(()) => Ok(true),
-        Err(Errno::ECONNREFUSED) => Ok(false),
-        Err(e) => Err(e),
-    }
 }
 
 fn bind_udp(addr: SocketAddr) -> Result<OwnedFd, Error> {
