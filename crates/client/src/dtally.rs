@@ -28,6 +28,7 @@ pub fn lines(deaths: &[Death], numeric: bool, max: Option<usize>) -> String {
 mod tests {
     use super::*;
     use tend_proto::Tai64n;
+    use tend_sys::wait::Wstat;
 
     #[test]
     fn as_s6_svdt() {
@@ -35,7 +36,10 @@ mod tests {
             secs: 0x4000_0000_6500_0000 + n,
             nanos: 5000 * n as u32,
         };
-        let d = [Death::from_wstat(t(0), 15), Death::from_wstat(t(1), 3 << 8)];
+        let d = [
+            Death::from_wstat(t(0), Wstat(15)),
+            Death::from_wstat(t(1), Wstat(3 << 8)),
+        ];
         assert_eq!(
             lines(&d, false, None),
             "@400000006500000000000000 signal SIGTERM\n@400000006500000100001388 exitcode 3\n"

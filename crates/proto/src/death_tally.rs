@@ -176,7 +176,9 @@ mod tests {
             secs: 0x4000_0000_0000_0001,
             nanos: 2,
         };
-        let mut file = Death::from_wstat(t, 15).encode().to_vec();
+        let mut file = Death::from_wstat(t, tend_sys::wait::Wstat(15))
+            .encode()
+            .to_vec();
         file.extend_from_slice(b"xyz");
         std::fs::write(sv.join(DEATH_TALLY), &file).unwrap();
         let got = read(&sv).unwrap();

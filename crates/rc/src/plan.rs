@@ -196,7 +196,18 @@ mod tests {
             ("lone", &[]),
         ]);
         use Direction::*;
-        let rows: &[(Direction, bool, bool, &str, &str, &str, &str, &str)] = &[
+        // (direction, flag, flag, names, then the expected sets as space-separated names)
+        type Row<'a> = (
+            Direction,
+            bool,
+            bool,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+        );
+        let rows: &[Row] = &[
             (Up, false, false, "web", "", "", "", "app cfg db web"),
             (Up, false, false, "web", "db cfg", "", "", "app web"),
             (Up, false, false, "lone", "db", "", "", "lone"),

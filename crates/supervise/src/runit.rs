@@ -114,11 +114,11 @@ mod tests {
         assert_eq!(&path(b't'), b"control/t\0");
         let term = Action::Kill {
             pid: 5,
-            sig: libc::SIGTERM,
+            sig: nix::sys::signal::Signal::SIGTERM,
         };
         let cont = Action::KillGroup {
             pid: 5,
-            sig: libc::SIGCONT,
+            sig: nix::sys::signal::Signal::SIGCONT,
         };
         assert!(!keeps(Hook::NoTerm, &term));
         assert!(keeps(Hook::NoTerm, &cont));
