@@ -5,7 +5,6 @@
 
 use crate::probe::{self, Probe};
 use std::collections::VecDeque;
-use std::ffi::CStr;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -133,8 +132,7 @@ impl Policy {
 /// The state file is rewritten at least this often while the verdict stays the same.
 const HEARTBEAT: Duration = Duration::from_secs(10);
 
-const STATE_NEW: &CStr = c"tend-check.new";
-const STATE: &CStr = c"tend-check";
+use tend_proto::servicedir::within::{CHECK_STATE as STATE, CHECK_STATE_NEW as STATE_NEW};
 
 /// Where the service stands for the watcher.
 enum Standing {

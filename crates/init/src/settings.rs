@@ -358,9 +358,12 @@ impl Source<'_> {
     fn ms(&self, letter: char, default: u64) -> Result<Duration, BadSetting> {
         match self.get(letter) {
             None => Ok(Duration::from_millis(default)),
-            Some((name, v)) => parse_u64(&v)
-                .map(Duration::from_millis)
-                .ok_or_else(|| bad(name, &v)),
+            // The one duration grammar (tend_sys::duration): a bare number is milliseconds.
+            Some((name, v)) => {
+                tend_sys::duration::parse_ms(v.as_bytes(), tend_sys::duration::Bare::Millis)
+                    .map(Duration::from_millis)
+                    .ok_or_else(|| bad(name, &v))
+            }
         }
     }
 

@@ -242,13 +242,16 @@ fn shutdown_signal(m: &Map, name: &str) -> Result<String, Invalid> {
     let Some(s) = m.read("shutdown_signal", &what, text)? else {
         return Ok("TERM".to_string());
     };
-    let bare = s.strip_prefix("SIG").unwrap_or(&s).to_ascii_uppercase();
-    if !SIGNALS.contains(&bare.as_str()) {
+    // Read with the one signal grammar (tend_sys::signals); bpm's set is narrower.
+    let bare = tend_sys::signals::parse(&s)
+        .and_then(tend_sys::signals::name)
+        .map_or("", |n| n.trim_start_matches("SIG"));
+    if !SIGNALS.contains(&bare) {
         return Err(Invalid(format!(
             "invalid {what}: {s}: a signal name such as TERM or INT"
         )));
     }
-    Ok(bare)
+    Ok(bare.to_string())
 }
 
 /// `unsafe`: whether the process is privileged; unrestricted volumes are only warned about.

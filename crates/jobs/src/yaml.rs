@@ -114,19 +114,10 @@ pub fn duration_ms(v: &Yaml, what: &str) -> Result<u64, Invalid> {
     };
     match v {
         Yaml::Integer(i) if *i >= 0 => (*i as u64).checked_mul(1000).ok_or_else(bad),
+        // The one duration grammar (tend_sys::duration); a bare number is seconds, as bpm's.
         Yaml::String(s) => {
-            let s = s.trim();
-            let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-            let (num, unit) = s.split_at(split);
-            let n: u64 = num.parse().map_err(|_| bad())?;
-            let mult = match unit {
-                "" | "s" => 1000,
-                "ms" => 1,
-                "m" => 60_000,
-                "h" => 3_600_000,
-                _ => return Err(bad()),
-            };
-            n.checked_mul(mult).ok_or_else(bad)
+            tend_sys::duration::parse_ms(s.trim().as_bytes(), tend_sys::duration::Bare::Seconds)
+                .ok_or_else(bad)
         }
         _ => Err(bad()),
     }
