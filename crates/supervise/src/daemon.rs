@@ -144,6 +144,14 @@ fn make_dir(name: &str) -> Result<(), StartError> {
     }
 }
 
+/// A start of ./run between its fork and the confirmation of its exec.
+struct RunStart {
+    pending: Result<process::Pending, SpawnError>,
+    pipe_read: Option<OwnedFd>,
+    pipe_write: Option<OwnedFd>,
+    t: Now,
+}
+
 /// One running supervisor.
 pub struct Supervisor {
     core: Core,
@@ -437,6 +445,32 @@ impl Supervisor {
 
     fn apply(&mut self, acts: Actions) {
         let acts = acts.as_slice();
+        // A death followed by a restart: the new ./run is forked first and its exec
+        // confirmed last, so the death's bookkeeping (death_tally, the down status, the d
+        // and D events, in their order) is written while the child execs, as runsv writes
+        // its status after forking (issue 28: two atomic writes, each a rename on the
+        // service directory's file system, leave the path from exit to exec). The status
+        // still shows the new ./run only once its exec is confirmed.
+        if let [bookkeeping @ .., Action::SpawnRun] = acts
+            && bookkeeping
+                .iter()
+                .any(|a| matches!(a, Action::RecordDeath { .. }))
+            && bookkeeping.iter().all(|a| {
+                matches!(
+                    a,
+                    Action::RecordDeath { .. } | Action::Publish(_) | Action::WriteStatus
+                )
+            })
+        {
+            let started = self.start_run();
+            self.apply_each(bookkeeping);
+            self.finish_run(started);
+            return;
+        }
+        self.apply_each(acts);
+    }
+
+    fn apply_each(&mut self, acts: &[Action]) {
         let mut i = 0;
         while i < acts.len() {
             if self.exiting {
@@ -663,6 +697,12 @@ impl Supervisor {
     }
 
     fn spawn_run(&mut self) {
+        let started = self.start_run();
+        self.finish_run(started);
+    }
+
+    /// The first half of a start of ./run: settings read, the child forked.
+    fn start_run(&mut self) -> RunStart {
         let (notification, lockfd) = self.read_settings();
         let mut opts = SpawnOptions {
             setsid: true,
@@ -697,7 +737,23 @@ impl Supervisor {
             });
         }
         let t = now();
-        match process::spawn(&self.run, &opts) {
+        RunStart {
+            pending: process::spawn_start(&self.run, &opts),
+            pipe_read,
+            pipe_write,
+            t,
+        }
+    }
+
+    /// The second half: the exec confirmed (./run is up) or failed.
+    fn finish_run(&mut self, started: RunStart) {
+        let RunStart {
+            pending,
+            pipe_read,
+            pipe_write,
+            t,
+        } = started;
+        match pending.and_then(process::Pending::confirm) {
             Ok(pid) => {
                 drop(pipe_write);
                 self.notify_pipe = pipe_read;
