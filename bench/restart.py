@@ -60,11 +60,29 @@ def start(kind, name, argv, run):
     return d, p
 
 
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        q = todo.pop()
+        try:
+            for t in os.listdir(f"/proc/{q}/task"):
+                with open(f"/proc/{q}/task/{t}/children") as f:
+                    kids = [int(x) for x in f.read().split()]
+                out += kids
+                todo += kids
+        except OSError:
+            pass
+    return out
+
+
 def stop(p):
-    try:
-        os.killpg(p.pid, 9)
-    except ProcessLookupError:
-        pass
+    # The services run in sessions of their own (tend-supervise, s6-supervise): the
+    # supervisor's process group does not hold them.
+    for q in [p.pid] + descendants(p.pid):
+        try:
+            os.kill(q, 9)
+        except ProcessLookupError:
+            pass
     p.wait()
 
 

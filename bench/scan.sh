@@ -16,7 +16,7 @@
 # children (the supervisors; the services themselves are not counted). Every round uses
 # fresh service directories (runsv and s6-supervise keep different supervise/ formats).
 # TEND_BEFORE=DIR adds the tend-svscan of another build (a directory of programs) as
-# "tend-before".
+# "tend-before". KINDS="tend tend-forked floor" (say) runs only the kinds named.
 # Needs: s6, runit, daemontools (Debian packages), gcc; root not required.
 set -euo pipefail
 
@@ -41,10 +41,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-scan.XXXXXX")
 # The processes of this run: those whose working directory lies under $work (by name,
 # "sleep 987654", would reach another run's services).
 ours() {
-    local q
-    for q in /proc/[0-9]*; do
-        case "$(readlink "$q/cwd" 2>/dev/null)" in "$work"/*) echo "${q#/proc/}" ;; esac
-    done
+    find /proc/[0-9]*/cwd -maxdepth 0 -lname "$work/*" 2>/dev/null | cut -d/ -f3
 }
 trap 'kill -KILL $(ours) 2>/dev/null || true; rm -rf "$work"' EXIT
 fifo=$work/fifo
@@ -123,6 +120,7 @@ forked=${TEND_FORKED_BIN:-$here/target/forked/x86_64-unknown-linux-musl/release}
 kinds="tend s6 runit daemontools floor"
 [ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit daemontools floor"
 [ -n "${TEND_BEFORE:-}" ] && kinds="tend tend-before ${kinds#tend }"
+kinds=${KINDS:-$kinds} # KINDS="tend floor" (say) runs only those
 for ((r = 1; r <= ROUNDS; r++)); do
     for k in $kinds; do
         read -r secs pss nsup < <(run_one "$k" "$r")
@@ -149,6 +147,7 @@ for k in $kinds; do
     declare "t_${k//-/_}=$t" "m_${k//-/_}=$m"
 done
 echo
+[ -n "${t_s6:-}" ] && [ -n "${t_runit:-}" ] || exit 0
 printf 'tend/s6 time %.2f×, tend/runit time %.2f×; tend/s6 memory %.2f×, tend/runit memory %.2f×\n' \
     "$(echo "$t_tend / $t_s6" | bc -l)" "$(echo "$t_tend / $t_runit" | bc -l)" \
     "$(echo "$m_tend / $m_s6" | bc -l)" "$(echo "$m_tend / $m_runit" | bc -l)"
