@@ -116,6 +116,9 @@ fn liveness(p: &tend_cli::Parsed, probe: Probe, attempt_timeout: Duration) -> ! 
         failures: count(p, 'f', 3).max(1),
         max_restarts: count(p, 'm', 10).min(100_000),
         window: duration(p, 'W', Duration::from_secs(3600)),
+        // -T, the readiness prober's limit, is the watcher's grace for a service that
+        // announces readiness (30 s unless given; 0: never judged while not ready).
+        grace: duration(p, 'T', Duration::from_secs(30)),
     };
     match watcher::run(&l, &PROG) {
         Err(e) => PROG.fatal(e.code(), e),

@@ -1,12 +1,16 @@
 //! tend-jobs — translate a bpm.yml job description into tend service directories (or
 //! systemd units), check it, or remove a job's services. See man/man8/tend-jobs.8.
-#![forbid(unsafe_code)]
+//!
+//! Its own C `main`, as the multi-call `tend` (bins/tend.rs): Rust's start-up would
+//! reopen closed fds 0-2 on /dev/null.
+#![no_main]
+#![deny(unsafe_code)]
 
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 use tend_cli::{Program, code, expand_long, parse_duration_ms, shown};
-use tend_jobs::{apply, model, render, systemd};
+use tend_jobs::{apply, bpm, model, render, systemd};
 
 const USAGE: &str = "tend-jobs check [ -n job ] file | tend-jobs apply [ -s ] [ -n job ] [ -t patience ] file dir | tend-jobs remove [ -t patience ] job scandir";
 const PROG: Program = Program::new("tend-jobs", USAGE);
@@ -26,16 +30,34 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
             format_args!("no job name for {}: give one with -n", shown(file)),
         )
     });
-    let src = std::fs::read(path).unwrap_or_else(|e| {
-        PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to read {}: {e}", shown(file)),
+    // Blocking and any kind of file (a pipe from <(...) is fine), but bounded.
+    let mut src = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(f, tend_jobs::yaml::MAX_BYTES as u64 + 1),
+            &mut src,
         )
     });
+    if let Err(e) = read {
+        PROG.fatal(
+            code::SYSTEM,
+            format_args!(
+                "unable to read {}: {}",
+                shown(file),
+                tend_sys::error::io_reason(&e)
+            ),
+        )
+    }
+    if src.len() > tend_jobs::yaml::MAX_BYTES {
+        PROG.fatal(
+            code::USAGE,
+            format_args!("{}: larger than 1 MiB: refused", shown(file)),
+        )
+    }
     let src = String::from_utf8(src).unwrap_or_else(|_| {
         PROG.fatal(code::USAGE, format_args!("{}: not UTF-8 text", shown(file)))
     });
-    model::parse(&src, &name, &PROG)
+    bpm::parse(&src, &name, &PROG)
         .unwrap_or_else(|e| PROG.fatal(e.code(), format_args!("{}: {e}", shown(file))))
 }
 
@@ -45,7 +67,16 @@ fn patience(p: &tend_cli::Parsed) -> Duration {
     })
 }
 
-pub fn main() {
+#[allow(unsafe_code)]
+// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
+// it (`#![no_main]`), and its signature is C's.
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
+    unsafe { tend_sys::entry::start(argc, argv, run) }
+}
+
+fn run() {
     let mut args = tend_cli::args();
     let Some(sub) = args.next() else {
         PROG.usage_exit()
@@ -79,7 +110,7 @@ fn check(p: &tend_cli::Parsed, file: &OsString) -> ! {
 fn apply_systemd(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
     let job = read_job(p, file);
     let units = systemd::units(&job, &tend_jobs::host(&job.name), &PROG);
-    match systemd::write(Path::new(dir), &job.name, &units) {
+    match systemd::write(Path::new(dir), &job.name, &units, patience(p)) {
         Ok(changed) => report(&job.name, &changed, units.len()),
         Err(e) => PROG.fatal(e.code(), e),
     }

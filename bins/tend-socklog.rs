@@ -68,6 +68,11 @@ fn options() -> Options {
 
 pub fn main() {
     let opts = options();
+    // As s6-socklog: with no stdout the lines have nowhere to go. Checked before anything
+    // is opened, which would take the free fd 1 and be written to as if it were stdout.
+    if let Err(e) = tend_sys::fd::inherited(1) {
+        PROG.fatal(code::USAGE, format_args!("invalid stdout: {}", e.desc()))
+    }
     match socklog::run(&opts) {
         Ok(Outcome::Flushed) => std::process::exit(code::OK),
         Ok(Outcome::TimedOut) => std::process::exit(code::TIMEOUT),

@@ -31,6 +31,11 @@ pub fn main() {
         )
     });
     let rows = summary::rows(&dirs);
+    for r in &rows {
+        if let Some(e) = &r.error {
+            PROG.warn(format_args!("{}: {e}", r.name));
+        }
+    }
     let out = if p.has('j') {
         summary::json_array(&rows)
     } else if p.has('p') {

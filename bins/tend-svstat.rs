@@ -78,6 +78,9 @@ pub fn main() {
     let name = shown(&dir);
     let snap = tend_client::status::read(Path::new(&dir))
         .unwrap_or_else(|e| PROG.fatal(e.code(), e.describe(&name)));
+    for p in &snap.problems {
+        PROG.warn(format_args!("unable to read {name}/{p}"));
+    }
     let out = match format {
         Format::Human { numeric } => snap.human_line(numeric),
         Format::Fields(f) => snap.fields_line(&f),

@@ -4,7 +4,14 @@
 //! One file for every program means one copy of the text in memory and on disk for a
 //! whole supervision tree: the scanner, its supervisors and the loggers share pages.
 //! Each program keeps its own source in bins/, its own usage, messages and exit codes.
-#![forbid(unsafe_code)]
+//!
+//! The executable has its own C `main` (`#![no_main]`): Rust's start-up would reopen
+//! closed fds 0-2 on /dev/null before any program runs (tend_sys::entry says why that is
+//! wrong for a chain tool, and what the entry point does instead). That entry point is
+//! the one item here allowed `unsafe`: a `main` symbol can only be defined in the
+//! executable itself.
+#![no_main]
+#![deny(unsafe_code)]
 
 use std::os::unix::ffi::OsStrExt;
 use tend_cli::{Program, code};
@@ -15,6 +22,8 @@ mod applyuidgid;
 mod cgroup;
 #[path = "tend-check.rs"]
 mod check;
+#[path = "tend-chpst.rs"]
+mod chpst;
 #[path = "tend-cpuset.rs"]
 mod cpuset;
 #[path = "tend-envdir.rs"]
@@ -41,6 +50,8 @@ mod softlimit;
 mod summary;
 #[path = "tend-supervise.rs"]
 mod supervise;
+#[path = "tend-sv.rs"]
+mod sv;
 #[path = "tend-svc.rs"]
 mod svc;
 #[path = "tend-svok.rs"]
@@ -68,6 +79,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
     ("tend-check", check::main),
+    ("tend-chpst", chpst::main),
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
@@ -81,6 +93,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-softlimit", softlimit::main),
     ("tend-summary", summary::main),
     ("tend-supervise", supervise::main),
+    ("tend-sv", sv::main),
     ("tend-svc", svc::main),
     ("tend-svok", svok::main),
     ("tend-svperms", svperms::main),
@@ -121,8 +134,20 @@ fn list() -> ! {
     }
 }
 
-fn main() {
-    let mut argv = std::env::args_os();
+/// The C runtime's call: straight into `run`, through tend_sys::entry (argv kept,
+/// SIGPIPE ignored; fds 0-2 left as they are).
+#[allow(unsafe_code)]
+// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
+// it (`#![no_main]`), and its signature is C's.
+#[unsafe(no_mangle)]
+extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
+    unsafe { tend_sys::entry::start(argc, argv, run) }
+}
+
+/// The program named by argv[0] (a link) or by the first argument.
+fn run() {
+    let mut argv = tend_sys::entry::argv().into_iter();
     let argv0 = argv.next().unwrap_or_default();
     let base = argv0
         .as_bytes()
@@ -131,9 +156,22 @@ fn main() {
         .unwrap_or_default();
     // Run through a link: argv[0] names the program (only full names: a link `svc` is not
     // ours). `init` too, for a kernel that runs /init or /sbin/init with no arguments.
-    let base: &[u8] = if base == b"init" { b"tend-init" } else { base };
+    let base: &[u8] = match base {
+        b"init" => b"tend-init",
+        // runit's names, for run scripts and operators' commands written for runit.
+        b"chpst" => b"tend-chpst",
+        b"sv" => b"tend-sv",
+        _ => base,
+    };
     if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
         return (main.1)();
+    }
+    // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
+    // tend-sv takes from the name it was called by.
+    if let Ok(target) = std::fs::read_link(&argv0)
+        && target.file_name().is_some_and(|n| n == "tend-sv")
+    {
+        return sv::main();
     }
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
     match first.as_bytes() {

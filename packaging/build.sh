@@ -21,8 +21,14 @@ out=$(cd "$out" && pwd)
 version=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"/\1/p' "$root/Cargo.toml")
 [ -n "$version" ] || { echo "build.sh: fatal: no version in Cargo.toml" >&2; exit 111; }
 if [ -z "${TEND_BUILD:-}" ]; then
-    (cd "$root" && cargo build --release --quiet)
-    TEND_BUILD=$root/target/x86_64-unknown-linux-musl/release
+    # Where cargo put the executables, from its own report (CARGO_TARGET_DIR, which
+    # Debian's dh-cargo and many CI setups set, a build.target-dir or a --target move
+    # them out of target/x86_64-unknown-linux-musl/release).
+    exe=$(cd "$root" && cargo build --release --quiet --message-format=json-render-diagnostics |
+        sed -n 's/.*"target":{"kind":\["bin"\][^}]*"name":"tend",.*"executable":"\([^"]*\)".*/\1/p' |
+        tail -n 1)
+    [ -n "$exe" ] || { echo "build.sh: fatal: cargo reported no tend executable" >&2; exit 111; }
+    TEND_BUILD=$(dirname "$exe")
 fi
 export TEND_BUILD
 stage=$(mktemp -d "${TMPDIR:-/tmp}/tend-package.XXXXXX")

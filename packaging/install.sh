@@ -10,6 +10,7 @@
 #            `cargo build --release --features separate`)
 #   -z       gzip the manual pages (gzip -9n, as Debian wants them)
 # Builds nothing: it takes the executables from target/x86_64-unknown-linux-musl/release, or from $TEND_BUILD.
+# ($CARGO_TARGET_DIR, when set, stands for target/.)
 # Prints the installed paths, one per line.
 set -eu
 separate=0 gz=0
@@ -23,7 +24,7 @@ done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] DESTDIR [ PREFIX ]" >&2; exit 100; }
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${TEND_BUILD:-$root/target/x86_64-unknown-linux-musl/release}
+build=${TEND_BUILD:-${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release}
 destdir=${1%/}
 prefix=${2:-/usr/local}
 bindir=$destdir$prefix/bin

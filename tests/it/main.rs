@@ -16,6 +16,8 @@ mod docs;
 mod fuzz;
 // tend-init as a VM guest's init, in qemu.
 mod guest;
+// Hostile input found by the adversarial run (issue 23), each case failing before its fix.
+mod hostile;
 // tend-init as a container's entrypoint, in Docker and namespaces.
 mod init;
 // tend-jobs: bpm.yml to service directories, applied and run.
@@ -28,6 +30,8 @@ mod multicall;
 mod packaging;
 // tend-setlock and tend-svperms against their s6 counterparts.
 mod parity;
+// runit's front ends (tend-chpst, tend-sv) and runit service directories, beside runit's programs.
+mod runit;
 // tend-svscan and tend-svscanctl against s6-svscan's specification.
 mod scan;
 // tend-summary's three formats on a mixed set of services.

@@ -174,14 +174,11 @@ fn ms(d: Duration) -> u128 {
     d.as_millis()
 }
 
-/// Milliseconds left before `deadline`, for poll.
+/// How long poll may wait before `deadline`, by the one rounding rule (tend_sys::deadline);
+/// None once it has passed.
 fn left(deadline: Instant) -> Option<PollTimeout> {
-    let d = deadline.saturating_duration_since(Instant::now());
-    if d.is_zero() {
-        return None;
-    }
-    let ms = d.as_millis().clamp(1, i32::MAX as u128) as i32;
-    PollTimeout::try_from(ms).ok()
+    let now = Instant::now();
+    (deadline > now).then(|| tend_sys::deadline::poll_timeout(Some(deadline), now))
 }
 
 fn exec(cmd: &str, deadline: Instant, timeout: Duration, close: &[i32]) -> Result<(), Failure> {
@@ -358,55 +355,301 @@ fn http(
             Err(e) => return Err(format!("send: {}", e.desc())),
         }
     }
-    buf.resize(HTTP_READ_MAX, 0);
-    let mut got = 0;
-    loop {
-        if got == buf.len() || answer_complete(&buf[..got]) {
-            break;
-        }
-        wait_fd(&fd, PollFlags::POLLIN, deadline).map_err(|()| timed_out())?;
-        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(Errno::EAGAIN | Errno::EINTR) => {}
-            Err(Errno::ECONNRESET) if got == 0 => {
-                return Err("connection reset without an answer".into());
-            }
-            Err(e) => {
-                if got == 0 {
-                    return Err(format!("read: {}", e.desc()));
-                }
-                break;
-            }
-        }
-    }
-    judge(h, &buf[..got])
+    read_answer(&fd, deadline, buf, &timed_out)
+        .and_then(|(head, body)| judge_parts(h, &buf[..head], &buf[body.0..body.1]))
 }
 
-/// Whether the answer read so far is whole: headers ended and Content-Length bytes of
-/// body, or a chunked body's last chunk. Without either, the server's close ends it.
-fn answer_complete(a: &[u8]) -> bool {
-    let Some(end) = find(a, b"\r\n\r\n") else {
-        return false;
+/// Read one answer into `buf` (HTTP_READ_MAX bytes): its head, then its body as the head
+/// frames it (Content-Length, chunked, or until the server closes), the body decoded and
+/// kept up to what fits (the rest read and counted, not kept). Returns the head's length
+/// and the kept body's range. A head that does not end within HTTP_READ_MAX, a body
+/// shorter than its length or a chunked body without its last chunk is a failure; line
+/// ends are CRLF or a bare LF (RFC 9112 lets a recipient take either, as curl does).
+fn read_answer(
+    fd: &OwnedFd,
+    deadline: Instant,
+    buf: &mut Vec<u8>,
+    timed_out: &dyn Fn() -> Failure,
+) -> Result<(usize, (usize, usize)), Failure> {
+    buf.resize(HTTP_READ_MAX, 0);
+    let mut got = 0;
+    // The head.
+    let (head_len, body_start) = loop {
+        if let Some(ends) = head_end(&buf[..got]) {
+            break ends;
+        }
+        if got == buf.len() {
+            return Err(format!("headers longer than {} KiB", HTTP_READ_MAX / 1024));
+        }
+        match read_some(fd, &mut buf[got..], deadline).map_err(|()| timed_out())? {
+            Read::Data(n) => got += n,
+            Read::End | Read::Reset if got == 0 => {
+                return Err("connection closed without an answer".into());
+            }
+            Read::End | Read::Reset => return Err("connection closed inside the headers".into()),
+            Read::Failed(e) => return Err(format!("read: {}", e.desc())),
+        }
     };
-    let head = &a[..end];
-    let body = &a[end + 4..];
-    if let Some(v) = header_value(head, b"content-length") {
-        return std::str::from_utf8(v)
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .is_some_and(|n| body.len() >= n);
+    let mut body = Body::new(&buf[..head_len])?;
+    // What came with the head, then the rest, through the body's framing: decoded bytes
+    // are kept from body_start on (never past what was read, so in place is safe).
+    let mut kept = body_start;
+    let mut scratch = [0u8; 4096];
+    let mut at = body_start;
+    while at < got && !body.done() {
+        let n = (got - at).min(scratch.len());
+        scratch[..n].copy_from_slice(&buf[at..at + n]);
+        at += n;
+        body.feed(&scratch[..n], buf, &mut kept)?;
     }
-    if header_value(head, b"transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked"))
-    {
-        return body.starts_with(b"0\r\n") || find(body, b"\r\n0\r\n").is_some();
+    while !body.done() {
+        match read_some(fd, &mut scratch, deadline).map_err(|()| timed_out())? {
+            Read::Data(n) => body.feed(&scratch[..n], buf, &mut kept)?,
+            Read::End => {
+                return body
+                    .at_close(false)
+                    .map(|()| (head_len, (body_start, kept)));
+            }
+            Read::Reset => return body.at_close(true).map(|()| (head_len, (body_start, kept))),
+            Read::Failed(e) => return Err(format!("read: {}", e.desc())),
+        }
     }
-    false
+    Ok((head_len, (body_start, kept)))
+}
+
+/// What one read gave.
+enum Read {
+    Data(usize),
+    End,
+    Reset,
+    Failed(Errno),
+}
+
+/// Read what is there, waiting for it until the deadline (Err then).
+fn read_some(fd: &OwnedFd, into: &mut [u8], deadline: Instant) -> Result<Read, ()> {
+    loop {
+        wait_fd(fd, PollFlags::POLLIN, deadline)?;
+        match nix::unistd::read(fd.as_raw_fd(), into) {
+            Ok(0) => return Ok(Read::End),
+            Ok(n) => return Ok(Read::Data(n)),
+            Err(Errno::EAGAIN | Errno::EINTR) => {}
+            Err(Errno::ECONNRESET) => return Ok(Read::Reset),
+            Err(e) => return Ok(Read::Failed(e)),
+        }
+    }
+}
+
+/// Where the head ends: (its length without the blank line, where the body starts). The
+/// blank line is CRLF or a bare LF.
+fn head_end(a: &[u8]) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(i) = a[from..].iter().position(|&b| b == b'\n') {
+        let next = from + i + 1;
+        match &a[next..] {
+            [b'\r', b'\n', ..] => return Some((next, next + 2)),
+            [b'\n', ..] => return Some((next, next + 1)),
+            _ => from = next,
+        }
+    }
+    None
+}
+
+/// The lines of a head, each without its CR.
+fn head_lines(head: &[u8]) -> impl Iterator<Item = &[u8]> {
+    head.split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+}
+
+/// How a body is framed, and how far it has come.
+enum Body {
+    /// Bytes still due (Content-Length); `of` the length.
+    Length {
+        left: u64,
+        of: u64,
+    },
+    Chunked(Chunk),
+    /// Until the server closes (no length, not chunked).
+    UntilClose,
+}
+
+/// Where a chunked body's decoder stands.
+#[derive(Clone, Copy, PartialEq)]
+enum Chunk {
+    /// In a chunk-size line: the size so far and how many digits.
+    Size {
+        size: u64,
+        digits: u8,
+    },
+    /// After the size: an extension or spaces, up to the line end.
+    SizeRest {
+        size: u64,
+        len: u16,
+    },
+    /// Data bytes still due.
+    Data(u64),
+    /// The line end after a chunk's data (`cr`: its CR seen).
+    DataEnd {
+        cr: bool,
+    },
+    /// At the start of a trailer line (after the last chunk), or within one.
+    Trailer {
+        at_start: bool,
+        cr: bool,
+        len: u32,
+    },
+    Done,
+}
+
+impl Body {
+    /// The framing the head says; an unreadable Content-Length is a failure. A status
+    /// line that is not HTTP is left for judge to name.
+    fn new(head: &[u8]) -> Result<Body, Failure> {
+        let status = head_lines(head).next().and_then(parse_status_line);
+        if matches!(status, Some(204 | 304) | Some(100..=199)) {
+            return Ok(Body::Length { left: 0, of: 0 });
+        }
+        let chunked = header_value(head, b"transfer-encoding").is_some_and(|v| {
+            v.rsplit(|&b| b == b',')
+                .next()
+                .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"))
+        });
+        if chunked {
+            return Ok(Body::Chunked(Chunk::Size { size: 0, digits: 0 }));
+        }
+        match header_value(head, b"content-length") {
+            None => Ok(Body::UntilClose),
+            Some(v) => {
+                let n = std::str::from_utf8(v)
+                    .ok()
+                    .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|s| s.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        format!("invalid Content-Length {:?}", String::from_utf8_lossy(v))
+                    })?;
+                Ok(Body::Length { left: n, of: n })
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        matches!(
+            self,
+            Body::Length { left: 0, .. } | Body::Chunked(Chunk::Done)
+        )
+    }
+
+    /// Take `raw` bytes of the body as sent; what they carry is appended to
+    /// `buf[..*kept]` while it fits.
+    fn feed(&mut self, raw: &[u8], buf: &mut [u8], kept: &mut usize) -> Result<(), Failure> {
+        let mut keep = |data: &[u8]| {
+            let n = data.len().min(buf.len() - *kept);
+            buf[*kept..*kept + n].copy_from_slice(&data[..n]);
+            *kept += n;
+        };
+        match self {
+            Body::UntilClose => keep(raw),
+            Body::Length { left, .. } => {
+                let n = raw.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+                keep(&raw[..n]);
+                *left -= n as u64;
+            }
+            Body::Chunked(state) => {
+                let mut i = 0;
+                while i < raw.len() && *state != Chunk::Done {
+                    if let Chunk::Data(left) = *state {
+                        let n = (raw.len() - i).min(usize::try_from(left).unwrap_or(usize::MAX));
+                        keep(&raw[i..i + n]);
+                        i += n;
+                        *state = match left - n as u64 {
+                            0 => Chunk::DataEnd { cr: false },
+                            l => Chunk::Data(l),
+                        };
+                        continue;
+                    }
+                    *state = chunk_step(*state, raw[i]).ok_or("malformed chunked body")?;
+                    i += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The server closed (`reset`: with a reset) before `done`: a failure unless the body
+    /// runs until the close.
+    fn at_close(&self, reset: bool) -> Result<(), Failure> {
+        let how = if reset { " (connection reset)" } else { "" };
+        match self {
+            Body::UntilClose if reset => Err("connection reset inside the body".into()),
+            Body::UntilClose => Ok(()),
+            Body::Length { left, of } => {
+                Err(format!("body cut short: {} of {of} bytes{how}", of - left))
+            }
+            Body::Chunked(_) => Err(format!("chunked body cut short{how}")),
+        }
+    }
+}
+
+/// One byte of a chunked body's framing (data bytes are taken by the caller). None: the
+/// framing is broken.
+fn chunk_step(state: Chunk, b: u8) -> Option<Chunk> {
+    let line_end = |size: u64| {
+        if size == 0 {
+            Chunk::Trailer {
+                at_start: true,
+                cr: false,
+                len: 0,
+            }
+        } else {
+            Chunk::Data(size)
+        }
+    };
+    Some(match state {
+        Chunk::Size { size, digits } => match b {
+            b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' if digits < 15 => Chunk::Size {
+                size: size * 16 + u64::from((b as char).to_digit(16)?),
+                digits: digits + 1,
+            },
+            _ if digits == 0 => return None,
+            b'\n' => line_end(size),
+            b'\r' | b';' | b' ' | b'\t' => Chunk::SizeRest { size, len: 1 },
+            _ => return None,
+        },
+        Chunk::SizeRest { size, len } => match b {
+            b'\n' => line_end(size),
+            _ if len >= 4096 => return None,
+            _ => Chunk::SizeRest { size, len: len + 1 },
+        },
+        Chunk::DataEnd { cr } => match b {
+            b'\r' if !cr => Chunk::DataEnd { cr: true },
+            b'\n' => Chunk::Size { size: 0, digits: 0 },
+            _ => return None,
+        },
+        Chunk::Trailer { at_start, cr, len } => match b {
+            b'\n' if at_start || cr && len == 0 => Chunk::Done,
+            b'\n' => Chunk::Trailer {
+                at_start: true,
+                cr: false,
+                len: 0,
+            },
+            b'\r' if at_start => Chunk::Trailer {
+                at_start: false,
+                cr: true,
+                len: 0,
+            },
+            _ if len >= 65536 => return None,
+            _ => Chunk::Trailer {
+                at_start: false,
+                cr: false,
+                len: len + 1,
+            },
+        },
+        Chunk::Data(_) | Chunk::Done => state,
+    })
 }
 
 fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    head.split(|&b| b == b'\n').skip(1).find_map(|l| {
-        let l = l.strip_suffix(b"\r").unwrap_or(l);
+    head_lines(head).skip(1).find_map(|l| {
         let i = l.iter().position(|&b| b == b':')?;
         l[..i]
             .eq_ignore_ascii_case(name)
@@ -421,13 +664,24 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Judge a whole answer: status line, status range, body text.
+/// Judge a whole answer as bytes (its head, then its body as sent, not chunked).
 pub fn judge(h: &HttpProbe, answer: &[u8]) -> Result<(), Failure> {
     if answer.is_empty() {
         return Err("connection closed without an answer".into());
     }
-    let line_end = find(answer, b"\r\n").ok_or("malformed status line")?;
-    let line = &answer[..line_end];
+    let (head, body) = match head_end(answer) {
+        Some((head, body)) => (&answer[..head], &answer[body..]),
+        None => (answer, &answer[answer.len()..]),
+    };
+    judge_parts(h, head, body)
+}
+
+/// Judge an answer's head (status line, status range) and decoded body (its text).
+fn judge_parts(h: &HttpProbe, head: &[u8], body: &[u8]) -> Result<(), Failure> {
+    let line = head_lines(head).next().unwrap_or_default();
+    if !head.contains(&b'\n') {
+        return Err("malformed status line".into());
+    }
     let code = parse_status_line(line).ok_or_else(|| {
         let shown: String = String::from_utf8_lossy(&line[..line.len().min(40)])
             .chars()
@@ -446,11 +700,10 @@ pub fn judge(h: &HttpProbe, answer: &[u8]) -> Result<(), Failure> {
             h.status.0, h.status.1
         ));
     }
-    if let Some(text) = &h.body {
-        let body = find(answer, b"\r\n\r\n").map_or(&answer[answer.len()..], |i| &answer[i + 4..]);
-        if find(body, text).is_none() {
-            return Err(format!("body lacks {:?}", String::from_utf8_lossy(text)));
-        }
+    if let Some(text) = &h.body
+        && find(body, text).is_none()
+    {
+        return Err(format!("body lacks {:?}", String::from_utf8_lossy(text)));
     }
     Ok(())
 }
@@ -580,14 +833,28 @@ mod tests {
             "connection closed without an answer"
         );
         assert!(judge(&h, b"HTTP/1.1 2000 OK\r\n\r\n").is_err());
-        assert!(answer_complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        ));
-        assert!(!answer_complete(
-            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok"
-        ));
-        assert!(answer_complete(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
-        ));
+        assert_eq!(judge(&h, b"HTTP/1.1 200 OK\nX: y\n\nok"), Ok(()));
+        assert_eq!(
+            head_end(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nok"),
+            Some((23, 25))
+        );
+        assert_eq!(head_end(b"HTTP/1.1 200 OK\nA: b\n\nok"), Some((21, 22)));
+        assert_eq!(head_end(b"HTTP/1.1 200 OK\r\nA: b\r\n"), None);
+        // Chunked framing, byte by byte: sizes, extensions, data ends, trailers.
+        let mut b = Body::Chunked(Chunk::Size { size: 0, digits: 0 });
+        let mut out = [0u8; 16];
+        let mut kept = 0;
+        for byte in b"2;e\r\nok\r\n1\nk\n0\r\nT: v\r\n\r\n" {
+            b.feed(&[*byte], &mut out, &mut kept).unwrap();
+        }
+        assert!(b.done());
+        assert_eq!(&out[..kept], b"okk");
+        let mut b = Body::Chunked(Chunk::Size { size: 0, digits: 0 });
+        assert!(b.feed(b"2\r\nokX", &mut out, &mut kept).is_err());
+        let b = Body::Length { left: 3, of: 5 };
+        assert_eq!(
+            b.at_close(false).unwrap_err(),
+            "body cut short: 2 of 5 bytes"
+        );
     }
 }

@@ -113,8 +113,7 @@ impl Prober {
             if left.is_zero() {
                 return false;
             }
-            let t = PollTimeout::try_from(left.as_millis().clamp(1, i32::MAX as u128) as i32)
-                .unwrap_or(PollTimeout::MAX);
+            let t = tend_sys::deadline::ms_rounded_up(left);
             match &self.daemon {
                 Some(fd) => {
                     let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];

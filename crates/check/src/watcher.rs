@@ -25,6 +25,10 @@ pub struct Liveness {
     pub failures: u32,
     pub max_restarts: u32,
     pub window: Duration,
+    /// How long a service that announces readiness may be up and not ready before each
+    /// probe counts as failed (so a restart that never becomes ready is counted, up to
+    /// `max_restarts`); zero: never judged while not ready.
+    pub grace: Duration,
 }
 
 /// The service's health as the watcher judges it.
@@ -132,15 +136,31 @@ const HEARTBEAT: Duration = Duration::from_secs(10);
 const STATE_NEW: &CStr = c"tend-check.new";
 const STATE: &CStr = c"tend-check";
 
-/// Whether the service is there to be probed: up, wanted up, and ready if it announces
-/// readiness (a service with a `notification-fd` is not judged while it starts).
-fn probeable(dir: &std::path::Path) -> bool {
+/// Where the service stands for the watcher.
+enum Standing {
+    /// Up, wanted up, and ready if it announces readiness: probe it.
+    Probe,
+    /// Down, or not wanted up: nothing to judge.
+    Down,
+    /// Up, but it announces readiness (a `notification-fd`) and is not ready yet: up for
+    /// this long.
+    NotReady(Duration),
+}
+
+fn standing(dir: &std::path::Path) -> Standing {
     let Ok(rec) = StatusRecord::read(dir) else {
-        return false;
+        return Standing::Down;
     };
-    rec.is_up()
-        && rec.want_up
-        && (rec.ready || !dir.join(tend_proto::servicedir::NOTIFICATION_FD).exists())
+    if !(rec.is_up() && rec.want_up) {
+        return Standing::Down;
+    }
+    if rec.ready || !dir.join(tend_proto::servicedir::NOTIFICATION_FD).exists() {
+        return Standing::Probe;
+    }
+    let (now, then) = (tend_proto::Tai64n::now(), rec.stamp);
+    let ns = |t: tend_proto::Tai64n| u128::from(t.secs) * 1_000_000_000 + u128::from(t.nanos);
+    let up = ns(now).saturating_sub(ns(then));
+    Standing::NotReady(Duration::from_nanos(u64::try_from(up).unwrap_or(u64::MAX)))
 }
 
 fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
@@ -180,18 +200,31 @@ pub fn run(l: &Liveness, warn: &dyn Warn) -> Result<std::convert::Infallible, Er
             sup = open_supervise(&l.servicedir).ok();
         }
         reason.clear();
-        let (result, action) = if probeable(&l.servicedir) {
-            match probe::attempt(&l.probe, l.attempt_timeout, &[], &mut buf) {
+        let (result, action) = match standing(&l.servicedir) {
+            Standing::Probe => match probe::attempt(&l.probe, l.attempt_timeout, &[], &mut buf) {
                 Ok(()) => ("ok", policy.result(true, Instant::now())),
                 Err(why) => {
                     reason.push_str(&why);
                     ("fail", policy.result(false, Instant::now()))
                 }
+            },
+            // Not ready past the grace (a restart whose readiness never came back):
+            // a failed probe, so the policy keeps counting toward max-restarts.
+            Standing::NotReady(up) if !l.grace.is_zero() && up >= l.grace => {
+                use std::fmt::Write as _;
+                let _ = write!(reason, "not ready {} ms after it started", up.as_millis());
+                ("fail", policy.result(false, Instant::now()))
             }
-        } else {
-            policy.service_down();
-            reason.push_str("service not up or not ready");
-            ("skip", Action::Nothing)
+            // Still starting: not judged, and its failures so far stand.
+            Standing::NotReady(_) => {
+                reason.push_str("service not ready yet");
+                ("skip", Action::Nothing)
+            }
+            Standing::Down => {
+                policy.service_down();
+                reason.push_str("service not up");
+                ("skip", Action::Nothing)
+            }
         };
         if action == Action::Restart {
             match send_in(&l.servicedir, "supervise", b"r") {

@@ -21,9 +21,21 @@ pub use tend_sys::code;
 /// it before it calls a program's `main`.
 static NAME_WORDS: AtomicUsize = AtomicUsize::new(1);
 
-/// The program's arguments after its name, as every program's `main` reads them.
-pub fn args() -> std::iter::Skip<std::env::ArgsOs> {
-    std::env::args_os().skip(NAME_WORDS.load(Ordering::Relaxed))
+/// The program's arguments after its name, as every program's `main` reads them (argv as
+/// the executable's own entry point kept it: `tend_sys::entry`).
+pub fn args() -> std::iter::Skip<std::vec::IntoIter<std::ffi::OsString>> {
+    tend_sys::entry::argv()
+        .into_iter()
+        .skip(NAME_WORDS.load(Ordering::Relaxed))
+}
+
+/// argv[0] and the program's arguments after its name, from one copy of argv (a program
+/// that needs its argv[0] too, as tend-sv does for its init-script mode, asks once).
+pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::vec::IntoIter<OsString>>) {
+    let mut all = tend_sys::entry::argv().into_iter();
+    let argv0 = all.next().unwrap_or_default();
+    let skip = NAME_WORDS.load(Ordering::Relaxed).saturating_sub(1);
+    (argv0, all.skip(skip))
 }
 
 /// Called by the multi-call entry point when the program was named by the first argument

@@ -23,8 +23,8 @@ pub enum ReadError {
     NotRunning,
     /// Probing the lock failed (s6: "unable to check DIR").
     Check(Errno),
-    /// Reading `supervise/status` failed; EPIPE for a short file.
-    Status(Errno),
+    /// Reading `supervise/status` failed, or it holds no record.
+    Status(BadStatus),
     /// Checking for `./down` failed with something other than ENOENT.
     Down(Errno),
 }
@@ -47,9 +47,93 @@ impl ReadError {
                 format!("unable to read status for {name}: s6-supervise not running")
             }
             ReadError::Check(e) => format!("unable to check {name}: {}", e.desc()),
-            ReadError::Status(e) => format!("unable to read status for {name}: {}", e.desc()),
+            ReadError::Status(b) => {
+                format!("unable to read status for {name}: {}", b.errno().desc())
+            }
             ReadError::Down(e) => format!("unable to access {name}/down: {}", e.desc()),
         }
+    }
+}
+
+impl ReadError {
+    /// What is wrong, in tend's words rather than s6-svstat's errno (tend-summary's
+    /// error column): `status: 0 bytes, expected 35`, `supervise: a regular file, not a
+    /// directory`.
+    pub fn detail(&self, servicedir: &Path) -> String {
+        match self {
+            ReadError::NotRunning => "supervisor not running".into(),
+            ReadError::Check(Errno::ENOTDIR) => {
+                let sup = servicedir.join(servicedir::SUPERVISE);
+                match nix::sys::stat::stat(&sup) {
+                    Ok(st) if st.st_mode & libc::S_IFMT != libc::S_IFDIR => format!(
+                        "supervise: {}, not a directory",
+                        tend_sys::diagnose::kind_of(st.st_mode)
+                    ),
+                    _ => format!("supervise/lock: {}", Errno::ENOTDIR.desc()),
+                }
+            }
+            ReadError::Check(e) => format!("supervise/lock: {}", e.desc()),
+            ReadError::Status(b) => b.detail(),
+            ReadError::Down(e) => format!("down: {}", e.desc()),
+        }
+    }
+}
+
+/// Why `supervise/status` gave no record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadStatus {
+    /// open or read failed.
+    Sys(Errno),
+    /// Not a regular file (which kind).
+    NotAFile(&'static str),
+    /// Shorter than a record: how many bytes it had.
+    Short(usize),
+}
+
+impl BadStatus {
+    /// The errno s6-svstat reports for it: EPIPE for anything that is not a record
+    /// (s6 reads a FIFO without a writer as an empty file).
+    pub fn errno(self) -> Errno {
+        match self {
+            BadStatus::Sys(e) => e,
+            BadStatus::NotAFile(_) | BadStatus::Short(_) => Errno::EPIPE,
+        }
+    }
+
+    /// What is wrong: `status: 0 bytes, expected 35`.
+    pub fn detail(self) -> String {
+        match self {
+            BadStatus::Sys(e) => format!("status: {}", e.desc()),
+            BadStatus::NotAFile(kind) => format!("status: {kind}, not a regular file"),
+            BadStatus::Short(n) => format!(
+                "status: {n} byte{}, expected {}",
+                if n == 1 { "" } else { "s" },
+                tend_proto::status::STATUS_SIZE
+            ),
+        }
+    }
+}
+
+/// The largest of tend's own `supervise/` files (tend-check, tend-notify, tend-policy,
+/// tend-watchdog) a reader takes; each is a few short lines.
+pub const SIDE_FILE_MAX: usize = 64 * 1024;
+
+/// Read one of tend's own `supervise/` files (`rel`, a `servicedir` constant such as
+/// `CHECK_STATE`) the one safe way (non-blocking, regular files only, at most
+/// `SIDE_FILE_MAX` bytes): None when there is none, else its bytes or what is wrong with
+/// it (`supervise/tend-check: a FIFO, not a regular file`).
+pub fn read_side_file(servicedir: &Path, rel: &str) -> Option<Result<Vec<u8>, String>> {
+    let rel = Path::new(rel);
+    match tend_sys::fd::read_regular(&servicedir.join(rel), SIDE_FILE_MAX + 1) {
+        // ENOTDIR: `supervise` itself is wrong, which the status read reports.
+        Err(tend_sys::fd::NotRead::Sys(Errno::ENOENT | Errno::ENOTDIR)) => None,
+        Err(e) => Some(Err(format!("{}: {}", rel.display(), e.describe()))),
+        Ok(d) if d.len() > SIDE_FILE_MAX => Some(Err(format!(
+            "{}: longer than {} KiB",
+            rel.display(),
+            SIDE_FILE_MAX / 1024
+        ))),
+        Ok(d) => Some(Ok(d)),
     }
 }
 
@@ -70,6 +154,9 @@ pub struct Snapshot {
     /// The crash-restart policy's verdict on the last death (`supervise/tend-policy`,
     /// when written at or after the current status's stamp): (stopped for good, reason).
     pub policy: Option<(bool, Vec<u8>)>,
+    /// tend's own files that are there but could not be read, each as
+    /// `supervise/NAME: what is wrong`; the rest of the snapshot stands.
+    pub problems: Vec<String>,
 }
 
 /// Read a service's status the way s6-svstat does.
@@ -88,17 +175,34 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
         Err(Errno::ENOENT) => true,
         Err(e) => return Err(ReadError::Down(e)),
     };
-    let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096)
-        .ok()
-        .and_then(|b| SpawnRecord::decode(&b));
-    let mut snap = Snapshot::new(record, normally_up, Tai64n::now(), spawn_error);
+    let spawn_error = tend_sys::fd::read_regular(&servicedir.join(servicedir::SPAWN_ERROR), 4096);
+    let mut snap = Snapshot::new(
+        record,
+        normally_up,
+        Tai64n::now(),
+        spawn_error.as_deref().ok().and_then(SpawnRecord::decode),
+    );
+    if let Err(e @ tend_sys::fd::NotRead::NotAFile(_)) = spawn_error {
+        snap.problems
+            .push(format!("{}: {}", servicedir::SPAWN_ERROR, e.describe()));
+    }
+    let mut side = |name| match read_side_file(servicedir, name) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(why)) => {
+            snap.problems.push(why);
+            None
+        }
+        None => None,
+    };
+    let notify = side(servicedir::NOTIFY_STATE);
+    let policy = side(servicedir::POLICY_VERDICT);
     if snap.is_up()
-        && let Ok(data) = std::fs::read(servicedir.join(servicedir::NOTIFY_STATE))
+        && let Some(data) = notify
         && health::get_num(&data, "pid") == Some(snap.pid() as u64)
     {
         snap.notify_status = health::get(&data, "status").map(<[u8]>::to_vec);
     }
-    if let Ok(data) = std::fs::read(servicedir.join(servicedir::POLICY_VERDICT))
+    if let Some(data) = policy
         && let (Some(time), Some(reason)) =
             (health::get_num(&data, "time"), health::get(&data, "reason"))
         && time + 1 >= snap.record.stamp.to_unix().0.max(0) as u64
@@ -109,11 +213,16 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     Ok(snap)
 }
 
-/// Read and decode `supervise/status` (EPIPE if it is shorter than 35 bytes, as s6).
-pub fn read_record(servicedir: &Path) -> Result<StatusRecord, Errno> {
-    // 36 bytes: a longer file is not a status record either.
-    let data = tend_sys::fd::read_regular(&servicedir.join(servicedir::STATUS), 36)?;
-    StatusRecord::decode(&data).ok_or(Errno::EPIPE)
+/// Read and decode `supervise/status` (s6 reads the first 35 bytes and takes a shorter
+/// file, or a FIFO, as EPIPE).
+pub fn read_record(servicedir: &Path) -> Result<StatusRecord, BadStatus> {
+    let mut buf = [0u8; tend_proto::status::STATUS_SIZE];
+    let got = tend_sys::fd::read_regular_into(&servicedir.join(servicedir::STATUS), &mut buf)
+        .map_err(|e| match e {
+            tend_sys::fd::NotRead::Sys(e) => BadStatus::Sys(e),
+            tend_sys::fd::NotRead::NotAFile(kind) => BadStatus::NotAFile(kind),
+        })?;
+    StatusRecord::decode(&buf[..got]).ok_or(BadStatus::Short(got))
 }
 
 /// Whole seconds from `then` to `now`, in skalibs' wrapping arithmetic.
@@ -245,6 +354,7 @@ impl Snapshot {
             spawn_error,
             notify_status: None,
             policy: None,
+            problems: Vec::new(),
         }
     }
 

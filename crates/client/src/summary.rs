@@ -3,7 +3,10 @@
 //! tend-only columns are then empty).
 
 use crate::status::{self, ReadError, Snapshot};
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use std::fmt::Write as _;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use tend_proto::death_tally::RECORD_SIZE;
 use tend_proto::health;
@@ -21,6 +24,9 @@ pub enum State {
     Unhealthy,
     PermanentlyFailed,
     NotSupervised,
+    /// A supervisor's files that say nothing sure (a status that is no record, a
+    /// `supervise` that is no directory): the row's `error` says what is wrong.
+    Error,
 }
 
 impl State {
@@ -33,10 +39,11 @@ impl State {
             State::Unhealthy => "unhealthy",
             State::PermanentlyFailed => "permanently failed",
             State::NotSupervised => "supervisor not running",
+            State::Error => "error",
         }
     }
 
-    const ALL: [State; 7] = [
+    const ALL: [State; 8] = [
         State::Up,
         State::Ready,
         State::Down,
@@ -44,6 +51,7 @@ impl State {
         State::Unhealthy,
         State::PermanentlyFailed,
         State::NotSupervised,
+        State::Error,
     ];
 
     fn metric_name(self) -> &'static str {
@@ -82,14 +90,20 @@ pub struct Row {
     pub watchdog: Option<String>,
     /// The crash-restart policy's verdict (`supervise/tend-policy`).
     pub policy: Option<String>,
+    /// What could not be read, one line (`status: 0 bytes, expected 35`,
+    /// `supervise/tend-check: a FIFO, not a regular file`); the other fields stand.
+    pub error: Option<String>,
 }
 
 impl Row {
     /// Whether this row makes the summary's exit status 1: a service that should be up
-    /// and is not, or one judged unhealthy.
+    /// and is not, one judged unhealthy, or one whose files could not be read.
     pub fn is_bad(&self) -> bool {
+        if self.error.is_some() {
+            return true;
+        }
         match self.state {
-            State::Unhealthy | State::PermanentlyFailed => true,
+            State::Unhealthy | State::PermanentlyFailed | State::Error => true,
             State::NotSupervised => self.normally_up,
             State::Down | State::Finishing => self.want_up == Some(true),
             State::Up | State::Ready => false,
@@ -119,11 +133,6 @@ pub fn services(operands: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
     Ok(operands.to_vec())
 }
 
-fn read_small(p: &Path) -> Option<Vec<u8>> {
-    let data = std::fs::read(p).ok()?;
-    (data.len() <= 64 * 1024).then_some(data)
-}
-
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -136,9 +145,18 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
     );
     // status::read checks ./down itself when a supervisor runs.
     let normally_up = || !dir.join(servicedir::DOWN).exists();
-    let check = read_small(&dir.join(servicedir::CHECK_STATE));
-    let notify = read_small(&dir.join(servicedir::NOTIFY_STATE));
-    let watchdog = read_small(&dir.join(servicedir::WATCHDOG_STATE));
+    let mut problems = Vec::new();
+    let mut side = |name| match status::read_side_file(dir, name) {
+        Some(Ok(d)) => Some(d),
+        Some(Err(why)) => {
+            problems.push(why);
+            None
+        }
+        None => None,
+    };
+    let check = side(servicedir::CHECK_STATE);
+    let notify = side(servicedir::NOTIFY_STATE);
+    let watchdog = side(servicedir::WATCHDOG_STATE);
     let field =
         |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
     let mut r = Row {
@@ -161,16 +179,33 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         status_text: None,
         watchdog: field(&watchdog, "reason"),
         policy: None,
+        error: None,
     };
     let snap = match status::read(dir) {
         Ok(s) => s,
-        Err(
-            ReadError::NotRunning | ReadError::Check(_) | ReadError::Status(_) | ReadError::Down(_),
-        ) => {
+        Err(e) => {
             r.normally_up = normally_up();
+            if e != ReadError::NotRunning {
+                r.state = State::Error;
+                // The lock is held: a supervisor runs, its status says nothing sure.
+                r.supervised = matches!(e, ReadError::Status(_) | ReadError::Down(_));
+                if let ReadError::Check(_) = e {
+                    // The directory itself is out of reach: its files say the same.
+                    problems.clear();
+                }
+                problems.insert(0, e.detail(dir));
+            }
+            r.error = join(problems);
             return r;
         }
     };
+    for p in &snap.problems {
+        // tend-notify is read by both (status::read matches it to the pid).
+        if !problems.contains(p) {
+            problems.push(p.clone());
+        }
+    }
+    r.error = join(problems);
     fill(&mut r, &snap, now);
     if r.is_up_state()
         && let Some(n) = &notify
@@ -188,6 +223,11 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         }
     }
     r
+}
+
+/// Several problems as one line.
+fn join(problems: Vec<String>) -> Option<String> {
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 impl Row {
@@ -231,12 +271,27 @@ fn fill(r: &mut Row, s: &Snapshot, now: Tai64n) {
 /// code or signal from its last record.
 fn last_death(dir: &Path, r: &mut Row) {
     use std::os::unix::fs::FileExt;
-    // The size gives the count; only the last record is read.
-    let Ok(f) = std::fs::File::open(dir.join(servicedir::DEATH_TALLY)) else {
-        return;
+    // The size gives the count; only the last record is read. Opened non-blocking and
+    // checked before any read, as every status-side file (a FIFO must not hang us).
+    let f = match tend_sys::fd::open(
+        &dir.join(servicedir::DEATH_TALLY),
+        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    ) {
+        Ok(fd) => std::fs::File::from(fd),
+        Err(Errno::ENOENT) => return,
+        Err(e) => return r.add_error(format!("{}: {}", servicedir::DEATH_TALLY, e.desc())),
     };
-    let Ok(len) = f.metadata().map(|m| m.len()) else {
-        return;
+    let len = match nix::sys::stat::fstat(f.as_raw_fd()) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => st.st_size as u64,
+        Ok(st) => {
+            let kind = tend_sys::diagnose::kind_of(st.st_mode);
+            return r.add_error(format!(
+                "{}: {kind}, not a regular file",
+                servicedir::DEATH_TALLY
+            ));
+        }
+        Err(e) => return r.add_error(format!("{}: {}", servicedir::DEATH_TALLY, e.desc())),
     };
     let count = len / RECORD_SIZE as u64;
     r.deaths = Some(count);
@@ -255,6 +310,15 @@ fn last_death(dir: &Path, r: &mut Row) {
         } else {
             r.last_exit = Some(u32::from(d.exitcode));
         }
+    }
+}
+
+impl Row {
+    fn add_error(&mut self, e: String) {
+        self.error = Some(match self.error.take() {
+            Some(prev) => format!("{prev}; {e}"),
+            None => e,
+        });
     }
 }
 
@@ -303,7 +367,9 @@ pub fn table(rows: &[Row]) -> String {
         .iter()
         .map(|r| {
             let mut status = r.status_text.clone().unwrap_or_default();
-            if let Some(p) = &r.policy
+            if let Some(e) = &r.error {
+                status = e.clone();
+            } else if let Some(p) = &r.policy
                 && (r.state == State::PermanentlyFailed || status.is_empty())
             {
                 status = p.clone();
@@ -424,6 +490,8 @@ pub fn json_array(rows: &[Row]) -> String {
         jstr(&mut o, &r.watchdog);
         o.push_str(",\"policy\":");
         jstr(&mut o, &r.policy);
+        o.push_str(",\"error\":");
+        jstr(&mut o, &r.error);
         o.push('}');
     }
     o.push_str("\n]\n");
@@ -542,6 +610,19 @@ pub fn prometheus(rows: &[Row]) -> String {
             );
         }
     }
+    let _ = write!(
+        o,
+        "# HELP tend_service_error What could not be read of the service's files (1 while it lasts).\n# TYPE tend_service_error gauge\n"
+    );
+    for r in rows {
+        if let Some(e) = &r.error {
+            o.push_str("tend_service_error{service=\"");
+            label(&mut o, &r.name);
+            o.push_str("\",error=\"");
+            label(&mut o, e);
+            o.push_str("\"} 1\n");
+        }
+    }
     o
 }
 
@@ -568,6 +649,7 @@ mod tests {
             status_text: Some("serving".into()),
             watchdog: None,
             policy: None,
+            error: None,
         }
     }
 

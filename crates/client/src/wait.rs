@@ -143,7 +143,8 @@ impl Watch {
         let eventdir = servicedir.join(servicedir::EVENT);
         let _ = make_fifodir(&eventdir, nix::unistd::getegid());
         let sub = Subscription::new(&eventdir).map_err(|e| WaitError::Subscribe(e.errno))?;
-        let rec = crate::status::read_record(servicedir).map_err(WaitError::Status)?;
+        let rec =
+            crate::status::read_record(servicedir).map_err(|b| WaitError::Status(b.errno()))?;
         self.subs.push(sub);
         self.up.push(rec.pid as i32 != 0 && !rec.finishing);
         self.ready.push(rec.ready);

@@ -30,6 +30,20 @@ pub struct Options {
     pub noclamp: bool,
     /// `-c`: what a NUL byte becomes (default newline).
     pub nullis: u8,
+    /// Whose rules: s6-envdir's, or runit's `chpst -e`.
+    pub rules: Rules,
+}
+
+/// Whose reading of a directory's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rules {
+    /// s6-envdir: the options above.
+    #[default]
+    S6,
+    /// runit's `chpst -e` (and its `envdir`): the first line of the whole file (no
+    /// clamp), only trailing spaces and tabs removed (a `\r` stays), NUL becomes newline,
+    /// an empty file unsets; a subdirectory is skipped instead of failing the read.
+    Runit,
 }
 
 impl Default for Options {
@@ -39,6 +53,7 @@ impl Default for Options {
             nochomp: false,
             noclamp: false,
             nullis: b'\n',
+            rules: Rules::S6,
         }
     }
 }
@@ -75,8 +90,12 @@ pub fn value(contents: &[u8], opts: &Options) -> Option<Vec<u8>> {
             None => contents,
         };
         let mut end = line.len();
+        let chomped = |b: u8| match opts.rules {
+            Rules::S6 => is_chomped(b),
+            Rules::Runit => b == b' ' || b == b'\t',
+        };
         if !opts.nochomp {
-            while end > 0 && is_chomped(line[end - 1]) {
+            while end > 0 && chomped(line[end - 1]) {
                 end -= 1;
             }
         }
@@ -99,7 +118,7 @@ fn read_file(path: &Path, opts: &Options) -> Result<Vec<u8>, Error> {
         .open(path)
         .map_err(|e| Error::io("open", path, &e))?;
     let mut buf = Vec::new();
-    let r = if opts.noclamp {
+    let r = if opts.noclamp || opts.rules == Rules::Runit {
         (&f).read_to_end(&mut buf)
     } else {
         f.take(CLAMP as u64).read_to_end(&mut buf)
@@ -122,7 +141,10 @@ pub fn read(dir: &Path, opts: &Options) -> Result<Vec<Change>, Error> {
         if !is_variable(name.as_bytes()) {
             continue;
         }
-        let contents = read_file(&entry.path(), opts)?;
+        let contents = match read_file(&entry.path(), opts) {
+            Err(e) if e.errno == Errno::EISDIR && opts.rules == Rules::Runit => continue,
+            r => r?,
+        };
         changes.push((name, value(&contents, opts).map(OsString::from_vec)));
     }
     changes.sort();
@@ -162,7 +184,21 @@ mod tests {
         nochomp: false,
         noclamp: false,
         nullis: b'\n',
+        rules: Rules::S6,
     };
+
+    #[test]
+    fn runit_rules() {
+        let o = Options {
+            rules: Rules::Runit,
+            ..Options::default()
+        };
+        assert_eq!(v(b"", &o), None);
+        assert_eq!(v(b"val \t \nx", &o), Some(b"val".to_vec()));
+        assert_eq!(v(b"val\r\n", &o), Some(b"val\r".to_vec()));
+        assert_eq!(v(b"a\0b \n", &o), Some(b"a\nb".to_vec()));
+        assert_eq!(v(b"\n", &o), Some(b"".to_vec()));
+    }
 
     #[test]
     fn names() {

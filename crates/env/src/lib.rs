@@ -83,8 +83,18 @@ impl Ready {
         }
     }
 
+    /// Run the program under another argv[0] (chpst's `-b`): the PATH search already
+    /// done stays the program's own name's.
+    pub fn set_argv0(&mut self, argv0: &std::ffi::OsStr) -> Result<(), ExecError> {
+        use std::os::unix::ffi::OsStrExt;
+        // An argument from argv holds no NUL, so nothing is dropped here.
+        self.ready.set_arg(0, &[argv0.as_bytes()]);
+        Ok(())
+    }
+
     /// Replace the process; returns the errno only on failure, without allocating.
     pub fn exec(&self) -> nix::errno::Errno {
+        sys::entry::restore_sigpipe();
         sys::exec::execve_prepared(&self.ready)
     }
 

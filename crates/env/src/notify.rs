@@ -48,7 +48,11 @@ pub fn parse_fd(text: &[u8]) -> Option<RawFd> {
 /// The fd number in `dir/notification-fd`.
 pub fn fd_from_file(dir: &Path) -> Result<RawFd, Error> {
     let p = dir.join(NOTIFICATION_FD_FILE);
-    let text = std::fs::read(&p).map_err(|e| Error::io("read", &p, &e))?;
+    // Read the one safe way: a FIFO planted there must not hang the reader.
+    let text = tend_sys::fd::read_regular(&p, 64).map_err(|e| match e {
+        tend_sys::fd::NotRead::Sys(e) => Error::at("read", &p, e),
+        tend_sys::fd::NotRead::NotAFile(_) => Error::at("parse", &p, Errno::EINVAL),
+    })?;
     parse_fd(&text).ok_or(Error::at("parse", &p, Errno::EINVAL))
 }
 

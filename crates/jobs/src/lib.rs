@@ -2,9 +2,11 @@
 //! See man/man8/tend-jobs.8.
 
 pub mod apply;
+pub mod bpm;
 pub mod model;
 pub mod render;
 pub mod systemd;
+pub mod yaml;
 
 use std::fmt;
 use std::path::Path;

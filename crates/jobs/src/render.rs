@@ -98,6 +98,12 @@ pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
                 "-W".into(),
                 seconds(h.window_ms),
             ]);
+            // The readiness probe's limit is the watcher's grace: a restart that is not
+            // ready by then counts as a failed probe (tend-check's default, 30 s, for
+            // notify and for a process without readiness).
+            if let Some(Ready::Probe { timeout_ms, .. }) = &p.ready {
+                words.extend(["-T".into(), seconds(*timeout_ms)]);
+            }
             let run = format!(
                 "#!/bin/sh\n# Written by tend-jobs for job {}: edits are overwritten.\nexec 2>&1\nexec {}\n",
                 job.name,
@@ -193,8 +199,16 @@ fn stages(
         }
     }
     stages.extend(cgroup_stage(p, host, name, warn));
+    // The rlimits, in one tend-softlimit: -c core file size, -o open files.
+    let mut softlimit = vec!["tend-softlimit".to_string()];
+    if let Some(n) = p.core_file_size {
+        softlimit.extend(["-c".into(), n.to_string()]);
+    }
     if let Some(n) = p.open_files {
-        stages.push(vec!["tend-softlimit".into(), "-o".into(), n.to_string()]);
+        softlimit.extend(["-o".into(), n.to_string()]);
+    }
+    if softlimit.len() > 1 {
+        stages.push(softlimit);
     }
     if let Some(c) = &p.cpus {
         stages.push(vec!["tend-cpuset".into(), c.clone()]);

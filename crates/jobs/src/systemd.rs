@@ -161,6 +161,9 @@ fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
     if let Some(n) = p.open_files {
         u.push_str(&format!("LimitNOFILE={n}\n"));
     }
+    if let Some(n) = p.core_file_size {
+        u.push_str(&format!("LimitCORE={n}\n"));
+    }
     if let Some(c) = &p.cpus {
         u.push_str(&format!("CPUAffinity={c}\n"));
     }
@@ -203,8 +206,12 @@ fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
         .filter(|n| n.starts_with(&format!("{job}-")) && n.ends_with(".service"))
         .filter(|n| !units.iter().any(|u| &u.name == n))
         .filter(|n| {
-            fs::read_to_string(dir.join(n))
-                .is_ok_and(|t| t.lines().next().is_some_and(|l| l.starts_with(&head)))
+            // Only the first line matters; read the safe way (a FIFO must not hang us).
+            tend_sys::fd::read_regular(&dir.join(n), 4096).is_ok_and(|t| {
+                t.split(|&b| b == b'\n')
+                    .next()
+                    .is_some_and(|l| l.starts_with(head.as_bytes()))
+            })
         })
         .collect();
     out.sort();
@@ -214,11 +221,22 @@ fn stale(dir: &Path, job: &str, units: &[Unit]) -> Vec<String> {
 /// Write the units into `dir`: each changed one to a temporary file beside it, then
 /// renamed over; unchanged ones are not touched; the job's units no longer described are
 /// removed. Returns what was done, one line per unit.
-pub fn write(dir: &Path, job: &str, units: &[Unit]) -> Result<Vec<String>, SysError> {
+/// One apply at a time per directory (apply's lock, waited for `patience` at most).
+pub fn write(
+    dir: &Path,
+    job: &str,
+    units: &[Unit],
+    patience: std::time::Duration,
+) -> Result<Vec<String>, SysError> {
+    let _lock = crate::apply::lock(dir, patience)?;
     let mut written = Vec::new();
     for u in units {
         let target = dir.join(&u.name);
-        if fs::read(&target).ok().as_deref() == Some(u.text.as_bytes()) {
+        if tend_sys::fd::read_regular(&target, u.text.len() + 1)
+            .ok()
+            .as_deref()
+            == Some(u.text.as_bytes())
+        {
             continue;
         }
         let tmp = dir.join(format!(".{}.{}", u.name, std::process::id()));

@@ -217,6 +217,11 @@ fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
 /// Run tend-log: parse the script, open the logdirs, then log stdin until EOF or a
 /// signal says stop. `warn` receives every warning (already filtered by verbosity).
 pub fn run(opts: &Options, args: &[OsString], warn_out: &dyn Warn) -> Result<(), RunError> {
+    // As s6-log (skalibs' fd_sanitize): a closed stdin or stdout is /dev/null, so the
+    // signalfd or a logdir's file cannot land on fd 0 and be read as the input (a closed
+    // stdin reads as an empty one, and tend-log exits 0 as s6-log does).
+    tend_sys::fd::open_closed_on_dev_null(&[0, 1])
+        .map_err(|e| RunError::Sys(Error::at("open", "/dev/null", e)))?;
     let script = script::parse(args).map_err(RunError::Script)?;
     if let Some(fd) = opts.notify {
         // Is it open?

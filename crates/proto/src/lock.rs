@@ -55,15 +55,18 @@ pub fn try_lock(fd: &OwnedFd) -> Result<(), LockError> {
 
 /// Whether some process holds a lock on `path`. A missing file means "nobody".
 pub fn is_held(path: &Path) -> Result<bool, Errno> {
-    // Non-blocking: a FIFO in place of the lock must not hang a client.
-    let fd = match open(
+    // Non-blocking: a FIFO in place of the lock must not hang a client. rustix's open is
+    // the bare system call (musl's adds an fcntl(F_SETFD) to every O_CLOEXEC open): one
+    // system call less per service for a client that asks about many.
+    use rustix::fs::OFlags;
+    let fd = match rustix::fs::open(
         path,
-        OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
-        Mode::empty(),
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
     ) {
         Ok(fd) => fd,
-        Err(Errno::ENOENT) => return Ok(false),
-        Err(e) => return Err(e),
+        Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(Errno::from_raw(e.raw_os_error())),
     };
     let mut fl = whole_file(libc::F_RDLCK as i16);
     fcntl(fd.as_raw_fd(), FcntlArg::F_GETLK(&mut fl))?;
@@ -123,8 +126,17 @@ impl OfdError {
 /// inheritable: it carries the lock into the program exec'd next. The error's `op` is
 /// `open for writing`, `open for reading` or `create`.
 pub fn open_inheritable(path: &Path, kind: Kind) -> Result<OwnedFd, tend_sys::Error> {
+    open_inheritable_mode(path, kind, 0o666)
+}
+
+/// [`open_inheritable`], creating a missing file with `mode` (runit's chpst: 0600).
+pub fn open_inheritable_mode(
+    path: &Path,
+    kind: Kind,
+    mode: u32,
+) -> Result<OwnedFd, tend_sys::Error> {
     let create = OFlag::O_WRONLY | OFlag::O_NONBLOCK | OFlag::O_CREAT;
-    let mode = Mode::from_bits_truncate(0o666);
+    let mode = Mode::from_bits_truncate(mode);
     match kind {
         Kind::Exclusive => {
             open(path, create, mode).map_err(|e| tend_sys::Error::at("open for writing", path, e))
@@ -179,6 +191,40 @@ pub fn lock_ofd(fd: &OwnedFd, kind: Kind, wait: Wait) -> Result<(), OfdError> {
             Err(OfdError::Busy) => lock_ofd_until(fd, &fl, std::time::Instant::now() + limit),
             other => other,
         },
+    }
+}
+
+/// Which kind of lock to take on a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// An open-file-description fcntl lock (s6-setlock's).
+    Ofd,
+    /// flock(2), as runit's chpst `-l`/`-L` and runsv take theirs: flock and fcntl locks
+    /// do not see each other on Linux, so a lock shared with runit programs must be this.
+    Flock,
+}
+
+/// Take a whole-file lock of `style` on `fd`. Both styles belong to the open file
+/// description (inherited across fork and exec). `Wait::For` is only offered for `Ofd`;
+/// with `Flock` it is taken as `Wait::No`.
+pub fn lock(fd: &OwnedFd, kind: Kind, wait: Wait, style: Style) -> Result<(), OfdError> {
+    if style == Style::Ofd {
+        return lock_ofd(fd, kind, wait);
+    }
+    use rustix::fs::{FlockOperation as Op, flock};
+    let op = match (kind, wait) {
+        (Kind::Shared, Wait::Forever) => Op::LockShared,
+        (Kind::Exclusive, Wait::Forever) => Op::LockExclusive,
+        (Kind::Shared, _) => Op::NonBlockingLockShared,
+        (Kind::Exclusive, _) => Op::NonBlockingLockExclusive,
+    };
+    loop {
+        match flock(fd, op) {
+            Ok(()) => return Ok(()),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::WOULDBLOCK) => return Err(OfdError::Busy),
+            Err(e) => return Err(OfdError::Sys(Errno::from_raw(e.raw_os_error()))),
+        }
     }
 }
 
@@ -239,6 +285,25 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    #[test]
+    fn flock_style_conflicts_between_descriptions_not_with_ofd() {
+        let d = scratch("flock");
+        let f = d.join("lock");
+        let a = open_inheritable_mode(&f, Kind::Exclusive, 0o600).unwrap();
+        let b = open_inheritable(&f, Kind::Exclusive).unwrap();
+        lock(&a, Kind::Exclusive, Wait::No, Style::Flock).unwrap();
+        assert_eq!(
+            lock(&b, Kind::Exclusive, Wait::No, Style::Flock),
+            Err(OfdError::Busy)
+        );
+        // flock and fcntl locks do not see each other (why chpst's must be flock).
+        lock(&b, Kind::Exclusive, Wait::No, Style::Ofd).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & !0o600, 0);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     // OFD locks of two open file descriptions conflict even within one process, which

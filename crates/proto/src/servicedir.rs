@@ -133,33 +133,15 @@ const SETTING_MAX: usize = 64;
 
 /// Read the start of a small file of the current directory (a supervisor runs in its
 /// service directory) into a stack buffer: settings are re-read at every start of
-/// ./run, so this must not allocate. Opened non-blocking and checked with fstat before
-/// any read, so a FIFO or a device can neither hang the caller nor feed it endless data.
+/// ./run, so this must not allocate. Read the one safe way (`tend_sys::fd::
+/// read_regular_into`: non-blocking, regular files only), so a FIFO or a device can
+/// neither hang the caller nor feed it endless data.
 fn read_small<'a>(name: &str, buf: &'a mut [u8; SETTING_MAX]) -> Setting<&'a [u8]> {
-    use std::os::fd::AsRawFd;
-    let fd = match tend_sys::fd::open(
-        name,
-        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_NONBLOCK | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(nix::errno::Errno::EISDIR) => return Setting::NotAFile("a directory"),
-        Err(_) => return Setting::Absent,
+    let got = match tend_sys::fd::read_regular_into(name, &mut buf[..]) {
+        Ok(n) => n,
+        Err(tend_sys::fd::NotRead::NotAFile(kind)) => return Setting::NotAFile(kind),
+        Err(tend_sys::fd::NotRead::Sys(_)) => return Setting::Absent,
     };
-    match nix::sys::stat::fstat(fd.as_raw_fd()) {
-        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFREG => {}
-        Ok(st) => return Setting::NotAFile(tend_sys::diagnose::kind_of(st.st_mode)),
-        Err(_) => return Setting::Absent,
-    }
-    let mut got = 0;
-    while got < buf.len() {
-        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return Setting::Absent,
-        }
-    }
     if got == buf.len() && !buf.contains(&b'\n') {
         return Setting::Invalid;
     }

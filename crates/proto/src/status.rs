@@ -102,8 +102,12 @@ impl StatusRecord {
     /// Read `dir/supervise/status`.
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
         let path = servicedir.join(crate::servicedir::STATUS);
-        let data = tend_sys::fd::read_regular(&path, STATUS_SIZE + 1)
-            .map_err(|e| Error::at("read", &path, e))?;
+        // Anything but a regular file reads as empty, as a FIFO without a writer gives s6.
+        let data = match tend_sys::fd::read_regular(&path, STATUS_SIZE + 1) {
+            Ok(d) => d,
+            Err(tend_sys::fd::NotRead::NotAFile(_)) => Vec::new(),
+            Err(tend_sys::fd::NotRead::Sys(e)) => return Err(Error::at("read", &path, e)),
+        };
         StatusRecord::decode(&data).ok_or(Error::at("read", &path, Errno::EPIPE))
     }
 }

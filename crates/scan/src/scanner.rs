@@ -207,20 +207,8 @@ fn check_fds(opts: &Options) -> Result<(), StartError> {
 /// Make sure fds 0, 1 and 2 are open (on /dev/null if they were closed), so no pipe end
 /// the scanner creates can land on them.
 fn open_stdio() -> Result<(), StartError> {
-    for fd in 0..3 {
-        if fcntl(fd, FcntlArg::F_GETFD) == Err(Errno::EBADF) {
-            let got = nix::fcntl::open("/dev/null", OFlag::O_RDWR, Mode::empty())
-                .map_err(|e| StartError::Sys(Error::at("open", "/dev/null", e)))?;
-            if got != fd {
-                return Err(StartError::Sys(Error::at(
-                    "open",
-                    "/dev/null",
-                    Errno::EBADF,
-                )));
-            }
-        }
-    }
-    Ok(())
+    tend_sys::fd::open_closed_on_dev_null(&[0, 1, 2])
+        .map_err(|e| StartError::Sys(Error::at("open", "/dev/null", e)))
 }
 
 /// `.s6-svscan/` (0700), its lock (0600, held) and control FIFO (0600, opened both ways).

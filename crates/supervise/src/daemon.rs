@@ -410,8 +410,19 @@ impl Supervisor {
             };
             for &b in &buf[..n] {
                 if let Some(cmd) = ControlCommand::from_byte(b) {
+                    // runit's control/ overrides (crate::runit).
+                    let up = self.core.record().is_up();
+                    let hook = crate::runit::before(b, up);
+                    if hook == crate::runit::Hook::Replaced {
+                        continue;
+                    }
                     let acts = self.core.control(cmd, now());
-                    self.apply(acts);
+                    for &a in acts.as_slice() {
+                        if !self.exiting && crate::runit::keeps(hook, &a) {
+                            self.perform(a);
+                        }
+                    }
+                    crate::runit::after(b, up);
                     if self.exiting {
                         return;
                     }
@@ -703,6 +714,7 @@ impl Supervisor {
 
     /// The first half of a start of ./run: settings read, the child forked.
     fn start_run(&mut self) -> RunStart {
+        crate::runit::before_start();
         let (notification, lockfd) = self.read_settings();
         let mut opts = SpawnOptions {
             setsid: true,

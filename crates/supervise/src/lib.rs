@@ -9,6 +9,7 @@
 pub mod core;
 pub mod daemon;
 pub mod policy;
+pub mod runit;
 pub mod time;
 
 pub use daemon::{Reporter, StartError, Supervisor};

@@ -241,6 +241,7 @@ fn environ_pointers() -> Vec<*const libc::c_char> {
 /// Replace the process with `prog`. Only returns on failure, with the errno.
 #[allow(unsafe_code)]
 pub fn exec(prepared: &Prepared) -> Errno {
+    crate::entry::restore_sigpipe();
     let argv = pointers(&prepared.argv);
     let envp = prepared.envp_pointers();
     // SAFETY: both arrays were just built from `prepared`, which is borrowed (so alive

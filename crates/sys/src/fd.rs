@@ -6,6 +6,7 @@
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, fcntl};
+use nix::sys::stat::Mode;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 /// Wrap an fd that a system call just returned to us.
@@ -41,33 +42,85 @@ pub fn openat<P: ?Sized + nix::NixPath>(
     Ok(unsafe { own(fd) })
 }
 
-/// Read at most `max` bytes of the file at `path`, as s6's clients do: opened
-/// non-blocking, so a FIFO planted there can never hang the reader; anything but a
-/// regular file reads as empty (what a FIFO without a writer gives s6).
-pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, Errno> {
+/// Why a small file (a setting, a status, a verdict) was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotRead {
+    /// open, fstat or read failed (ENOENT: there is no such file).
+    Sys(Errno),
+    /// Not a regular file (which kind: `a FIFO`, `a directory`...): never read.
+    NotAFile(&'static str),
+}
+
+impl NotRead {
+    /// What is wrong, after `PATH: ` in a message.
+    pub fn describe(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            NotRead::Sys(e) => e.desc().into(),
+            NotRead::NotAFile(kind) => format!("{kind}, not a regular file").into(),
+        }
+    }
+}
+
+/// Read the start of the file at `path` into `buf`: how many bytes it gave (at most
+/// `buf.len()`; the caller asks for one byte more than it accepts to see that a file is
+/// too long). The one safe way to read a small file someone else may have planted:
+/// opened non-blocking and checked with fstat before any read, so a FIFO or a device can
+/// neither hang the reader nor feed it endless data. Allocates nothing (a supervisor
+/// re-reads its settings at every start of ./run).
+pub fn read_regular_into<P: ?Sized + nix::NixPath>(
+    path: &P,
+    buf: &mut [u8],
+) -> Result<usize, NotRead> {
     use nix::fcntl::OFlag;
-    let fd = open(
+    let fd = match open(
         path,
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         nix::sys::stat::Mode::empty(),
-    )?;
-    let st = nix::sys::stat::fstat(fd.as_raw_fd())?;
-    let mut out = Vec::new();
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::EISDIR) => return Err(NotRead::NotAFile("a directory")),
+        Err(e) => return Err(NotRead::Sys(e)),
+    };
+    let st = nix::sys::stat::fstat(fd.as_raw_fd()).map_err(NotRead::Sys)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return Ok(out);
+        return Err(NotRead::NotAFile(crate::diagnose::kind_of(st.st_mode)));
     }
-    out.resize(max, 0);
     let mut got = 0;
-    while got < max {
-        match nix::unistd::read(fd.as_raw_fd(), &mut out[got..]) {
+    while got < buf.len() {
+        match nix::unistd::read(fd.as_raw_fd(), &mut buf[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(Errno::EINTR) => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(NotRead::Sys(e)),
         }
     }
+    Ok(got)
+}
+
+/// Read at most `max` bytes of the file at `path` (`read_regular_into`, into a Vec).
+pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, NotRead> {
+    let mut out = vec![0; max];
+    let got = read_regular_into(path, &mut out)?;
     out.truncate(got);
     Ok(out)
+}
+
+/// Open each of `fds` (standard fds, in increasing order) that is closed on /dev/null, as
+/// skalibs' fd_sanitize: for a daemon that must not have a socket or file it opens land
+/// on fd 0 or 1 and be read or written as if it were stdin or stdout (tend-svscan: 0-2,
+/// as s6-svscan; tend-log: 0 and 1, as s6-log). Chain tools never call this.
+pub fn open_closed_on_dev_null(fds: &[RawFd]) -> Result<(), Errno> {
+    for &fd in fds {
+        if fcntl(fd, FcntlArg::F_GETFD) == Err(Errno::EBADF) {
+            let null = nix::fcntl::open("/dev/null", nix::fcntl::OFlag::O_RDWR, Mode::empty())?;
+            if null != fd {
+                // A lower fd was closed too and not asked for: leave it as it was.
+                let _ = nix::unistd::close(null);
+                return Err(Errno::EBADF);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Write all of `data` to a blocking fd, retrying after EINTR and short writes.

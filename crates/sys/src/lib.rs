@@ -23,6 +23,7 @@ pub mod code;
 pub mod deadline;
 pub mod diagnose;
 pub mod duration;
+pub mod entry;
 pub mod error;
 pub mod exec;
 pub mod fd;

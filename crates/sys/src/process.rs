@@ -35,7 +35,12 @@ pub fn fork() -> Result<Forked, Errno> {
 /// The number of threads of this process: field 20 of `/proc/self/stat`, counted after
 /// the command name's closing parenthesis (the name itself may hold spaces).
 fn threads() -> Result<u64, Errno> {
-    let stat = crate::fd::read_regular(std::path::Path::new("/proc/self/stat"), 1024)?;
+    let stat = crate::fd::read_regular(std::path::Path::new("/proc/self/stat"), 1024).map_err(
+        |e| match e {
+            crate::fd::NotRead::Sys(e) => e,
+            crate::fd::NotRead::NotAFile(_) => Errno::EIO,
+        },
+    )?;
     let after_name = stat.iter().rposition(|&b| b == b')').ok_or(Errno::EIO)?;
     std::str::from_utf8(&stat[after_name + 1..])
         .ok()
