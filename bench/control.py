@@ -151,10 +151,18 @@ def ms(v):
     return statistics.median(v) / 1e6
 
 
+def p90(v):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(0.9 * len(s)))] / 1e6
+
+
 print(f"iterations: {n} (-r: {min(n, RESTARTS)}, each after 1.1 s of uptime)")
 print(f"{'supervisor':<15} {'client':<9} {'-d→TERM':>10} {'-u→exec':>10} {'-wu -u':>10} {'-r→exec':>10}   (median ms)")
 for (sup_name, cli_name), r in results.items():
     print(f"{sup_name:<15} {cli_name:<9} {ms(r['-d']):>10.3f} {ms(r['-u']):>10.3f} {ms(r['-wu -u']):>10.3f} {ms(r['-r']):>10.3f}")
+print(f"{'':<25} {'-d→TERM':>10} {'-u→exec':>10} {'-wu -u':>10} {'-r→exec':>10}   (p90 ms)")
+for (sup_name, cli_name), r in results.items():
+    print(f"{sup_name:<15} {cli_name:<9} " + " ".join(f"{p90(r[k]):>10.3f}" for k in ["-d", "-u", "-wu -u", "-r"]))
 ref = results[("s6-supervise", "s6-svc")]
 print("ratios to s6-supervise + s6-svc (lower is better):")
 for (sup_name, cli_name), r in results.items():

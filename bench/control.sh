@@ -10,6 +10,11 @@
 #
 # usage: bench/control.sh [iterations]   (default 100; -r runs min(iterations, 10) times,
 #                                          each after 1.1 s of uptime)
+# Then (bench/restart.py, issue 28) tend-supervise, s6-supervise, runsv, daemontools'
+# supervise and the fork-only floor (bench/floor.c) side by side: restart after a natural
+# exit, and `t` → restarted, RESTART_ROUNDS rounds (default 30), median and p90.
+# PARTS="control restart clients" (the default) chooses the parts; TEND_BEFORE=DIR adds
+# the tend-supervise of another build (a directory of programs) as "tend-before".
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -45,7 +50,23 @@ int main(void) {
 }
 C
 gcc -O2 -static -o "$work/stamp" "$work/stamp.c" 2>/dev/null || gcc -O2 -o "$work/stamp" "$work/stamp.c"
-python3 "$here/control.py" "$work" "$B" "$n"
+parts=${PARTS:-control restart clients}
+case " $parts " in *" control "*) python3 "$here/control.py" "$work" "$B" "$n" ;; esac
+
+# The restart rows: a ./run that exits by itself after 1.1 s, and the floor.
+case " $parts " in *" restart "*)
+  for t in runsv supervise; do
+    command -v "$t" >/dev/null || { echo "bench/control.sh: $t is missing (apt-get install runit daemontools)" >&2; exit 100; }
+  done
+  sed 's|for (;;) pause();|struct timespec l = {1, 100000000}; nanosleep(\&l, 0); put("exit"); _exit(0);|' \
+    "$work/stamp.c" > "$work/stamp-exit.c"
+  gcc -O2 -static -o "$work/stamp-exit" "$work/stamp-exit.c" 2>/dev/null || gcc -O2 -o "$work/stamp-exit" "$work/stamp-exit.c"
+  gcc -O2 -o "$work/floor" "$here/floor.c"
+  echo "# restart rows $(date -u '+%Y-%m-%d %H:%M UTC'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  python3 "$here/restart.py" "$work" "$B" "${RESTART_ROUNDS:-30}" ${TEND_BEFORE:+tend-before=$TEND_BEFORE}
+  ;;
+esac
+case " $parts " in *" clients "*) ;; *) exit 0 ;; esac
 
 # The clients alone: start, talk to an idle supervisor, exit (letter c: ignored when down).
 if command -v hyperfine >/dev/null; then

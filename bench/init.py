@@ -19,8 +19,16 @@ the same run. Called by bench/init.sh, which checks the binaries and builds the 
 4. docker run --rm IMG true, with tend-init or tini as entrypoint, same image: tend-init
    with the example's init.d script and services, and with none (command only, as tini);
    /bin/true as the entrypoint shows the engine's own cost and noise.
-Prints medians and ratios (tend / other). PARTS="startup services docker" (the default)
-chooses the parts; SERVICE_ROUNDS (default 10) the rounds of the services part.
+5. SIGTERM forwarding (issue 28): each init runs a static C command that stamps
+   CLOCK_MONOTONIC when it starts and when SIGTERM reaches it; once it has started (and
+   50 ms more, so the init is back in its wait), this script takes a stamp and sends
+   SIGTERM to the init; the figure is the time to the command's stamp: the init's wake-up,
+   its read of the signal, its kill(2), the command's wake-up. Command only, and as PID 1
+   of a PID namespace (`unshare --pid --fork`: the init is the namespace's PID 1, the
+   signal comes from the parent namespace). Median and p90 of FORWARD_ROUNDS (default
+   100) rounds, the inits taking turns round by round.
+Prints medians and ratios (tend / other). PARTS="startup services docker forward" (the
+default) chooses the parts; SERVICE_ROUNDS (default 10) the rounds of the services part.
 """
 import os
 import shutil
@@ -94,6 +102,9 @@ INITS = [
     ("catatonit", ["catatonit", "--"]),
     ("dumb-init", ["dumb-init"]),
 ]
+# TEND_BEFORE=DIR: the tend-init of another build (a directory of programs), side by side.
+if os.environ.get("TEND_BEFORE"):
+    INITS.insert(2, ("tend-init before", [os.path.join(os.environ["TEND_BEFORE"], "tend-init")] + INITS[0][1][1:]))
 INITS = [(n, a) for n, a in INITS if shutil.which(a[0])]
 
 
@@ -234,8 +245,100 @@ def docker(rounds=20):
         print("%s / tini: %.3f" % (name, statistics.median(res[name]) / statistics.median(res["tini"])))
 
 
+STAMP_C = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static int fd;
+static void put(const char *tag) {
+  struct timespec t; char b[64];
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  int n = snprintf(b, sizeof b, "%s %lld\n", tag, (long long)t.tv_sec * 1000000000LL + t.tv_nsec);
+  (void)!write(fd, b, n);
+}
+static void term(int s) { (void)s; put("term"); _exit(0); }
+int main(int argc, char **argv) {
+  fd = open(argv[1], O_WRONLY | O_APPEND | O_CREAT, 0644);
+  signal(SIGTERM, term);
+  put("start");
+  for (;;) pause();
+}
+"""
+
+
+def p90(v):
+    s = sorted(v)
+    return s[min(len(s) - 1, int(0.9 * len(s)))]
+
+
+def forward(rounds):
+    src = os.path.join(TMP, "stamp.c")
+    prog = os.path.join(TMP, "stamp")
+    with open(src, "w") as f:
+        f.write(STAMP_C)
+    subprocess.run(["gcc", "-O2", "-static", "-o", prog, src], check=True)
+    # PID 1 in a namespace: tini without -s, tend-init and the others as they are.
+    cases = [(n + " (command)", a) for n, a in INITS]
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        for n, a in INITS:
+            if n.startswith("tini"):
+                a = [x for x in a if x != "-s"]
+            cases.append((n + " (PID 1)", ["unshare", "--pid", "--fork", "--"] + a))
+    res = {n: [] for n, _ in cases}
+    for r in range(rounds):
+        for name, argv in cases:
+            st = os.path.join(TMP, "stamps")
+            if os.path.exists(st):
+                os.unlink(st)
+            p = subprocess.Popen(argv + [prog, st], stdin=DEVNULL, stdout=DEVNULL, stderr=DEVNULL)
+            lines = []
+            end = time.monotonic() + 10
+            while not lines and time.monotonic() < end:
+                try:
+                    with open(st) as f:
+                        lines = f.read().split("\n")[:-1]
+                except FileNotFoundError:
+                    pass
+                time.sleep(0.001)
+            time.sleep(0.05)
+            # unshare --fork: the init is unshare's child
+            kids = children(p.pid)
+            if not lines or (argv[0] == "unshare" and not kids):
+                print("forward: %s did not start its command" % name, file=sys.stderr)
+                p.kill()
+                p.wait()
+                continue
+            target = kids[0] if argv[0] == "unshare" else p.pid
+            t0 = time.monotonic_ns()
+            os.kill(target, signal.SIGTERM)
+            got = None
+            end = time.monotonic() + 10
+            while got is None and time.monotonic() < end:
+                with open(st) as f:
+                    for l in f.read().split("\n")[:-1]:
+                        if l.startswith("term "):
+                            got = int(l.split()[1])
+                time.sleep(0.0002)
+            if got is not None:
+                res[name].append(got - t0)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    print("## SIGTERM to the init → the command has it (%d rounds, ms)" % rounds)
+    print("| init | median | p90 |")
+    print("|---|---:|---:|")
+    for name, v in res.items():
+        if v:
+            print("| %s | %.3f | %.3f |" % (name, ms(statistics.median(v)), ms(p90(v))))
+    print()
+
+
 # PARTS=services (say) runs only some parts; SERVICE_ROUNDS sets the services part's rounds.
-PARTS = os.environ.get("PARTS", "startup services docker").split()
+PARTS = os.environ.get("PARTS", "startup services docker forward").split()
 try:
     if "startup" in PARTS:
         startup()
@@ -243,6 +346,8 @@ try:
         services(rounds=int(os.environ.get("SERVICE_ROUNDS", "10")))
     if "docker" in PARTS:
         docker()
+    if "forward" in PARTS:
+        forward(int(os.environ.get("FORWARD_ROUNDS", "100")))
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
     shutil.rmtree(SHM, ignore_errors=True)

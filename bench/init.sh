@@ -4,7 +4,9 @@
 # the entrypoint of the same image. Method: the docstring of bench/init.py.
 #
 #   bench/init.sh        (as root: unshare, docker)
-#   ROUNDS=100 by default for the start-up figures.
+#   ROUNDS=100 by default for the start-up figures; PARTS (bench/init.py) chooses the
+#   parts, e.g. PARTS=forward for SIGTERM forwarding only (issue 28); TEND_BEFORE=DIR adds
+#   the tend-init of another build as "tend-init before".
 # Needs: tini, catatonit, dumb-init, s6, busybox-static, util-linux (Debian packages);
 # a Docker engine for the last figure (skipped without one).
 set -eu
@@ -18,7 +20,8 @@ for p in tend-init tend-svscan tend-supervise; do
     [ -x "$bin/$p" ] || { echo "missing $bin/$p: not built (TEND_BIN=$bin)" >&2; exit 100; }
 done
 image=
-if docker info >/dev/null 2>&1; then
+case " ${PARTS:-docker} " in *" docker "*) want_docker=1 ;; *) want_docker= ;; esac
+if [ -n "$want_docker" ] && docker info >/dev/null 2>&1; then
     extra=$(mktemp -d)
     trap 'rm -rf "$extra"' EXIT
     mkdir -p "$extra/usr/bin"

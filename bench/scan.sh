@@ -1,6 +1,7 @@
 #!/bin/bash
-# bench/scan.sh — 1000 services under tend-svscan, s6-svscan and runit's runsvdir, in the
-# same run: the time from the scanner's start until every service's ./run is running,
+# bench/scan.sh — 1000 services under tend-svscan, s6-svscan, runit's runsvdir,
+# daemontools' svscan and the fork-only floor (bench/floor.c: one forked child per
+# service, no exec, that forks and execs ./run), in the same run, median and p90: the time from the scanner's start until every service's ./run is running,
 # and the whole tree's memory (PSS of the scanner plus every supervisor).
 #
 #   bench/scan.sh [services=1000] [rounds=3]     (builds through bench/lib.sh)
@@ -14,7 +15,9 @@
 # one-second settle: the sum of /proc/PID/smaps_rollup Pss over the scanner and its
 # children (the supervisors; the services themselves are not counted). Every round uses
 # fresh service directories (runsv and s6-supervise keep different supervise/ formats).
-# Needs: s6 and runit (Debian packages), root not required.
+# TEND_BEFORE=DIR adds the tend-svscan of another build (a directory of programs) as
+# "tend-before". KINDS="tend tend-forked floor" (say) runs only the kinds named.
+# Needs: s6, runit, daemontools (Debian packages), gcc; root not required.
 set -euo pipefail
 
 N=${1:-1000}
@@ -30,14 +33,20 @@ bin=$B
 for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
     [ -x "$p" ] || { echo "missing $p (TEND_BIN=$bin)" >&2; exit 100; }
 done
-for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv; do
-    command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit" >&2; exit 100; }
+for p in s6-svscan s6-svscanctl s6-supervise runsvdir runsv svscan supervise gcc; do
+    command -v "$p" >/dev/null || { echo "missing $p: apt-get install s6 runit daemontools gcc" >&2; exit 100; }
 done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-scan.XXXXXX")
-trap 'pkill -KILL -f "sleep 987654" 2>/dev/null || true; rm -rf "$work"' EXIT
+# The processes of this run: those whose working directory lies under $work (by name,
+# "sleep 987654", would reach another run's services).
+ours() {
+    find /proc/[0-9]*/cwd -maxdepth 0 -lname "$work/*" 2>/dev/null | cut -d/ -f3
+}
+trap 'kill -KILL $(ours) 2>/dev/null || true; rm -rf "$work"' EXIT
 fifo=$work/fifo
 mkfifo "$fifo"
+gcc -O2 -o "$work/floor" "$here/bench/floor.c"
 exec 3<>"$fifo" # held open both ways: the reader never sees EOF between writers
 
 now() { date +%s.%N; }
@@ -65,11 +74,11 @@ tree_pss_kb() { # $1 = scanner pid
 wait_gone() {
     local i
     for ((i = 0; i < 600; i++)); do
-        pgrep -f "sleep 987654" >/dev/null || return 0
+        [ -z "$(ours)" ] && return 0
         sleep 0.05
     done
     echo "services still running after 30 s" >&2
-    pkill -KILL -f "sleep 987654" || true
+    kill -KILL $(ours) 2>/dev/null || true
 }
 
 run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors"
@@ -81,7 +90,10 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
         tend) "$bin/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         tend-forked) "$forked/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         s6) s6-svscan -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        tend-before) "$TEND_BEFORE/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         runit) runsvdir -P "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        daemontools) svscan "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        floor) "$work/floor" "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
     esac
     head -c "$N" <&3 >/dev/null
     t1=$(now)
@@ -90,9 +102,12 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
     pss=$(tree_pss_kb "$pid")
     nsup=$(wc -w </proc/"$pid"/task/"$pid"/children)
     case $kind in
-        tend | tend-forked) "$bin/tend-svscanctl" -t "$dir" ;;
+        tend | tend-forked | tend-before) "$bin/tend-svscanctl" -t "$dir" ;;
         s6) s6-svscanctl -t "$dir" ;;
         runit) kill -HUP "$pid" ;;
+        floor) kill -KILL -- "-$pid" ;;
+        daemontools) # svscan has no exit command: kill it, then every supervise of $dir
+            kill -KILL "$pid" $(ours) 2>/dev/null || true ;;
     esac
     wait "$pid" 2>/dev/null || true
     wait_gone
@@ -102,8 +117,10 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
 
 declare -A T M S
 forked=${TEND_FORKED_BIN:-$here/target/forked/x86_64-unknown-linux-musl/release}
-kinds="tend s6 runit"
-[ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit"
+kinds="tend s6 runit daemontools floor"
+[ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit daemontools floor"
+[ -n "${TEND_BEFORE:-}" ] && kinds="tend tend-before ${kinds#tend }"
+kinds=${KINDS:-$kinds} # KINDS="tend floor" (say) runs only those
 for ((r = 1; r <= ROUNDS; r++)); do
     for k in $kinds; do
         read -r secs pss nsup < <(run_one "$k" "$r")
@@ -115,19 +132,22 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+p90() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {i=int(0.9*NR)+1; if (i>NR) i=NR; print a[i]}'; }
 
 echo
 echo "$N services, median of $ROUNDS rounds ($(nproc) cores, $(uname -r))"
 echo
-echo "| scanner | time until all run | whole-tree PSS | supervisors |"
-echo "|---|---|---|---|"
+echo "| scanner | time until all run (median) | p90 | whole-tree PSS | supervisors |"
+echo "|---|---|---|---|---|"
 for k in $kinds; do
     t=$(echo "${T[$k]}" | median)
+    q=$(echo "${T[$k]}" | p90)
     m=$(echo "${M[$k]}" | median)
-    printf '| %s | %.3f s | %.1f MB | %s |\n' "$k" "$t" "$(echo "$m / 1024" | bc -l)" "${S[$k]}"
+    printf '| %s | %.3f s | %.3f s | %.1f MB | %s |\n' "$k" "$t" "$q" "$(echo "$m / 1024" | bc -l)" "${S[$k]}"
     declare "t_${k//-/_}=$t" "m_${k//-/_}=$m"
 done
 echo
+[ -n "${t_s6:-}" ] && [ -n "${t_runit:-}" ] || exit 0
 printf 'tend/s6 time %.2f×, tend/runit time %.2f×; tend/s6 memory %.2f×, tend/runit memory %.2f×\n' \
     "$(echo "$t_tend / $t_s6" | bc -l)" "$(echo "$t_tend / $t_runit" | bc -l)" \
     "$(echo "$m_tend / $m_s6" | bc -l)" "$(echo "$m_tend / $m_runit" | bc -l)"

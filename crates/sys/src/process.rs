@@ -143,6 +143,44 @@ pub enum SpawnError {
 /// Fork and exec `prog`. Returns the child's pid once it has exec'd, or the reason it
 /// could not. Between fork and exec the child makes only async-signal-safe calls.
 pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
+    spawn_start(prog, opts)?.confirm()
+}
+
+/// A spawned child whose exec is not confirmed yet: the caller may do other work while
+/// the child execs (a supervisor's bookkeeping of the previous death, issue 28), then
+/// learns the outcome from `confirm`, exactly as `spawn` returns it.
+#[derive(Debug)]
+pub struct Pending {
+    pid: Pid,
+    report: std::os::fd::OwnedFd,
+}
+
+impl Pending {
+    /// Wait for the child's exec: its pid, or why it did not exec (it is then reaped).
+    pub fn confirm(self) -> Result<Pid, SpawnError> {
+        let mut buf = [0u8; 4];
+        let mut got = 0;
+        while got < 4 {
+            match nix::unistd::read(self.report.as_raw_fd(), &mut buf[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(Errno::EINTR) => continue,
+                Err(_) => break,
+            }
+        }
+        if got == 4 {
+            let errno = Errno::from_raw(i32::from_ne_bytes(buf));
+            let _ = crate::wait::wait(Some(self.pid));
+            return Err(SpawnError::Exec(errno));
+        }
+        Ok(self.pid)
+    }
+}
+
+/// The first half of `spawn`: fork the child (which execs `prog` as `spawn`'s does) and
+/// return at once; `Pending::confirm` is the second half. The child has its own copy of
+/// memory (fork, not vfork), so `prog` and `opts` may go as soon as this returns.
+pub fn spawn_start(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, SpawnError> {
     if opts.fds.len() > MAX_FD_MOVES {
         return Err(SpawnError::Fork(Errno::E2BIG));
     }
@@ -170,23 +208,10 @@ pub fn spawn(prog: &Prepared, opts: &SpawnOptions) -> Result<Pid, SpawnError> {
         unsafe { child.exec() }
     }
     drop(wr);
-    let mut buf = [0u8; 4];
-    let mut got = 0;
-    while got < 4 {
-        match nix::unistd::read(rd.as_raw_fd(), &mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(Errno::EINTR) => continue,
-            Err(_) => break,
-        }
-    }
-    let pid = Pid::from_raw(pid);
-    if got == 4 {
-        let errno = Errno::from_raw(i32::from_ne_bytes(buf));
-        let _ = crate::wait::wait(Some(pid));
-        return Err(SpawnError::Exec(errno));
-    }
-    Ok(pid)
+    Ok(Pending {
+        pid: Pid::from_raw(pid),
+        report: rd,
+    })
 }
 
 /// Fork and exec without waiting for the exec (s6-svscan's way of starting a
