@@ -68,7 +68,7 @@ fn documented_codes(prog: &str) -> Vec<i32> {
 fn is_daemon(prog: &str) -> bool {
     matches!(
         prog,
-        "tend-supervise" | "tend-svscan" | "tend-init" | "tend-socklog"
+        "tend-supervise" | "tend-svscan" | "tend-init" | "tend-socklog" | "tend-ipcserver"
     )
 }
 
@@ -328,6 +328,12 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     if limited && !stderr.is_empty() && !stderr.starts_with("tend-") {
         return None;
     }
+    // tend-chpst takes what runit's chpst takes (an empty or overflowing number is a
+    // number, `-1` after `-0` is an option), so without a message of its own the code is
+    // the program's, or a failure it could not report because `-2` closed stderr.
+    if prog == "tend-chpst" && !stderr.starts_with("tend-") {
+        return None;
+    }
     let code = status.code().unwrap_or(-1);
     // tend-init's -c (TEND_EXIT_CODE) replaces every code it documents.
     let init_code = prog == "tend-init"
@@ -345,9 +351,18 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
             .lines()
             .filter(|l| !l.contains(": warning: "))
             .collect();
+        // `PROG: fatal:`, or `PROG NAME: fatal:` from a program that names the service it
+        // runs for (tend-supervise, tend-monit's watcher), as s6-supervise does.
+        let named_fatal = |l: &str| {
+            l.strip_prefix(prog)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .and_then(|rest| rest.split_once(": fatal: "))
+                .is_some_and(|(name, _)| !name.is_empty() && !name.contains(' '))
+        };
         let ok = lines.len() == 1
             && (lines[0].starts_with(&format!("{prog}: usage: "))
-                || lines[0].starts_with(&format!("{prog}: fatal: ")));
+                || lines[0].starts_with(&format!("{prog}: fatal: "))
+                || named_fatal(lines[0]));
         if !ok {
             return Some(format!(
                 "exit {code} without exactly one usage or fatal line: {stderr:?}"

@@ -423,14 +423,20 @@ fn help_lists_every_setting_and_bad_values_are_usage_errors() {
     let o = tend("tend-init", ["-I", "maybe", "true"]);
     assert_code(&o, 100);
     assert_eq!(text(&o.stderr), "tend-init: fatal: invalid -I: maybe\n");
+    // A time takes tend's one duration grammar: a unit is fine, a word or a space is not.
     let mut c = cmd("tend-init");
-    c.env("TEND_KILL_GRACETIME", "3s").arg("true");
-    let o = run(c);
-    assert_code(&o, 100);
-    assert_eq!(
-        text(&o.stderr),
-        "tend-init: fatal: invalid TEND_KILL_GRACETIME: 3s\n"
-    );
+    c.env("TEND_KILL_GRACETIME", "3s").args(["-e", "", "-s", "/nonexistent", "true"]);
+    assert_code(&run(c), 0);
+    for bad in ["soon", "3 s", "-1"] {
+        let mut c = cmd("tend-init");
+        c.env("TEND_KILL_GRACETIME", bad).arg("true");
+        let o = run(c);
+        assert_code(&o, 100);
+        assert_eq!(
+            text(&o.stderr),
+            format!("tend-init: fatal: invalid TEND_KILL_GRACETIME: {bad}\n")
+        );
+    }
 }
 
 /// tend-init with no saved environment and no services (`-e "" -s /nonexistent`): the

@@ -93,7 +93,8 @@ fn make_rootfs(rootfs: &Path, dir: &Path, trees: &[&str]) {
     let build = dir.join("build");
     std::fs::create_dir_all(&build).unwrap();
     let debug = multicall().parent().unwrap();
-    for p in ["tend", "tend-jobs"] {
+    // Every executable install.sh takes: the multi-call one and the standalone ones.
+    for p in std::iter::once(&"tend").chain(STANDALONE) {
         let o = run({
             let mut c = Command::new("strip");
             c.arg("-o").arg(build.join(p)).arg(debug.join(p));

@@ -534,9 +534,13 @@ mod tests {
     fn bad_values_name_their_source() {
         let err = Settings::resolve(&[opt('I', "maybe")], &[], true).unwrap_err();
         assert_eq!(err.to_string(), "invalid -I: maybe");
-        let e = env(&[("TEND_KILL_GRACETIME", "3s")]);
+        let e = env(&[("TEND_KILL_GRACETIME", "3 s")]);
         let err = Settings::resolve(&[], &e, true).unwrap_err();
-        assert_eq!(err.to_string(), "invalid TEND_KILL_GRACETIME: 3s");
+        assert_eq!(err.to_string(), "invalid TEND_KILL_GRACETIME: 3 s");
+        // The one duration grammar: a unit is fine, a bare number is milliseconds.
+        let e = env(&[("TEND_KILL_GRACETIME", "3s")]);
+        let s = Settings::resolve(&[], &e, true).unwrap();
+        assert_eq!(s.kill_grace, Duration::from_secs(3));
         let err = Settings::resolve(&[opt('c', "256")], &[], true).unwrap_err();
         assert_eq!(err.to_string(), "invalid -c: 256");
     }

@@ -453,7 +453,7 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
     let text = std::fs::read_to_string(dir.join(CHECK_FILE)).map_err(|e| {
         err(
             format_args!("unable to read {}", dir.join(CHECK_FILE).display()),
-            e,
+            tend_sys::error::io_reason(&e),
         )
     })?;
     let st = Settings::parse(&text).map_err(|e| err(CHECK_FILE, e))?;
