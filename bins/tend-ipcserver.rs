@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use tend_cli::{Program, code, parse_uint};
 use tend_env::account::{parse_id, parse_idlist};
 use tend_env::uidgid::{self, Credentials};
-use tend_ucspi::server::{self, DEFAULT_MAXCONN, MAXCONN_LIMIT, Options};
+use tend_ucspi::server::{self, MAXCONN_LIMIT, Options};
 use tend_ucspi::socket::{self, BindOptions, Kind};
 
 const PROG: Program = Program::new(
@@ -15,13 +15,7 @@ const PROG: Program = Program::new(
 
 pub fn main() {
     let p = PROG.parse(tend_cli::args(), "qQvdDPp1c:C:b:a:G:g:u:U");
-    let mut o = Options {
-        verbosity: 1,
-        credentials: true,
-        maxconn: DEFAULT_MAXCONN,
-        localmax: DEFAULT_MAXCONN,
-        ready: false,
-    };
+    let mut o = Options::default();
     let mut b = BindOptions {
         kind: Kind::Stream,
         perms: 0o777,

@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 use tend_cli::{Program, code, parse_uint};
-use tend_ucspi::server::{self, DEFAULT_MAXCONN, MAXCONN_LIMIT, Options};
+use tend_ucspi::server::{self, MAXCONN_LIMIT, Options};
 
 const PROG: Program = Program::new(
     "tend-ipcserverd",
@@ -11,13 +11,7 @@ const PROG: Program = Program::new(
 
 pub fn main() {
     let p = PROG.parse(tend_cli::args(), "1v:Ppc:C:");
-    let mut o = Options {
-        verbosity: 1,
-        credentials: true,
-        maxconn: DEFAULT_MAXCONN,
-        localmax: DEFAULT_MAXCONN,
-        ready: false,
-    };
+    let mut o = Options::default();
     for (c, v) in &p.opts {
         let num = || {
             v.as_deref()

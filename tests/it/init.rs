@@ -425,7 +425,8 @@ fn help_lists_every_setting_and_bad_values_are_usage_errors() {
     assert_eq!(text(&o.stderr), "tend-init: fatal: invalid -I: maybe\n");
     // A time takes tend's one duration grammar: a unit is fine, a word or a space is not.
     let mut c = cmd("tend-init");
-    c.env("TEND_KILL_GRACETIME", "3s").args(["-e", "", "-s", "/nonexistent", "true"]);
+    c.env("TEND_KILL_GRACETIME", "3s")
+        .args(["-e", "", "-s", "/nonexistent", "true"]);
     assert_code(&run(c), 0);
     for bad in ["soon", "3 s", "-1"] {
         let mut c = cmd("tend-init");

@@ -51,6 +51,19 @@ pub struct Options {
     pub ready: bool,
 }
 
+impl Default for Options {
+    /// s6-ipcserverd's defaults: warnings, credentials looked up, 40 children, 40 per uid.
+    fn default() -> Options {
+        Options {
+            verbosity: 1,
+            credentials: true,
+            maxconn: DEFAULT_MAXCONN,
+            localmax: DEFAULT_MAXCONN,
+            ready: false,
+        }
+    }
+}
+
 /// Why the server could not run.
 #[derive(Debug)]
 pub enum ServeError {
