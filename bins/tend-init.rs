@@ -27,7 +27,11 @@ pub fn main() {
         }
     }
     let env: Vec<_> = std::env::vars_os().collect();
-    let argv0 = std::env::args_os().next().unwrap_or_default();
+    // std::env::args_os is empty under tend's own C entry on musl: argv as the C runtime gave it.
+    let argv0 = tend_sys::entry::argv()
+        .into_iter()
+        .next()
+        .unwrap_or_default();
     match tend_init::start(&argv0, &p.opts, &p.operands, &env, &PROG) {
         Ok(c) => std::process::exit(c),
         Err(e) => PROG.fatal(e.code(), e),

@@ -140,6 +140,42 @@ fn docker(s: &Scratch, args: &[&str]) -> Command {
     c
 }
 
+/// A container run in the foreground to its end, killed after two minutes: a container
+/// that does not stop fails its test instead of holding the whole run (CI has a limit).
+fn run_container(s: &Scratch, args: &[&str]) -> Output {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let name = format!(
+        "tend-overlay-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut all = vec!["--name", &name];
+    all.extend_from_slice(args);
+    let child = docker(s, &all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("docker run");
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let killer = {
+        let name = name.clone();
+        std::thread::spawn(move || {
+            if wait.recv_timeout(Duration::from_secs(120)).is_err() {
+                eprintln!("{name}: still running after 120 s: killed");
+                let _ = Command::new("docker")
+                    .args(["kill", &name])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        })
+    };
+    let o = child.wait_with_output().expect("docker run");
+    let _ = done.send(());
+    let _ = killer.join();
+    o
+}
+
 fn order(s: &Scratch) -> Vec<String> {
     std::fs::read_to_string(s.join("record/order"))
         .unwrap_or_default()
@@ -392,7 +428,7 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
         return;
     };
     let s = Scratch::new("overlay-legacy");
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -409,7 +445,7 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "-c",
             "echo cmd >>/record/order; exit 3",
         ],
-    ));
+    );
     assert_code(&o, 3);
     let err = text(&o.stderr);
     assert_eq!(
@@ -445,7 +481,7 @@ fn docker_s6_settings_and_the_var_run_path() {
         "#!/bin/sh\necho hook >>/record/order\n",
         true,
     );
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -459,7 +495,7 @@ fn docker_s6_settings_and_the_var_run_path() {
             "echo -n via-var-run >/var/run/s6/container_environment/VIA; \
              with-contenv sh -c 'echo \"cmd $VIA\" >>/record/order'",
         ],
-    ));
+    );
     assert_code(&o, 0);
     let lines = order(&s);
     assert_eq!(lines.first().map(String::as_str), Some("hook"), "{lines:?}");
@@ -467,7 +503,7 @@ fn docker_s6_settings_and_the_var_run_path() {
     assert!(!text(&o.stderr).contains("info:"), "{}", text(&o.stderr));
     // A read-only root with a tmpfs /run (S6_READ_ONLY_ROOT's case).
     let s = Scratch::new("overlay-read-only");
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -483,7 +519,7 @@ fn docker_s6_settings_and_the_var_run_path() {
             "-c",
             "exit 6",
         ],
-    ));
+    );
     assert_code(&o, 6);
     assert_eq!(order(&s)[0], "up cont-init 10-record contenv");
 }
@@ -498,7 +534,7 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
     let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
     // S6_BEHAVIOUR_IF_STAGE2_FAILS=2: every cont-init script runs, then the container
     // stops with 1 and the command never runs.
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -511,7 +547,7 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
             "-c",
             "echo cmd >>/record/order",
         ],
-    ));
+    );
     assert_code(&o, 1);
     let lines = order(&s);
     assert!(!lines.contains(&"cmd".to_string()), "{lines:?}");
@@ -520,7 +556,7 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
     let s = Scratch::new("overlay-fail-warn");
     let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
     let mount = format!("{}:/etc/cont-init.d/30-fail:ro", fail.display());
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -535,7 +571,7 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
             "-c",
             "echo cmd >>/record/order; exit 4",
         ],
-    ));
+    );
     assert_code(&o, 4);
     assert!(order(&s).contains(&"cmd".to_string()));
 }
@@ -547,7 +583,7 @@ fn docker_finish_script_sets_the_exit_code_and_halts() {
     };
     let s = Scratch::new("overlay-exitcode");
     let t0 = Instant::now();
-    let o = run(docker(&s, &["--rm", &img]));
+    let o = run_container(&s, &["--rm", &img]);
     assert_code(&o, 7);
     assert!(t0.elapsed() < Duration::from_secs(30));
     assert_eq!(order(&s)[0], "up app");
@@ -562,7 +598,7 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
         let s = Scratch::new("overlay-logging");
         let logs = s.join("logs");
         std::fs::create_dir_all(&logs).unwrap();
-        let o = run(docker(
+        let o = run_container(
             &s,
             &[
                 "--rm",
@@ -575,7 +611,7 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
                 "-c",
                 "echo from-the-command",
             ],
-        ));
+        );
         assert_code(&o, 0);
         let current = std::fs::read_to_string(logs.join("current")).unwrap_or_default();
         // The init scripts' output is caught (tend-init's own lines stay on its stderr).
@@ -804,7 +840,7 @@ fn docker_svscanctl_t_stops_the_container() {
     // the command is not waited for.
     let s = Scratch::new("overlay-svscanctl");
     let t0 = Instant::now();
-    let o = run(docker(
+    let o = run_container(
         &s,
         &[
             "--rm",
@@ -813,7 +849,7 @@ fn docker_svscanctl_t_stops_the_container() {
             "-c",
             "s6-svscanctl -t /run/service; exec sleep 100",
         ],
-    ));
+    );
     assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert_code(&o, 143);
     assert_eq!(
