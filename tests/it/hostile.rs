@@ -12,7 +12,10 @@
 //!   hostile HTTP servers, compared with curl (5-7).
 //! - packaging/build.sh and install.sh with CARGO_TARGET_DIR (8).
 //!
-//! Not tested here: tend-init started with fds 0-2 closed; the `separate`
+//! - tend-init started with each of fds 0-2 closed: its command gets them as it got them,
+//!   as under tini (9).
+//!
+//! Not tested here: the `separate`
 //! feature's executables, which keep std's start-up (and so reopen closed fds); a real
 //! `cargo build --release` into a fresh CARGO_TARGET_DIR (cargo is stood in); what a
 //! scanner sees between an apply's commit and its end when the apply is killed there
@@ -364,6 +367,31 @@ fn closed_std_fds_pass_through_chain_tools_as_s6() {
             assert!(
                 seen.contains(&format!("{closed} closed")),
                 "{tool} with fd {closed} closed: {seen}"
+            );
+        }
+    }
+}
+
+/// tend-init (a container's init, here not PID 1) hands its command fds 0-2 as it got
+/// them: a closed one stays closed, as under tini. With fd 0 closed tini itself gives up
+/// (exit 1, before the command runs); tend-init runs the command with fd 0 closed.
+#[test]
+fn closed_std_fds_pass_through_tend_init_as_tini() {
+    let s = Scratch::new("hostile-fds-init");
+    s.write("probe", FD_PROBE, true);
+    require("tini");
+    for closed in 0..3 {
+        let (code, seen) = probe_through(&s, "tend-init", closed, false);
+        assert_eq!(code, 0, "tend-init with fd {closed} closed: {seen}");
+        assert!(
+            seen.contains(&format!("{closed} closed")),
+            "tend-init with fd {closed} closed: {seen}"
+        );
+        if closed > 0 {
+            assert_eq!(
+                (code, seen),
+                probe_through(&s, "tini -s --", closed, false),
+                "fd {closed} closed: tend-init vs tini"
             );
         }
     }
