@@ -10,7 +10,8 @@
 //! finish.d scripts, brings the tree down as `tend-svscanctl -t` does (loggers drain),
 //! then SIGTERMs and SIGKILLs whatever is left, each after its grace time.
 //!
-//! Throughout, one thread waits in `poll` on a signalfd: SIGCHLD reaps every dead child at
+//! Throughout, one thread waits for its blocked signals (rt_sigtimedwait when they are all
+//! it waits for, else `poll` on their signalfd): SIGCHLD reaps every dead child at
 //! once (a `WNOHANG` loop), the other signals are forwarded to the command. While waiting
 //! for the services, init also listens on their `event/` fifodirs (subscribed before the
 //! supervisors start) and reads `supervise/status` on each event.
@@ -187,6 +188,8 @@ struct Init<'a> {
     settings: &'a Settings,
     say: &'a dyn Warn,
     sigfd: SignalFd,
+    /// The signals the signalfd takes (blocked), for a wait on them alone.
+    signals: &'static [Signal],
     env: Vec<(OsString, OsString)>,
     pid1: bool,
     /// Stdin is a terminal: the command gets it as its foreground group.
@@ -285,6 +288,7 @@ impl<'a> Init<'a> {
             settings,
             say,
             sigfd,
+            signals: set,
             env: guest_env(tend_sys::exec::current_env(), guest),
             pid1: std::process::id() == 1,
             // A guest's console is not a terminal init controls.

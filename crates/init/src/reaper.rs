@@ -82,11 +82,18 @@ impl Init<'_> {
 
     /// As `turn`, also waking when one of `events` (service subscriptions) is readable.
     pub(crate) fn turn_with(&mut self, deadline: Option<Instant>, events: &[Subscription]) {
+        if events.is_empty() {
+            // Signals are all there is to wait for: take one straight from the kernel (the
+            // signal to forward is then one system call from the kill, as in dumb-init);
+            // the next turn takes the next one.
+            let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if let Some(sig) = tend_sys::signals::wait_one(self.signals, timeout) {
+                self.on_signal(sig);
+            }
+            return;
+        }
         let timeout = tend_sys::deadline::poll_timeout(deadline, Instant::now());
-        let polled = if events.is_empty() {
-            let mut fds = [PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
-            poll(&mut fds, timeout)
-        } else {
+        let polled = {
             // Only while waiting for the services to come up: one vector per wake-up.
             let mut fds = Vec::with_capacity(events.len() + 1);
             fds.push(PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN));

@@ -17,6 +17,28 @@ pub fn signalfd(signals: &[Signal]) -> Result<SignalFd, Errno> {
     SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
 }
 
+/// Wait for one of `signals` (which must be blocked), at most `timeout` (None: forever):
+/// the signal taken, None on timeout or EINTR. For a loop whose only source is its
+/// signals: one system call per signal (rt_sigtimedwait), where poll then a signalfd read
+/// costs two and a third for the EAGAIN that ends the drain.
+pub fn wait_one(signals: &[Signal], timeout: Option<std::time::Duration>) -> Option<Signal> {
+    let mut set = SigSet::empty();
+    for s in signals {
+        set.add(*s);
+    }
+    let ts = timeout.map(nix::sys::time::TimeSpec::from_duration);
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t.as_ref() as *const libc::timespec);
+    // SAFETY: the set and the timespec live across the call; a null info pointer is
+    // allowed (the signal number is the return value).
+    let n = unsafe { libc::sigtimedwait(set.as_ref(), std::ptr::null_mut(), ts_ptr) };
+    if n < 0 {
+        return None;
+    }
+    Signal::try_from(n).ok()
+}
+
 /// Ignore a signal (typically SIGPIPE, so writes to closed pipes return EPIPE).
 pub fn ignore(sig: Signal) -> Result<(), Errno> {
     // SAFETY: SIG_IGN installs no handler code, so no handler can run unsafely.
