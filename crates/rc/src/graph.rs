@@ -21,6 +21,11 @@ pub struct Atom {
     /// A longrun's producer, when it is a consumer: its service directory is then the
     /// producer's `log/`.
     pub producer: Option<usize>,
+    /// In a pipeline that is not one producer and its logger (a chain of three or more, a
+    /// funnel of several producers into one consumer): the consumer whose FIFO this
+    /// longrun's stdout is (`LIVE/pipes/NAME`), and whether its stdin is its own FIFO.
+    pub fifo_out: Option<usize>,
+    pub fifo_in: bool,
 }
 
 impl Atom {
@@ -112,6 +117,8 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
                     rdeps: Vec::new(),
                     consumer: None,
                     producer: None,
+                    fifo_out: None,
+                    fifo_in: false,
                 });
             }
         }
@@ -132,8 +139,25 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
                 ));
                 continue;
             }
+            // Every service of the pipeline: the producers of producers too.
             let mut contents = vec![a.def.name.clone()];
-            contents.extend(l.consumer_for.iter().cloned());
+            let mut k = 0;
+            while k < contents.len() {
+                let feeds = match g.names.get(&contents[k]) {
+                    Some(Named::Atom(j)) => match &g.atoms[*j].def.kind {
+                        Kind::Longrun(pl) => pl.consumer_for.clone(),
+                        _ => Vec::new(),
+                    },
+                    _ if k == 0 => l.consumer_for.clone(),
+                    _ => Vec::new(),
+                };
+                for p in feeds {
+                    if !contents.contains(&p) {
+                        contents.push(p);
+                    }
+                }
+                k += 1;
+            }
             synthetic.push(Def {
                 name: pn.clone(),
                 dir: path,
@@ -282,15 +306,21 @@ fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
                             dir.join("producer-for"),
                             format!("{name} is a producer for {c}, whose consumer-for does not name {name}"),
                         ));
-                    } else if let Some(other) = g.atoms[j].producer {
-                        problems.push(problem(
-                            g.atoms[j].def.dir.join("consumer-for"),
-                            format!("{c} is a consumer with two producers ({} and {name}): not supported", g.atoms[other].def.name),
-                        ));
                     } else {
-                        g.atoms[j].producer = Some(i);
-                        g.atoms[i].consumer = Some(j);
+                        // The consumer starts first and stops last.
                         g.atoms[i].deps.push(j);
+                        let pair = matches!(&g.atoms[j].def.kind, Kind::Longrun(cl)
+                            if cl.consumer_for.len() == 1 && cl.producer_for.is_none())
+                            && cf.is_empty();
+                        if pair {
+                            // One producer and its logger: the consumer is the producer's
+                            // log/, its pipe held by the scanner.
+                            g.atoms[j].producer = Some(i);
+                            g.atoms[i].consumer = Some(j);
+                        } else {
+                            g.atoms[i].fifo_out = Some(j);
+                            g.atoms[j].fifo_in = true;
+                        }
                     }
                 }
                 _ => problems.push(problem(
@@ -309,18 +339,6 @@ fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
                     ),
                 ));
             }
-        }
-        if cf.len() > 1 {
-            problems.push(problem(
-                dir.join("consumer-for"),
-                format!("{name} is a consumer with {} producers: not supported (one producer, one consumer)", cf.len()),
-            ));
-        }
-        if pf.is_some() && !cf.is_empty() {
-            problems.push(problem(
-                dir.join("producer-for"),
-                format!("{name} is both a consumer and a producer: pipelines of more than two services are not supported"),
-            ));
         }
     }
 }

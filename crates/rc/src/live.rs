@@ -201,8 +201,22 @@ impl Live {
                 .map_err(|e| io("create", &dir, e))?;
             write_atomic(&dir.join("down"), b"", 0o644)?;
         }
+        let wrapped = a.fifo_in || a.fifo_out.is_some();
         for f in &l.files {
-            write_file(&dir, f)?;
+            if wrapped && f.path.as_os_str() == "run" {
+                write_file(
+                    &dir,
+                    &File {
+                        path: "run.user".into(),
+                        ..f.clone()
+                    },
+                )?;
+            } else {
+                write_file(&dir, f)?;
+            }
+        }
+        if wrapped {
+            self.write_pipe_run(g, i, &dir)?;
         }
         // Files of an older definition no longer there go (not what the supervisor owns).
         for e in fs::read_dir(&dir)
@@ -211,7 +225,9 @@ impl Live {
         {
             let n = e.file_name();
             let b = n.as_bytes();
-            if matches!(b, b"supervise" | b"event" | b"down" | b"log") {
+            if matches!(b, b"supervise" | b"event" | b"down" | b"log")
+                || (wrapped && matches!(b, b"run" | b"run.user"))
+            {
                 continue;
             }
             if !l.files.iter().any(|f| f.path.as_os_str() == n) {
@@ -238,6 +254,41 @@ impl Live {
         Ok(fresh)
     }
 
+    /// The FIFO a consumer of a long pipeline or a funnel reads: `LIVE/pipes/NAME`.
+    pub fn pipe(&self, consumer: &str) -> PathBuf {
+        self.dir.join("pipes").join(consumer)
+    }
+
+    /// A `run` that opens the pipeline's FIFOs read-write (so the pipe outlives a restart
+    /// of either side: neither end ever sees EOF or EPIPE, as under s6-rc's fd holder) and
+    /// execs the definition's own `run`, kept as `run.user`.
+    fn write_pipe_run(&self, g: &Graph, i: usize, dir: &Path) -> Result<(), Error> {
+        let a = &g.atoms[i];
+        let mut line = b"#!/bin/sh\n# Written by tend-rc: this service's pipes, then its run.\nexec ./run.user".to_vec();
+        let mut redirect = |fd: &str, consumer: &str| -> Result<(), Error> {
+            let fifo = self.pipe(consumer);
+            make_fifo(&fifo)?;
+            line.extend_from_slice(format!(" {fd}<>").as_bytes());
+            line.extend_from_slice(&shell_quote(fifo.as_os_str().as_bytes()));
+            Ok(())
+        };
+        if a.fifo_in {
+            redirect("0", a.name())?;
+        }
+        if let Some(c) = a.fifo_out {
+            redirect("1", g.atoms[c].name())?;
+        }
+        line.push(b'\n');
+        write_file(
+            dir,
+            &File {
+                path: "run".into(),
+                bytes: Some(line),
+                mode: 0o755,
+            },
+        )
+    }
+
     /// SCANDIR/NAME → LIVE/servicedirs/NAME, for a longrun that is not a consumer.
     pub fn link(&self, name: &str) -> Result<(), Error> {
         let link = self.scandir.join(name);
@@ -261,6 +312,33 @@ impl Live {
             let _ = fs::remove_file(&link);
         }
     }
+}
+
+/// A FIFO at `path` (kept when there is one: it may hold a live pipeline's lines).
+fn make_fifo(path: &Path) -> Result<(), Error> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| io("create", parent, e))?;
+    }
+    match fs::symlink_metadata(path) {
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()) => Ok(()),
+        Ok(_) => Err(Error::at("make a FIFO at", path, nix::errno::Errno::EEXIST)),
+        Err(_) => nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .map_err(|e| Error::at("make a FIFO at", path, e)),
+    }
+}
+
+/// `bytes` as one word for sh: in single quotes, each ' as '\''.
+fn shell_quote(bytes: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &b in bytes {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
 }
 
 fn write_file(dir: &Path, f: &File) -> Result<(), Error> {
