@@ -1296,6 +1296,24 @@ fn prune_and_dry_run() {
         .filter(|l| l.starts_with("down"))
         .collect();
     assert_eq!(downs, vec!["down b", "down a"]);
+    // A dry run over a changed source says what the update would do, and does none of it.
+    std::fs::remove_dir_all(t.src.join("b")).unwrap();
+    t.file("c/up", "true\n");
+    t.file("d/type", "oneshot\n");
+    t.file("d/up", "true\n");
+    let o = tt.rc(&["-n", "-u", "change", "d"]);
+    assert_code(&o, 0);
+    assert_eq!(
+        text(&o.stdout),
+        "remove b\nupdate c\nadd d\nstart d\n",
+        "the plan over a changed source"
+    );
+    assert_eq!(tt.list(&["-a"]), ["c".to_string()].into_iter().collect());
+    let defs = std::fs::read_to_string(tt.live.join("defs")).unwrap();
+    assert!(
+        defs.lines().any(|l| l.ends_with(" b")) && !defs.lines().any(|l| l.ends_with(" d")),
+        "the live definitions are as before the dry run:\n{defs}"
+    );
 }
 
 #[test]

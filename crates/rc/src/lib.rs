@@ -195,6 +195,24 @@ pub struct Sync {
     pub restore: Vec<usize>,
 }
 
+/// The live definitions no longer in the source (or of another type now), with their
+/// recorded type.
+fn gone<'o>(
+    g: &Graph,
+    old: &'o std::collections::HashMap<String, (String, u64)>,
+) -> Vec<(&'o String, &'o str)> {
+    let mut v: Vec<_> = old
+        .iter()
+        .filter(|(name, (ty, _))| {
+            !g.atom(name)
+                .is_some_and(|i| g.atoms[i].def.kind.word() == ty)
+        })
+        .map(|(name, (ty, _))| (name, ty.as_str()))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Move the live tree to the definitions just read: new longruns get their service
 /// directories (down), removed services are brought down and removed, changed longruns
 /// are rewritten in place (no restart, as s6-rc-update), what is unchanged is untouched.
@@ -208,14 +226,8 @@ pub fn sync(o: &Opened) -> Result<Sync, Fail> {
     // Gone, or of another type now: down first.
     let mut gone_longruns = Vec::new();
     let mut gone_oneshots = Vec::new();
-    for (name, (ty, _)) in &old {
-        let same_type = g
-            .atom(name)
-            .is_some_and(|i| g.atoms[i].def.kind.word() == ty);
-        if same_type {
-            continue;
-        }
-        let was_up = match ty.as_str() {
+    for (name, ty) in gone(g, &old) {
+        let was_up = match ty {
             "longrun" => {
                 let up = engine::longrun_up(&live.servicedir(name), false);
                 gone_longruns.push(name.clone());
@@ -400,7 +412,21 @@ pub fn change(
     p.stop = plan::plan(g, &astir, &req, &restart).stop;
     if ask.dry_run {
         let order = plan::order(g);
-        let mut lines = Vec::new();
+        // What the source changes would do first (sync, skipped by a dry run).
+        let old = o.live.defs();
+        let mut lines: Vec<String> = gone(g, &old)
+            .into_iter()
+            .map(|(name, _)| format!("remove {name}"))
+            .collect();
+        for a in &g.atoms {
+            match old.get(a.name()) {
+                None => lines.push(format!("add {}", a.name())),
+                Some((t, f)) if t == a.def.kind.word() && *f != a.def.fingerprint => {
+                    lines.push(format!("update {}", a.name()))
+                }
+                _ => {}
+            }
+        }
         for &i in order.iter().rev() {
             if p.stop[i] {
                 lines.push(format!("stop {}", g.atoms[i].name()));
