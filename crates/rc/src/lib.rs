@@ -204,8 +204,8 @@ fn gone<'o>(
     let mut v: Vec<_> = old
         .iter()
         .filter(|(name, (ty, _))| {
-            !g.atom(name)
-                .is_some_and(|i| g.atoms[i].def.kind.word() == ty)
+            g.atom(name)
+                .is_none_or(|i| g.atoms[i].def.kind.word() != ty)
         })
         .map(|(name, (ty, _))| (name, ty.as_str()))
         .collect();
