@@ -194,6 +194,19 @@ pub fn svlink(
     o: &LinkOptions,
     warn: &dyn tend_sys::warn::Warn,
 ) -> Result<Waited, LinkError> {
+    svlink_as(scandir, servicedir, None, name, o, warn)
+}
+
+/// svlink, with the link's text given (`../instances/NAME` for an instance, as
+/// s6-instance-create makes it) instead of the service directory's absolute path.
+pub fn svlink_as(
+    scandir: &Path,
+    servicedir: &Path,
+    link_text: Option<&Path>,
+    name: &std::ffi::OsStr,
+    o: &LinkOptions,
+    warn: &dyn tend_sys::warn::Warn,
+) -> Result<Waited, LinkError> {
     scanner(scandir, b"")?;
     let target =
         std::fs::canonicalize(servicedir).map_err(|e| Error::io("resolve", servicedir, &e))?;
@@ -215,7 +228,8 @@ pub fn svlink(
         ));
     }
     let link = scandir.join(name);
-    std::os::unix::fs::symlink(&target, &link).map_err(|e| Error::io("symlink to", &link, &e))?;
+    std::os::unix::fs::symlink(link_text.unwrap_or(&target), &link)
+        .map_err(|e| Error::io("symlink to", &link, &e))?;
     scanner(scandir, b"a")?;
     let waited = wait_for(&subs, &mut done, b's', o.deadline)?;
     if o.down == Down::Once && waited == Waited::Done {
