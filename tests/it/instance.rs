@@ -298,3 +298,51 @@ fn bad_input_one_line_and_s6s_codes() {
         assert_eq!(code("s6", what, &[]).0, Some(100), "s6 {what}");
     }
 }
+
+/// A logged template: each instance gets its own logger (run with `NAME/log`), create
+/// waits for both supervisors, delete leaves neither; `-L` logs the scanner and the
+/// instances' catch-all output. s6's tools on s6's tree, then tend's on tend's.
+#[test]
+fn logged_template_and_catch_all_logger_both_sides() {
+    require("s6-instance-maker");
+    for side in ["s6", "tend"] {
+        let s = Scratch::new(&format!("instance-logged-{side}"));
+        let _k = KillUnder(s.path.clone());
+        let out = s.join("out");
+        std::fs::create_dir(&out).unwrap();
+        let template = ServiceDir::new(s.join("template"))
+            .run("#!/bin/sh\necho \"instance $1\"\necho \"to stderr $1\" >&2\nexec sleep 1000\n")
+            .script(
+                "log/run",
+                &format!(
+                    "#!/bin/sh\nexec cat >> '{}'/\"$(echo \"$1\" | tr / _)\"\n",
+                    out.display()
+                ),
+            )
+            .path();
+        let tree = s.join("svc");
+        let logdir = s.join("catchall");
+        ok(tool(side, "maker"), &[&"-L", &logdir, &template, &tree]);
+        let (_d, _scan) = scanner(&s, &format!("{side}-svscan"), &tree);
+        ok(tool(side, "create"), &[&"-t", &"20000", &tree, &"foo"]);
+        assert!(running(&tree.join("instances/foo")), "{side}");
+        assert!(running(&tree.join("instances/foo/log")), "{side}");
+        wait_until(PATIENCE, "foo's own log", || {
+            std::fs::read_to_string(out.join("foo_log"))
+                .ok()
+                .filter(|t| t.contains("instance foo"))
+        });
+        wait_until(PATIENCE, "the catch-all log", || {
+            std::fs::read_to_string(logdir.join("current"))
+                .ok()
+                .filter(|t| t.contains("to stderr foo"))
+        });
+        // The supervisors, the service and its logger all run in instances/foo/...
+        assert!(supervisors_under(&tree.join("instances")) >= 4, "{side}");
+        ok(tool(side, "delete"), &[&"-t", &"20000", &tree, &"foo"]);
+        assert!(!tree.join("instances/foo").exists(), "{side}");
+        wait_until(PATIENCE, "no instance supervisor left", || {
+            (supervisors_under(&tree.join("instances")) == 0).then_some(())
+        });
+    }
+}
