@@ -346,3 +346,64 @@ fn logged_template_and_catch_all_logger_both_sides() {
         });
     }
 }
+
+/// The reported scanner bug (a logged service removed from the scan directory, then
+/// `svscanctl -an`: tend-svscan said to leave the logger's supervisor running where
+/// s6-svscan stops both). Both scanners, a link and a real directory, loggers that exit at
+/// end of input (cat, s6-log, tend-log): both supervisors go on each. A logger that ignores
+/// end of input (sleep) stays on both scanners alike, so it is not part of the claim.
+#[test]
+fn removed_logged_service_loses_both_supervisors_on_both_scanners() {
+    require("s6-svscan");
+    for scan_prog in ["s6-svscan", "tend-svscan"] {
+        for logger in ["cat > /dev/null", "s6-log -- ./logs", "tend-log -- ./logs"] {
+            for linked in [true, false] {
+                let s = Scratch::new("prune-logged");
+                let _k = KillUnder(s.path.clone());
+                let scan = s.join("scan");
+                std::fs::create_dir(&scan).unwrap();
+                let place = if linked {
+                    s.join("sv")
+                } else {
+                    scan.join("sv")
+                };
+                let dir = ServiceDir::new(&place)
+                    .run("#!/bin/sh\necho hello\nexec sleep 1000\n")
+                    .script("log/run", &format!("#!/bin/sh\nexec {logger}\n"))
+                    .path();
+                if linked {
+                    std::os::unix::fs::symlink(&dir, scan.join("sv")).unwrap();
+                }
+                let mut c = cmd(scan_prog);
+                c.arg(&scan).current_dir(&s.path);
+                c.stdin(std::process::Stdio::null());
+                let _d = Daemon::start(c);
+                let what = format!("{scan_prog} {logger} linked={linked}");
+                wait_until(PATIENCE, &what, || {
+                    (running(&dir) && running(&dir.join("log"))).then_some(())
+                });
+                // Both supervisors and both processes they run.
+                wait_until(PATIENCE, &format!("{what}: 4 processes"), || {
+                    (supervisors_under(&place) >= 4).then_some(())
+                });
+                if linked {
+                    std::fs::remove_file(scan.join("sv")).unwrap();
+                } else {
+                    // Moved out rather than removed, so the processes can still be found.
+                    std::fs::rename(&place, s.join("moved")).unwrap();
+                }
+                let mut c = cmd("s6-svscanctl");
+                c.arg("-an").arg(&scan);
+                assert_code(&run(c), 0);
+                let gone_from = if linked {
+                    place.clone()
+                } else {
+                    s.join("moved")
+                };
+                wait_until(PATIENCE, &format!("{what}: no supervisor left"), || {
+                    (supervisors_under(&gone_from) == 0).then_some(())
+                });
+            }
+        }
+    }
+}
