@@ -26,6 +26,11 @@ pub fn main() {
             format_args!("unable to find this executable: {e}"),
         )
     });
-    let e = instance::exec_program(&exe, "tend-svc", &argv);
-    PROG.fatal(e.code(), e)
+    match instance::run_program(&exe, "tend-svc", PROG.name, &argv) {
+        Ok((status, stderr)) => {
+            let _ = tend_sys::fd::write_all(std::io::stderr(), &stderr);
+            std::process::exit(status)
+        }
+        Err(e) => PROG.fatal(e.code(), e),
+    }
 }

@@ -280,8 +280,26 @@ pub fn delete(
 ) -> Result<Waited, InstanceError> {
     check_name(name)?;
     let scandir = servicedir.join(INSTANCE);
-    let waited = link::svunlink(&scandir, name, wait, deadline)?;
     let copy = servicedir.join(INSTANCES).join(name);
+    // The logger's supervisor too (s6-instance-delete deletes both): subscribed before the
+    // unlink, as tend-svunlink subscribes to the service's.
+    let log = copy.join("log");
+    let logged = wait && log.join(tend_proto::servicedir::RUN).exists();
+    let log_subs = if logged {
+        link::subscribe(std::slice::from_ref(&log))?
+    } else {
+        Vec::new()
+    };
+    let mut waited = link::svunlink(&scandir, name, wait, deadline)?;
+    if logged && waited == Waited::Done {
+        let mut done = [!crate::svok(&log).unwrap_or(false)];
+        waited = link::wait_for(&log_subs, &mut done, b'x', deadline)?;
+    }
+    if waited == Waited::TimedOut {
+        // Still supervised: its copy stays (removing it under a live supervisor fails
+        // half-way); a later delete finishes the job.
+        return Ok(waited);
+    }
     match std::fs::remove_dir_all(&copy) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -315,15 +333,38 @@ pub fn sibling(exe: &Path, prog: &str) -> PathBuf {
     }
 }
 
-/// Exec tend program `prog` (found with `sibling`) with `args`: tend-instance-control and
-/// -status are tend-svc and tend-svstat on the instance's directory, as s6's are s6-svc
-/// and s6-svstat. Returns only on failure.
-pub fn exec_program(exe: &Path, prog: &str, args: &[std::ffi::OsString]) -> Error {
+/// Run tend program `prog` (found with `sibling`) with `args` and wait for it:
+/// tend-instance-control and -status are tend-svc and tend-svstat on the instance's
+/// directory, as s6's are s6-svc and s6-svstat. Its stdout is ours; its stderr comes back
+/// with each line's `prog:` name replaced by `own`, so a message names the program the user
+/// ran. The exit code is its (111 if it was killed).
+pub fn run_program(
+    exe: &Path,
+    prog: &str,
+    own: &str,
+    args: &[std::ffi::OsString],
+) -> Result<(i32, Vec<u8>), Error> {
     use std::os::unix::process::CommandExt;
     let path = sibling(exe, prog);
-    let e = std::process::Command::new(&path)
+    let out = std::process::Command::new(&path)
         .arg0(prog)
         .args(args)
-        .exec();
-    Error::io("exec", &path, &e)
+        .stdin(std::process::Stdio::inherit())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| Error::io("run", &path, &e))?;
+    let theirs = format!("{prog}:");
+    let mut err = Vec::with_capacity(out.stderr.len());
+    for line in out.stderr.split_inclusive(|&b| b == b'\n') {
+        match line.strip_prefix(theirs.as_bytes()) {
+            Some(rest) => {
+                err.extend_from_slice(own.as_bytes());
+                err.push(b':');
+                err.extend_from_slice(rest);
+            }
+            None => err.extend_from_slice(line),
+        }
+    }
+    Ok((out.status.code().unwrap_or(tend_sys::code::SYSTEM), err))
 }

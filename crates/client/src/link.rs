@@ -142,7 +142,7 @@ fn fifodir(eventdir: &Path, o: &LinkOptions) -> Result<(), LinkError> {
 }
 
 /// Wait until each subscription has seen `byte` (or `done[i]` is already set).
-fn wait_for(
+pub(crate) fn wait_for(
     subs: &[Subscription],
     done: &mut [bool],
     byte: u8,
@@ -178,7 +178,7 @@ fn wait_for(
     }
 }
 
-fn subscribe(dirs: &[PathBuf]) -> Result<Vec<Subscription>, LinkError> {
+pub(crate) fn subscribe(dirs: &[PathBuf]) -> Result<Vec<Subscription>, LinkError> {
     dirs.iter()
         .map(|d| Subscription::new(&d.join(EVENT)).map_err(LinkError::Sys))
         .collect()
