@@ -268,6 +268,33 @@ fn bad_input_one_line_and_s6s_codes() {
             format!("tend-instance-{what}: fatal: invalid instance name\n")
         );
     }
+    // No such instance: s6's codes (control 111, status 1, delete 0), one line each.
+    for (what, want) in [("control", 111), ("status", 1), ("delete", 0)] {
+        let args: &[&dyn AsRef<std::ffi::OsStr>] = if what == "control" {
+            &[&"-u", &tree, &"nope"]
+        } else {
+            &[&tree, &"nope"]
+        };
+        let (c, err) = code("tend", what, args);
+        assert_eq!(c, Some(want), "{what}: {err}");
+        assert_eq!(code("s6", what, args).0, Some(want), "s6 {what}");
+        if want != 0 {
+            assert!(
+                err.starts_with(&format!("tend-instance-{what}: fatal: "))
+                    && err.lines().count() == 1,
+                "{what}: {err}"
+            );
+        }
+    }
+    // s6's names run tend's programs: a link called s6-instance-list to the multi-call tend.
+    let link = s.join("s6-instance-list");
+    std::os::unix::fs::symlink(multicall(), &link).unwrap();
+    ok(tool("tend", "create"), &[&"-t", &"20000", &tree, &"one"]);
+    let mut c = std::process::Command::new(&link);
+    c.arg(&tree).env("PATH", path_env());
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "one\n");
     // A missing template, and a dir that exists: 111 on both sides, one line.
     let missing = s.join("no-template");
     for (args, what) in [
