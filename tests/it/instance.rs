@@ -314,6 +314,39 @@ fn bad_input_one_line_and_s6s_codes() {
     assert_eq!(c, Some(111), "{err}");
     assert!(err.starts_with("tend-instance-create: fatal: ") && err.lines().count() == 1);
     assert_eq!(code("s6", "create", &[&plain, &"x"]).0, Some(111));
+    // A tree whose scanner has stopped: 1, "instanced service not running on", both sides.
+    let stopped = s.join("stopped");
+    ok(tool("tend", "maker"), &[&template, &stopped]);
+    {
+        let sub = Scratch::new("instance-stopped");
+        let _k = KillUnder(sub.path.clone());
+        let (_d, _scan) = scanner(&sub, "tend-svscan", &stopped);
+        // Down: its supervisor stops the instance scanner and leaves it stopped.
+        let mut c = cmd("tend-svc");
+        c.args(["-wd", "-T", "20000", "-d"]).arg(&stopped);
+        assert_code(&run(c), 0);
+        wait_until(PATIENCE, "the instance scanner gone", || {
+            let lock = stopped.join("instance/.s6-svscan/lock");
+            (!tend_proto::lock::is_held(&lock).unwrap()).then_some(())
+        });
+    }
+    for what in ["create", "list"] {
+        let args: &[&dyn AsRef<std::ffi::OsStr>] = if what == "list" {
+            &[&stopped]
+        } else {
+            &[&stopped, &"x"]
+        };
+        let (c, err) = code("tend", what, args);
+        assert_eq!(c, Some(1), "{what}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "tend-instance-{what}: fatal: instanced service not running on {}\n",
+                stopped.display()
+            )
+        );
+        assert_eq!(code("s6", what, args).0, Some(1), "s6 {what}");
+    }
     // Usage: 100 on both sides.
     for what in ["maker", "create", "delete", "control", "status", "list"] {
         let (c, err) = code("tend", what, &[]);

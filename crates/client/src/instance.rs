@@ -25,8 +25,9 @@ pub const TEMPLATE: &str = "template";
 pub enum InstanceError {
     /// Empty, starting with `.`, or holding `/` or white space (exit 100).
     Name,
-    /// `servicedir` has no running instance scanner (exit 111, as s6's lock-open failure).
-    NotInstanced(PathBuf),
+    /// `servicedir`'s instance scanner is not running (its lock is not held): exit 1, as
+    /// s6's "instanced service not running on".
+    NotRunning(PathBuf),
     Sys(Error),
     Link(LinkError),
 }
@@ -35,7 +36,7 @@ impl InstanceError {
     pub fn code(&self) -> i32 {
         match self {
             InstanceError::Name => tend_sys::code::USAGE,
-            InstanceError::NotInstanced(_) => tend_sys::code::SYSTEM,
+            InstanceError::NotRunning(_) => 1,
             InstanceError::Sys(e) => e.code(),
             InstanceError::Link(e) => e.code(),
         }
@@ -46,12 +47,9 @@ impl std::fmt::Display for InstanceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             InstanceError::Name => f.write_str("invalid instance name"),
-            InstanceError::NotInstanced(d) => write!(
-                f,
-                "{} is not a running instanced service (no scanner on {}/{INSTANCE})",
-                d.display(),
-                d.display()
-            ),
+            InstanceError::NotRunning(d) => {
+                write!(f, "instanced service not running on {}", d.display())
+            }
             InstanceError::Sys(e) => e.fmt(f),
             InstanceError::Link(e) => e.fmt(f),
         }
@@ -228,13 +226,18 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
     Ok(())
 }
 
-/// The nested scan directory, checked to have a scanner (s6-instance-create's first step).
+/// The nested scan directory, checked to have a scanner, as s6's first step: no lock file
+/// is a system error (111: not an instanced service, or never run), a lock nobody holds
+/// is "not running" (1).
 fn scandir(servicedir: &Path) -> Result<PathBuf, InstanceError> {
     let scandir = servicedir.join(INSTANCE);
-    if !scandir.join(".s6-svscan/control").exists() {
-        return Err(InstanceError::NotInstanced(servicedir.to_path_buf()));
+    let lock = scandir.join(tend_proto::servicedir::SVSCAN).join("lock");
+    std::fs::symlink_metadata(&lock).map_err(|e| Error::io("open", &lock, &e))?;
+    match tend_proto::lock::is_held(&lock) {
+        Ok(true) => Ok(scandir),
+        Ok(false) => Err(InstanceError::NotRunning(servicedir.to_path_buf())),
+        Err(e) => Err(Error::at("open", &lock, e).into()),
     }
-    Ok(scandir)
 }
 
 /// Create instance `name` of the instanced service `servicedir` and wait for its
@@ -279,7 +282,7 @@ pub fn delete(
     deadline: Option<Instant>,
 ) -> Result<Waited, InstanceError> {
     check_name(name)?;
-    let scandir = servicedir.join(INSTANCE);
+    let scandir = scandir(servicedir)?;
     let copy = servicedir.join(INSTANCES).join(name);
     // The logger's supervisor too (s6-instance-delete deletes both): subscribed before the
     // unlink, as tend-svunlink subscribes to the service's.
@@ -309,8 +312,8 @@ pub fn delete(
 }
 
 /// The names of the created instances (the links in `servicedir/instance/`), unsorted.
-pub fn list(servicedir: &Path) -> Result<Vec<std::ffi::OsString>, Error> {
-    let scandir = servicedir.join(INSTANCE);
+pub fn list(servicedir: &Path) -> Result<Vec<std::ffi::OsString>, InstanceError> {
+    let scandir = scandir(servicedir)?;
     let entries = std::fs::read_dir(&scandir).map_err(|e| Error::io("open", &scandir, &e))?;
     let mut names = Vec::new();
     for entry in entries {
