@@ -371,3 +371,33 @@ pub fn run_program(
     }
     Ok((out.status.code().unwrap_or(tend_sys::code::SYSTEM), err))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_s6_refuses_and_a_slash_are_refused() {
+        for bad in [
+            "", ".", "..", ".x", "a b", "a\tb", "a\nb", "a/b", "/", "x/..",
+        ] {
+            assert!(check_name(OsStr::new(bad)).is_err(), "{bad:?}");
+        }
+        for good in ["foo", "a.b", "a-b@1", "x..y"] {
+            assert!(check_name(OsStr::new(good)).is_ok(), "{good:?}");
+        }
+    }
+
+    #[test]
+    fn scripts_call_the_multicall_tend_or_the_separate_executable() {
+        assert_eq!(
+            program_command(Path::new("/usr/bin/tend"), "tend-svscan"),
+            "'/usr/bin/tend' svscan"
+        );
+        assert_eq!(
+            program_command(Path::new("/opt/t/tend-instance-maker"), "tend-svscan"),
+            "'/opt/t/tend-svscan'"
+        );
+        assert_eq!(quoted("it's"), "'it'\\''s'");
+    }
+}
