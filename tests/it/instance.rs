@@ -295,6 +295,17 @@ fn bad_input_one_line_and_s6s_codes() {
     let o = run(c);
     assert_code(&o, 0);
     assert_eq!(text(&o.stdout), "one\n");
+    // Created twice: 100 on both sides (the second s6 call is on tend's tree).
+    let (c, err) = code("tend", "create", &[&tree, &"one"]);
+    assert_eq!(c, Some(100), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "tend-instance-create: fatal: instance appears to already exist at {}\n",
+            tree.join("instances/one").display()
+        )
+    );
+    assert_eq!(code("s6", "create", &[&tree, &"one"]).0, Some(100));
     // A missing template, and a dir that exists: 111 on both sides, one line.
     let missing = s.join("no-template");
     for (args, what) in [

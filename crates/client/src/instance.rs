@@ -25,6 +25,8 @@ pub const TEMPLATE: &str = "template";
 pub enum InstanceError {
     /// Empty, starting with `.`, or holding `/` or white space (exit 100).
     Name,
+    /// `instances/NAME` is already there (exit 100, as s6).
+    Exists(PathBuf),
     /// `servicedir`'s instance scanner is not running (its lock is not held): exit 1, as
     /// s6's "instanced service not running on".
     NotRunning(PathBuf),
@@ -35,7 +37,7 @@ pub enum InstanceError {
 impl InstanceError {
     pub fn code(&self) -> i32 {
         match self {
-            InstanceError::Name => tend_sys::code::USAGE,
+            InstanceError::Name | InstanceError::Exists(_) => tend_sys::code::USAGE,
             InstanceError::NotRunning(_) => 1,
             InstanceError::Sys(e) => e.code(),
             InstanceError::Link(e) => e.code(),
@@ -47,6 +49,9 @@ impl std::fmt::Display for InstanceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             InstanceError::Name => f.write_str("invalid instance name"),
+            InstanceError::Exists(d) => {
+                write!(f, "instance appears to already exist at {}", d.display())
+            }
             InstanceError::NotRunning(d) => {
                 write!(f, "instanced service not running on {}", d.display())
             }
@@ -251,7 +256,10 @@ pub fn create(
     check_name(name)?;
     let scandir = scandir(servicedir)?;
     let copy = servicedir.join(INSTANCES).join(name);
-    if !copy.exists() {
+    if std::fs::symlink_metadata(&copy).is_ok() {
+        return Err(InstanceError::Exists(copy));
+    }
+    {
         // Copied under a private name and renamed: a scanner never sees half a copy.
         let tmp = servicedir.join(INSTANCES).join(format!(
             ".{}.{}",
