@@ -34,6 +34,18 @@ mod envuidgid;
 mod fghack;
 #[path = "tend-init.rs"]
 mod init;
+#[path = "tend-instance-control.rs"]
+mod instance_control;
+#[path = "tend-instance-create.rs"]
+mod instance_create;
+#[path = "tend-instance-delete.rs"]
+mod instance_delete;
+#[path = "tend-instance-list.rs"]
+mod instance_list;
+#[path = "tend-instance-maker.rs"]
+mod instance_maker;
+#[path = "tend-instance-status.rs"]
+mod instance_status;
 #[path = "tend-ipcclient.rs"]
 mod ipcclient;
 #[path = "tend-ipcserver.rs"]
@@ -121,6 +133,12 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-envuidgid", envuidgid::main),
     ("tend-fghack", fghack::main),
     ("tend-init", init::main),
+    ("tend-instance-control", instance_control::main),
+    ("tend-instance-create", instance_create::main),
+    ("tend-instance-delete", instance_delete::main),
+    ("tend-instance-list", instance_list::main),
+    ("tend-instance-maker", instance_maker::main),
+    ("tend-instance-status", instance_status::main),
     ("tend-ipcclient", ipcclient::main),
     ("tend-ipcserver", ipcserver::main),
     ("tend-ipcserver-access", ipcserver_access::main),

@@ -20,6 +20,8 @@ mod guest;
 mod hostile;
 // tend-init as a container's entrypoint, in Docker and namespaces.
 mod init;
+// Instanced services: tend-instance-* beside s6-instance-* on the same templates, both ways.
+mod instance;
 // tend-jobs: bpm.yml to service directories, applied and run.
 mod jobs;
 // tend-log and the TAI64N tools against s6-log and s6-tai64n.

@@ -17,6 +17,7 @@
 pub mod control;
 pub mod dtally;
 pub mod install;
+pub mod instance;
 pub mod link;
 pub mod permafailon;
 pub mod perms;

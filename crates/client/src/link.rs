@@ -142,7 +142,7 @@ fn fifodir(eventdir: &Path, o: &LinkOptions) -> Result<(), LinkError> {
 }
 
 /// Wait until each subscription has seen `byte` (or `done[i]` is already set).
-fn wait_for(
+pub(crate) fn wait_for(
     subs: &[Subscription],
     done: &mut [bool],
     byte: u8,
@@ -178,7 +178,7 @@ fn wait_for(
     }
 }
 
-fn subscribe(dirs: &[PathBuf]) -> Result<Vec<Subscription>, LinkError> {
+pub(crate) fn subscribe(dirs: &[PathBuf]) -> Result<Vec<Subscription>, LinkError> {
     dirs.iter()
         .map(|d| Subscription::new(&d.join(EVENT)).map_err(LinkError::Sys))
         .collect()
@@ -190,6 +190,19 @@ fn subscribe(dirs: &[PathBuf]) -> Result<Vec<Subscription>, LinkError> {
 pub fn svlink(
     scandir: &Path,
     servicedir: &Path,
+    name: &std::ffi::OsStr,
+    o: &LinkOptions,
+    warn: &dyn tend_sys::warn::Warn,
+) -> Result<Waited, LinkError> {
+    svlink_as(scandir, servicedir, None, name, o, warn)
+}
+
+/// svlink, with the link's text given (`../instances/NAME` for an instance, as
+/// s6-instance-create makes it) instead of the service directory's absolute path.
+pub fn svlink_as(
+    scandir: &Path,
+    servicedir: &Path,
+    link_text: Option<&Path>,
     name: &std::ffi::OsStr,
     o: &LinkOptions,
     warn: &dyn tend_sys::warn::Warn,
@@ -215,7 +228,8 @@ pub fn svlink(
         ));
     }
     let link = scandir.join(name);
-    std::os::unix::fs::symlink(&target, &link).map_err(|e| Error::io("symlink to", &link, &e))?;
+    std::os::unix::fs::symlink(link_text.unwrap_or(&target), &link)
+        .map_err(|e| Error::io("symlink to", &link, &e))?;
     scanner(scandir, b"a")?;
     let waited = wait_for(&subs, &mut done, b's', o.deadline)?;
     if o.down == Down::Once && waited == Waited::Done {
