@@ -46,6 +46,10 @@ fn documented_codes(prog: &str) -> Vec<i32> {
             in_exit = line == ".SH EXIT STATUS";
             continue;
         }
+        // "Otherwise prog's exit code" (tend-fghack, tend-permafailon...).
+        if in_exit && line == ".IR prog 's" {
+            codes.extend([0, 1]);
+        }
         if in_exit && let Some(rest) = line.strip_prefix(".B ") {
             codes.extend(
                 rest.split(|c: char| !c.is_ascii_digit())
@@ -318,9 +322,13 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     // small for them gets the kernel's SIGSEGV (exec failed past the point of no
     // return), SIGKILL, SIGXCPU, SIGXFSZ or SIGBUS, or the loader's complaint. Not its
     // own crash: an abort (a failed allocation) still counts.
+    // tend-chpst -t (RLIMIT_CPU) with 0, or the empty string runit reads as 0: the
+    // kernel may kill the program with SIGXCPU at its first tick, as under runit's chpst.
+    let cpu_limited = prog == "tend-chpst" && args.iter().any(|a| a == "-t");
     let limited = prog == "tend-softlimit";
+    prog == "tend-softlimit" || prog == "tend-chpst" && args.iter().any(|a| a == "-t");
     if let Some(sig) = status.signal() {
-        if limited && [7, 9, 11, 24, 25].contains(&sig) {
+        if limited && [7, 9, 11, 24, 25].contains(&sig) || cpu_limited && sig == 24 {
             return None;
         }
         return Some(format!("killed by signal {sig}; stderr: {stderr:?}"));
