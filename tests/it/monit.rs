@@ -563,7 +563,9 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
         vm.pid("web").filter(|&p| p != old)
     });
     assert_ne!(new, old);
+    // web's dependent restarted with it, as monit does.
     vm.wait_state("web", "running");
+    vm.wait_state("worker", "running");
 
     // stop all: dependents first; start all: dependencies first.
     std::fs::write(vm.s.join("log"), "").unwrap();
@@ -1753,4 +1755,102 @@ fn monit_failed_connection_alert_shows_as_failing() {
         "{xml}"
     );
     assert_eq!(vm.pid("api"), pid, "then alert: not restarted");
+}
+
+/// Kill `pid` with SIGKILL (a daemon's death).
+fn kill9(pid: i32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+/// The log once it has `n` lines.
+fn log_of(path: &Path, n: usize) -> Vec<String> {
+    wait_until(Duration::from_secs(30), &format!("{n} log lines"), || {
+        let l = lines(path);
+        (l.len() >= n).then_some(l)
+    })
+}
+
+#[test]
+fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
+    // A chain: worker depends on web, web on db. When db dies, monit stops what
+    // depends on it (last dependent first), starts db again, then its dependents (in
+    // order); db's own stop program is not run (it is dead already).
+    let chain = format!(
+        "{}{}{}",
+        check("db", ""),
+        check("web", "  depends on db\n"),
+        check("worker", "  depends on web\n")
+    );
+    let want = [
+        "stop worker",
+        "stop web",
+        "start db",
+        "start web",
+        "start worker",
+    ];
+    let mut vm = Vm::new("monit-dep-death", &chain);
+    vm.start();
+    for n in ["db", "web", "worker"] {
+        vm.wait_state(n, "running");
+    }
+    let (web, worker) = (vm.pid("web").unwrap(), vm.pid("worker").unwrap());
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    kill9(vm.pid("db").unwrap());
+    assert_eq!(log_of(&vm.s.join("log"), 5), want, "tend-monit");
+    for n in ["db", "web", "worker"] {
+        vm.wait_state(n, "running");
+    }
+    assert_ne!(vm.pid("web"), Some(web), "web restarted");
+    assert_ne!(vm.pid("worker"), Some(worker), "worker restarted");
+
+    // A dependent that was stopped stays stopped when its dependency dies again.
+    assert_code(&vm.monit(&["stop", "worker"]), 0);
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    kill9(vm.pid("db").unwrap());
+    assert_eq!(
+        log_of(&vm.s.join("log"), 3),
+        ["stop web", "start db", "start web"]
+    );
+    vm.wait_state("web", "running");
+    stays_for(Duration::from_millis(500), "worker stays stopped", || {
+        vm.pid("worker").is_none()
+    });
+    assert_eq!(vm.state("worker").as_deref(), Some("not monitored"));
+
+    // `monit restart db`: the same order, and db's stop program runs.
+    assert_code(&vm.monit(&["start", "worker"]), 0);
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&vm.monit(&["restart", "db"]), 0);
+    assert_eq!(
+        vm.log(),
+        [
+            "stop worker",
+            "stop web",
+            "stop db",
+            "start db",
+            "start web",
+            "start worker"
+        ]
+    );
+    drop(vm);
+
+    if !have_monit("monit_death_of_a_dependency_restarts_its_dependents_as_monit") {
+        return;
+    }
+    let m = RealMonit::start("monit-dep-death-533", &chain, free_port());
+    let log = m.s.join("log");
+    log_of(&log, 3);
+    wait_until(Duration::from_secs(30), "monit's chain up", || {
+        ["db", "web", "worker"]
+            .iter()
+            .all(|n| m.pid(n).is_some())
+            .then_some(())
+    });
+    std::fs::write(&log, "").unwrap();
+    kill9(m.pid("db").unwrap());
+    assert_eq!(log_of(&log, 5), want, "monit 5.33");
 }
