@@ -1854,3 +1854,56 @@ fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
     kill9(m.pid("db").unwrap());
     assert_eq!(log_of(&log, 5), want, "monit 5.33");
 }
+
+#[test]
+fn monit_bosh_example_runs_every_job() {
+    // examples/bosh/try.sh: the stemcell-like layout, relocated into a scratch root,
+    // under tend-monit -I; every job running in `summary`, the agent's XML answered.
+    let s = Scratch::new("monit-bosh-example");
+    let _kill = KillUnder(s.path.clone());
+    let port = free_port();
+    let try_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bosh/try.sh");
+    let mut c = Command::new("sh");
+    c.env("PATH", path_env())
+        .env("TEND_MONIT_PORT", port.to_string())
+        .arg(try_sh)
+        .arg(&s.path);
+    c.stderr(std::fs::File::create(s.join("try.log")).unwrap());
+    let _d = Daemon::start(c);
+    let rc = s.join("var/vcap/monit/monitrc");
+    let summary = || {
+        let mut c = cmd("tend-monit");
+        c.arg("-c")
+            .arg(&rc)
+            .arg("-S")
+            .arg(s.join("run/tend-monit"))
+            .arg("summary");
+        text(&run(c).stdout)
+    };
+    let jobs = ["nats", "gorouter", "uaa"];
+    let out = wait_until(Duration::from_secs(30), "every job running", || {
+        let t = summary();
+        jobs.iter()
+            .all(|j| t.contains(&format!("{:<36}running\n", format!("Process '{j}'"))))
+            .then_some(t)
+    });
+    assert!(out.starts_with("The Monit daemon 5.2.5 uptime: "), "{out}");
+    for j in jobs {
+        let pidfile = s.join(format!("var/vcap/sys/run/{j}/{j}.pid"));
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "{j}'s daemon runs"
+        );
+    }
+    // The agent's request, with monit.user's credentials, on the port try.sh set.
+    let (code, body) = get(port, "/_status2?format=xml", "vcap:example-password");
+    assert_eq!(code, 200, "{body}");
+    for j in jobs {
+        assert!(body.contains(&format!("<service name=\"{j}\">")), "{body}");
+    }
+}
