@@ -1907,3 +1907,52 @@ fn monit_bosh_example_runs_every_job() {
         assert!(body.contains(&format!("<service name=\"{j}\">")), "{body}");
     }
 }
+
+#[test]
+fn monit_install_sh_links_monit_to_tend_monit() {
+    // packaging/install.sh into a scratch root: PREFIX/lib/tend/monit/monit (out of
+    // bin/, where a monit package's own monit would clash) runs tend-monit.
+    let s = Scratch::new("monit-install-link");
+    let dest = s.join("dest");
+    let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/install.sh"));
+    c.env("TEND_BUILD", multicall().parent().unwrap())
+        .arg(&dest)
+        .arg("/usr");
+    let o = run(c);
+    assert_code(&o, 0);
+    let link = dest.join("usr/lib/tend/monit/monit");
+    assert!(
+        text(&o.stdout).lines().any(|l| Path::new(l) == link),
+        "install.sh lists the link: {}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("../../../bin/tend-monit"),
+        "relative, so the staged tree can move"
+    );
+    let mut c = Command::new(&link);
+    c.arg("-V");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).starts_with("This is tend-monit version "),
+        "{}",
+        text(&o.stdout)
+    );
+    // And it reads control files as monit: `monit -t`.
+    let rc = control(
+        &s,
+        "monitrc",
+        "set daemon 10\ncheck process p with pidfile /run/p.pid\n",
+    );
+    let mut c = Command::new(&link);
+    c.arg("-t").arg("-c").arg(&rc);
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).contains("Control file syntax OK"),
+        "{}",
+        text(&o.stdout)
+    );
+}
