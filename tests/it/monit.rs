@@ -1956,3 +1956,92 @@ fn monit_install_sh_links_monit_to_tend_monit() {
         text(&o.stdout)
     );
 }
+
+/// A daemon that burns CPU and has one child: `busy PIDFILE`.
+const BUSY: &str = r#"#!/bin/sh
+setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; sleep 100000 & while :; do :; done' sh "$1" </dev/null >/dev/null 2>&1 &
+"#;
+
+/// The number in `<tag>…</tag>` inside the service `name`'s element of a status XML.
+fn xml_number(xml: &str, name: &str, tag: &str) -> Option<f64> {
+    let at = xml
+        .find(&format!("<service name=\"{name}\">"))
+        .or_else(|| xml.find(&format!("<name>{name}</name>")))?;
+    let rest = &xml[at..];
+    let rest = &rest[..rest.find("</service>")?];
+    let open = format!("<{tag}>");
+    let v = &rest[rest.find(&open)? + open.len()..];
+    v[..v.find('<')?].parse().ok()
+}
+
+fn busy_check(root: &str) -> String {
+    format!(
+        "check process busy with pidfile {root}/run/busy.pid\n  start program = \"{root}/bin/busy {root}/run/busy.pid\"\n  stop program = \"/bin/sh -c 'pkill -P $(cat {root}/run/busy.pid); kill $(cat {root}/run/busy.pid)'\"\n  group vcap\n"
+    )
+}
+
+#[test]
+fn monit_xml_children_memory_and_cpu_measured_as_monit() {
+    // A daemon spinning on a CPU with one child: <children> 1 (as monit 5.33 says), the
+    // tree's memory at least the process's own, and CPU above zero once two reports
+    // are a moment apart (monit: two cycles).
+    let port = free_port();
+    let mut vm = Vm::new(
+        "monit-xml-usage",
+        &format!("set httpd port {port} and use address 127.0.0.1\n  allow vcap:s3cret\n@BUSY@"),
+    );
+    let root = vm.s.path.display().to_string();
+    vm.s.write("bin/busy", BUSY, true);
+    let rc = std::fs::read_to_string(&vm.rc)
+        .unwrap()
+        .replace("@BUSY@", &busy_check(&root));
+    std::fs::write(&vm.rc, rc).unwrap();
+    vm.start();
+    vm.wait_state("busy", "running");
+    let xml = || get(port, "/_status2?format=xml", "vcap:s3cret").1;
+    let children = wait_until(Duration::from_secs(10), "the child counted", || {
+        xml_number(&xml(), "busy", "children").filter(|&n| n >= 1.0)
+    });
+    assert_eq!(children, 1.0);
+    let x = xml();
+    let kb = xml_number(&x, "busy", "kilobyte").unwrap();
+    let kb_total = xml_number(&x, "busy", "kilobytetotal").unwrap();
+    assert!(kb > 0.0 && kb_total >= kb, "{x}");
+    let cpu = wait_until(Duration::from_secs(30), "CPU measured", || {
+        std::thread::sleep(Duration::from_millis(300));
+        let x = xml();
+        let at = x.find("<cpu><percent>")? + "<cpu><percent>".len();
+        x[at..at + x[at..].find('<')?]
+            .parse::<f64>()
+            .ok()
+            .filter(|&c| c > 0.0)
+    });
+    assert!(cpu <= 100.0, "{cpu}");
+    drop(vm);
+
+    if !have_monit("monit_xml_children_memory_and_cpu_measured_as_monit") {
+        return;
+    }
+    let m = RealMonit::start("monit-xml-usage-533", "@BUSY@", free_port());
+    let root = m.s.path.display().to_string();
+    m.s.write("bin/busy", BUSY, true);
+    let rc = std::fs::read_to_string(&m.rc)
+        .unwrap()
+        .replace("@BUSY@", &busy_check(&root));
+    std::fs::write(&m.rc, rc).unwrap();
+    let mut c = Command::new("monit");
+    c.env("HOME", &m.s.path)
+        .current_dir(&m.s.path)
+        .arg("-c")
+        .arg(&m.rc)
+        .arg("reload");
+    run(c);
+    let theirs = wait_until(Duration::from_secs(30), "monit counts the child", || {
+        let (code, x) = get(m.port, "/_status2?format=xml", "vcap:s3cret");
+        (code == 200)
+            .then(|| xml_number(&x, "busy", "children"))
+            .flatten()
+            .filter(|&n| n >= 1.0)
+    });
+    assert_eq!(theirs, children, "monit 5.33's <children>");
+}
