@@ -2045,3 +2045,78 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
     });
     assert_eq!(theirs, children, "monit 5.33's <children>");
 }
+
+/// A `status` block's rows as (key, value), values at column 31 (5.33's layout).
+fn rows_533(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter(|l| l.starts_with("  ") && l.len() > 31)
+        .map(|l| (l[..31].trim().to_string(), l[31..].to_string()))
+        .collect()
+}
+
+#[test]
+fn monit_status_in_5_33s_layout_with_n() {
+    // `status -N NAME` beside monit 5.33's `status NAME` on the same check: the same
+    // header, every row tend-monit gives is one of monit's, in monit's order, at
+    // column 31, with the same values where they do not move (state, monitoring, pid,
+    // parent pid, uid, gid, children); stopped, the same rows exactly.
+    if !have_monit("monit_status_in_5_33s_layout_with_n") {
+        return;
+    }
+    let mut vm = Vm::new("monit-status-533", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let ours = text(&vm.monit(&["-N", "status", "db"]).stdout);
+    let m = RealMonit::start("monit-status-533-real", &check("db", ""), free_port());
+    let theirs = wait_until(Duration::from_secs(30), "monit's db running", || {
+        let o = m.cli(&["status", "db"]);
+        let t = text(&o.stdout);
+        t.contains("  pid ").then_some(t)
+    });
+    assert!(ours.starts_with("Monit 5.33.0 uptime: "), "{ours}");
+    assert_eq!(ours.lines().nth(1), Some(""));
+    assert_eq!(ours.lines().nth(2), theirs.lines().nth(2), "Process 'db'");
+    let (o, t) = (rows_533(&ours), rows_533(&theirs));
+    let mut at = 0;
+    for (k, v) in &o {
+        let i = t[at..]
+            .iter()
+            .position(|(tk, _)| tk == k)
+            .unwrap_or_else(|| panic!("row {k} not in monit's order:\n{ours}\n{theirs}"));
+        at += i + 1;
+        let tv = &t[at - 1].1;
+        match k.as_str() {
+            "status" | "monitoring status" | "monitoring mode" | "on reboot" | "parent pid"
+            | "uid" | "effective uid" | "gid" | "children" | "threads" => {
+                assert_eq!(v, tv, "row {k}:\n{ours}\n{theirs}")
+            }
+            "pid" => assert_eq!(v, &vm.pid("db").unwrap().to_string()),
+            "memory" | "memory total" => assert!(
+                v.contains("% [") && (v.ends_with(" MB]") || v.ends_with(" kB]")),
+                "{v}"
+            ),
+            _ => {}
+        }
+    }
+    assert!(o.len() >= 14, "{ours}");
+
+    // Stopped: monit's rows exactly (but the collection time).
+    assert_code(&vm.monit(&["stop", "db"]), 0);
+    assert_code(&m.cli(&["stop", "db"]), 0);
+    let theirs = wait_until(Duration::from_secs(30), "monit's db stopped", || {
+        let t = text(&m.cli(&["status", "db"]).stdout);
+        t.contains("  status                       Not monitored")
+            .then_some(t)
+    });
+    let ours = text(&vm.monit(&["-N", "status", "db"]).stdout);
+    let strip = |rows: Vec<(String, String)>| -> Vec<(String, String)> {
+        rows.into_iter()
+            .filter(|(k, _)| k != "data collected")
+            .collect()
+    };
+    assert_eq!(
+        strip(rows_533(&ours)),
+        strip(rows_533(&theirs)),
+        "{ours}\n{theirs}"
+    );
+}

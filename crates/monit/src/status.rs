@@ -195,6 +195,87 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
     out
 }
 
+/// A size as monit 5.33 writes one: `1.6 MB`, `4 kB`, `512 B` (1024 a step, one
+/// decimal unless it is .0).
+pub fn bytes_533(bytes: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    let t = format!("{v:.1}");
+    let t = t.strip_suffix(".0").unwrap_or(&t);
+    format!("{t} {}", units[i])
+}
+
+/// `status [name]` in 5.33's layout (`-N`): a block per service, values at column 31;
+/// for a running daemon the rows monit measures from /proc that tend-monit measures
+/// too (pid, parent pid, uid, effective uid, gid, uptime, threads, children, cpu,
+/// memory); `data collected` in UTC.
+pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String {
+    let mut out = format!(
+        "Monit 5.33.0 uptime: {}\n\n",
+        uptime_525(daemon_uptime).trim_end()
+    );
+    let row = |k: &str, v: &str| format!("  {k:<29}{v}\n");
+    let collected = crate::alert::rfc2822(now);
+    let collected = collected.strip_suffix(" +0000").unwrap_or(&collected);
+    let total = mem_total_kb().max(1);
+    for s in services {
+        out += &format!("Process '{}'\n", s.name);
+        let status = match s.state {
+            State::StopPending => "OK - stop pending".to_string(),
+            st => st.word_533().to_string(),
+        };
+        out += &row("status", &status);
+        out += &row(
+            "monitoring status",
+            match s.state {
+                State::NotMonitored => "Not monitored",
+                State::Initializing => "Initializing",
+                _ => "Monitored",
+            },
+        );
+        out += &row("monitoring mode", "active");
+        out += &row("on reboot", "start");
+        if let Some(pid) = s.pid.filter(|_| s.state != State::NotMonitored) {
+            let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let field = |k: &str, n: usize| {
+                st.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .and_then(|v| v.split_whitespace().nth(n).map(String::from))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let u = crate::resource::usage(pid);
+            let (cpu, cpu_total) = cpu_since_last(pid, &u);
+            let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
+            out += &row("pid", &pid.to_string());
+            out += &row("parent pid", &field("PPid:", 0));
+            out += &row("uid", &field("Uid:", 0));
+            out += &row("effective uid", &field("Uid:", 1));
+            out += &row("gid", &field("Gid:", 0));
+            out += &row("uptime", uptime_525(s.uptime).trim_end());
+            out += &row("threads", &field("Threads:", 0));
+            out += &row("children", &u.children.to_string());
+            out += &row("cpu", &format!("{cpu:.1}%"));
+            out += &row("cpu total", &format!("{cpu_total:.1}%"));
+            out += &row(
+                "memory",
+                &format!("{:.1}% [{}]", pc(u.kb), bytes_533(u.kb * 1024)),
+            );
+            out += &row(
+                "memory total",
+                &format!("{:.1}% [{}]", pc(u.kb_total), bytes_533(u.kb_total * 1024)),
+            );
+        }
+        out += &row("data collected", collected);
+        out += "\n";
+    }
+    out
+}
+
 /// monit's event bits in `<status>`: what the agent reads as failing.
 pub fn status_bits(st: State) -> u32 {
     match st {
