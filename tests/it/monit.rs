@@ -1999,7 +1999,11 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
     vm.start();
     vm.wait_state("busy", "running");
     let xml = || get(port, "/_status2?format=xml", "vcap:s3cret").1;
+    let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
     let children = wait_until(Duration::from_secs(10), "the child counted", || {
+        if !listening(port) {
+            return None;
+        }
         xml_number(&xml(), "busy", "children").filter(|&n| n >= 1.0)
     });
     assert_eq!(children, 1.0);
@@ -2037,6 +2041,9 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
         .arg("reload");
     run(c);
     let theirs = wait_until(Duration::from_secs(30), "monit counts the child", || {
+        if !listening(m.port) {
+            return None;
+        }
         let (code, x) = get(m.port, "/_status2?format=xml", "vcap:s3cret");
         (code == 200)
             .then(|| xml_number(&x, "busy", "children"))
