@@ -1853,6 +1853,22 @@ fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
     std::fs::write(&log, "").unwrap();
     kill9(m.pid("db").unwrap());
     assert_eq!(log_of(&log, 5), want, "monit 5.33");
+    // monit's stop NAME and start NAME, in the order tend-monit's test above checks.
+    wait_until(Duration::from_secs(30), "monit's chain up again", || {
+        ["db", "web", "worker"]
+            .iter()
+            .all(|n| m.pid(n).is_some())
+            .then_some(())
+    });
+    std::fs::write(&log, "").unwrap();
+    assert_code(&m.cli(&["stop", "web"]), 0);
+    assert_eq!(log_of(&log, 2), ["stop worker", "stop web"], "monit 5.33");
+    assert_code(&m.cli(&["start", "worker"]), 0);
+    assert_eq!(
+        log_of(&log, 4),
+        ["stop worker", "stop web", "start web", "start worker"],
+        "monit 5.33"
+    );
 }
 
 #[test]
