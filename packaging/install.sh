@@ -55,6 +55,12 @@ for n in $standalone; do
     install -m 755 "$build/$n" "$bindir/$n"
     echo "$bindir/$n"
 done
+# monit's name for tend-monit, where it cannot clash with a monit package's /usr/bin/monit:
+# PREFIX/lib/tend/monit/monit (a stemcell links /var/vcap/bosh/bin/monit to it, or puts
+# the directory first in PATH).
+mkdir -p "$destdir$prefix/lib/tend/monit"
+ln -sfn ../../../bin/tend-monit "$destdir$prefix/lib/tend/monit/monit"
+echo "$destdir$prefix/lib/tend/monit/monit"
 for n in tend $names $standalone; do
     page=$root/man/man8/$n.8
     [ -f "$page" ] || { echo "install.sh: fatal: no manual page $page" >&2; exit 111; }

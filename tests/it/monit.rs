@@ -563,7 +563,9 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
         vm.pid("web").filter(|&p| p != old)
     });
     assert_ne!(new, old);
+    // web's dependent restarted with it, as monit does.
     vm.wait_state("web", "running");
+    vm.wait_state("worker", "running");
 
     // stop all: dependents first; start all: dependencies first.
     std::fs::write(vm.s.join("log"), "").unwrap();
@@ -1753,4 +1755,391 @@ fn monit_failed_connection_alert_shows_as_failing() {
         "{xml}"
     );
     assert_eq!(vm.pid("api"), pid, "then alert: not restarted");
+}
+
+/// Kill `pid` with SIGKILL (a daemon's death).
+fn kill9(pid: i32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+}
+
+/// The log once it has `n` lines.
+fn log_of(path: &Path, n: usize) -> Vec<String> {
+    wait_until(Duration::from_secs(30), &format!("{n} log lines"), || {
+        let l = lines(path);
+        (l.len() >= n).then_some(l)
+    })
+}
+
+#[test]
+fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
+    // A chain: worker depends on web, web on db. When db dies, monit stops what
+    // depends on it (last dependent first), starts db again, then its dependents (in
+    // order); db's own stop program is not run (it is dead already).
+    let chain = format!(
+        "{}{}{}",
+        check("db", ""),
+        check("web", "  depends on db\n"),
+        check("worker", "  depends on web\n")
+    );
+    let want = [
+        "stop worker",
+        "stop web",
+        "start db",
+        "start web",
+        "start worker",
+    ];
+    let mut vm = Vm::new("monit-dep-death", &chain);
+    vm.start();
+    for n in ["db", "web", "worker"] {
+        vm.wait_state(n, "running");
+    }
+    let (web, worker) = (vm.pid("web").unwrap(), vm.pid("worker").unwrap());
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    kill9(vm.pid("db").unwrap());
+    assert_eq!(log_of(&vm.s.join("log"), 5), want, "tend-monit");
+    for n in ["db", "web", "worker"] {
+        vm.wait_state(n, "running");
+    }
+    assert_ne!(vm.pid("web"), Some(web), "web restarted");
+    assert_ne!(vm.pid("worker"), Some(worker), "worker restarted");
+
+    // A dependent that was stopped stays stopped when its dependency dies again.
+    assert_code(&vm.monit(&["stop", "worker"]), 0);
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    kill9(vm.pid("db").unwrap());
+    assert_eq!(
+        log_of(&vm.s.join("log"), 3),
+        ["stop web", "start db", "start web"]
+    );
+    vm.wait_state("web", "running");
+    stays_for(Duration::from_millis(500), "worker stays stopped", || {
+        vm.pid("worker").is_none()
+    });
+    assert_eq!(vm.state("worker").as_deref(), Some("not monitored"));
+
+    // `monit restart db`: the same order, and db's stop program runs.
+    assert_code(&vm.monit(&["start", "worker"]), 0);
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    assert_code(&vm.monit(&["restart", "db"]), 0);
+    assert_eq!(
+        vm.log(),
+        [
+            "stop worker",
+            "stop web",
+            "stop db",
+            "start db",
+            "start web",
+            "start worker"
+        ]
+    );
+    drop(vm);
+
+    if !have_monit("monit_death_of_a_dependency_restarts_its_dependents_as_monit") {
+        return;
+    }
+    let m = RealMonit::start("monit-dep-death-533", &chain, free_port());
+    let log = m.s.join("log");
+    log_of(&log, 3);
+    wait_until(Duration::from_secs(30), "monit's chain up", || {
+        ["db", "web", "worker"]
+            .iter()
+            .all(|n| m.pid(n).is_some())
+            .then_some(())
+    });
+    std::fs::write(&log, "").unwrap();
+    kill9(m.pid("db").unwrap());
+    assert_eq!(log_of(&log, 5), want, "monit 5.33");
+    // monit's stop NAME and start NAME, in the order tend-monit's test above checks.
+    wait_until(Duration::from_secs(30), "monit's chain up again", || {
+        ["db", "web", "worker"]
+            .iter()
+            .all(|n| m.pid(n).is_some())
+            .then_some(())
+    });
+    std::fs::write(&log, "").unwrap();
+    assert_code(&m.cli(&["stop", "web"]), 0);
+    assert_eq!(log_of(&log, 2), ["stop worker", "stop web"], "monit 5.33");
+    assert_code(&m.cli(&["start", "worker"]), 0);
+    assert_eq!(
+        log_of(&log, 4),
+        ["stop worker", "stop web", "start web", "start worker"],
+        "monit 5.33"
+    );
+}
+
+#[test]
+fn monit_bosh_example_runs_every_job() {
+    // examples/bosh/try.sh: the stemcell-like layout, relocated into a scratch root,
+    // under tend-monit -I; every job running in `summary`, the agent's XML answered.
+    let s = Scratch::new("monit-bosh-example");
+    let _kill = KillUnder(s.path.clone());
+    let port = free_port();
+    let try_sh = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/bosh/try.sh");
+    let mut c = Command::new("sh");
+    c.env("PATH", path_env())
+        .env("TEND_MONIT_PORT", port.to_string())
+        .arg(try_sh)
+        .arg(&s.path);
+    c.stderr(std::fs::File::create(s.join("try.log")).unwrap());
+    let _d = Daemon::start(c);
+    let rc = s.join("var/vcap/monit/monitrc");
+    let summary = || {
+        let mut c = cmd("tend-monit");
+        c.arg("-c")
+            .arg(&rc)
+            .arg("-S")
+            .arg(s.join("run/tend-monit"))
+            .arg("summary");
+        text(&run(c).stdout)
+    };
+    let jobs = ["nats", "gorouter", "uaa"];
+    let out = wait_until(Duration::from_secs(30), "every job running", || {
+        let t = summary();
+        jobs.iter()
+            .all(|j| t.contains(&format!("{:<36}running\n", format!("Process '{j}'"))))
+            .then_some(t)
+    });
+    assert!(out.starts_with("The Monit daemon 5.2.5 uptime: "), "{out}");
+    for j in jobs {
+        let pidfile = s.join(format!("var/vcap/sys/run/{j}/{j}.pid"));
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "{j}'s daemon runs"
+        );
+    }
+    // The agent's request, with monit.user's credentials, on the port try.sh set.
+    let (code, body) = get(port, "/_status2?format=xml", "vcap:example-password");
+    assert_eq!(code, 200, "{body}");
+    for j in jobs {
+        assert!(body.contains(&format!("<service name=\"{j}\">")), "{body}");
+    }
+}
+
+#[test]
+fn monit_install_sh_links_monit_to_tend_monit() {
+    // packaging/install.sh into a scratch root: PREFIX/lib/tend/monit/monit (out of
+    // bin/, where a monit package's own monit would clash) runs tend-monit.
+    let s = Scratch::new("monit-install-link");
+    let dest = s.join("dest");
+    let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/install.sh"));
+    c.env("TEND_BUILD", multicall().parent().unwrap())
+        .arg(&dest)
+        .arg("/usr");
+    let o = run(c);
+    assert_code(&o, 0);
+    let link = dest.join("usr/lib/tend/monit/monit");
+    assert!(
+        text(&o.stdout).lines().any(|l| Path::new(l) == link),
+        "install.sh lists the link: {}",
+        text(&o.stdout)
+    );
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("../../../bin/tend-monit"),
+        "relative, so the staged tree can move"
+    );
+    let mut c = Command::new(&link);
+    c.arg("-V");
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).starts_with("This is tend-monit version "),
+        "{}",
+        text(&o.stdout)
+    );
+    // And it reads control files as monit: `monit -t`.
+    let rc = control(
+        &s,
+        "monitrc",
+        "set daemon 10\ncheck process p with pidfile /run/p.pid\n",
+    );
+    let mut c = Command::new(&link);
+    c.arg("-t").arg("-c").arg(&rc);
+    let o = run(c);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).contains("Control file syntax OK"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// A daemon that burns CPU and has one child: `busy PIDFILE`.
+const BUSY: &str = r#"#!/bin/sh
+setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; sleep 100000 & while :; do :; done' sh "$1" </dev/null >/dev/null 2>&1 &
+"#;
+
+/// The number in `<tag>…</tag>` inside the service `name`'s element of a status XML.
+fn xml_number(xml: &str, name: &str, tag: &str) -> Option<f64> {
+    let at = xml
+        .find(&format!("<service name=\"{name}\">"))
+        .or_else(|| xml.find(&format!("<name>{name}</name>")))?;
+    let rest = &xml[at..];
+    let rest = &rest[..rest.find("</service>")?];
+    let open = format!("<{tag}>");
+    let v = &rest[rest.find(&open)? + open.len()..];
+    v[..v.find('<')?].parse().ok()
+}
+
+fn busy_check(root: &str) -> String {
+    format!(
+        "check process busy with pidfile {root}/run/busy.pid\n  start program = \"{root}/bin/busy {root}/run/busy.pid\"\n  stop program = \"/bin/sh -c 'pkill -P $(cat {root}/run/busy.pid); kill $(cat {root}/run/busy.pid)'\"\n  group vcap\n"
+    )
+}
+
+#[test]
+fn monit_xml_children_memory_and_cpu_measured_as_monit() {
+    // A daemon spinning on a CPU with one child: <children> 1 (as monit 5.33 says), the
+    // tree's memory at least the process's own, and CPU above zero once two reports
+    // are a moment apart (monit: two cycles).
+    let port = free_port();
+    let mut vm = Vm::new(
+        "monit-xml-usage",
+        &format!("set httpd port {port} and use address 127.0.0.1\n  allow vcap:s3cret\n@BUSY@"),
+    );
+    let root = vm.s.path.display().to_string();
+    vm.s.write("bin/busy", BUSY, true);
+    let rc = std::fs::read_to_string(&vm.rc)
+        .unwrap()
+        .replace("@BUSY@", &busy_check(&root));
+    std::fs::write(&vm.rc, rc).unwrap();
+    vm.start();
+    vm.wait_state("busy", "running");
+    let xml = || get(port, "/_status2?format=xml", "vcap:s3cret").1;
+    let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    let children = wait_until(Duration::from_secs(10), "the child counted", || {
+        if !listening(port) {
+            return None;
+        }
+        xml_number(&xml(), "busy", "children").filter(|&n| n >= 1.0)
+    });
+    assert_eq!(children, 1.0);
+    let x = xml();
+    let kb = xml_number(&x, "busy", "kilobyte").unwrap();
+    let kb_total = xml_number(&x, "busy", "kilobytetotal").unwrap();
+    assert!(kb > 0.0 && kb_total >= kb, "{x}");
+    let cpu = wait_until(Duration::from_secs(30), "CPU measured", || {
+        std::thread::sleep(Duration::from_millis(300));
+        let x = xml();
+        let at = x.find("<cpu><percent>")? + "<cpu><percent>".len();
+        x[at..at + x[at..].find('<')?]
+            .parse::<f64>()
+            .ok()
+            .filter(|&c| c > 0.0)
+    });
+    assert!(cpu <= 100.0, "{cpu}");
+    drop(vm);
+
+    if !have_monit("monit_xml_children_memory_and_cpu_measured_as_monit") {
+        return;
+    }
+    let m = RealMonit::start("monit-xml-usage-533", "@BUSY@", free_port());
+    let root = m.s.path.display().to_string();
+    m.s.write("bin/busy", BUSY, true);
+    let rc = std::fs::read_to_string(&m.rc)
+        .unwrap()
+        .replace("@BUSY@", &busy_check(&root));
+    std::fs::write(&m.rc, rc).unwrap();
+    let mut c = Command::new("monit");
+    c.env("HOME", &m.s.path)
+        .current_dir(&m.s.path)
+        .arg("-c")
+        .arg(&m.rc)
+        .arg("reload");
+    run(c);
+    let theirs = wait_until(Duration::from_secs(30), "monit counts the child", || {
+        if !listening(m.port) {
+            return None;
+        }
+        let (code, x) = get(m.port, "/_status2?format=xml", "vcap:s3cret");
+        (code == 200)
+            .then(|| xml_number(&x, "busy", "children"))
+            .flatten()
+            .filter(|&n| n >= 1.0)
+    });
+    assert_eq!(theirs, children, "monit 5.33's <children>");
+}
+
+/// A `status` block's rows as (key, value), values at column 31 (5.33's layout).
+fn rows_533(out: &str) -> Vec<(String, String)> {
+    out.lines()
+        .filter(|l| l.starts_with("  ") && l.len() > 31)
+        .map(|l| (l[..31].trim().to_string(), l[31..].to_string()))
+        .collect()
+}
+
+#[test]
+fn monit_status_in_5_33s_layout_with_n() {
+    // `status -N NAME` beside monit 5.33's `status NAME` on the same check: the same
+    // header, every row tend-monit gives is one of monit's, in monit's order, at
+    // column 31, with the same values where they do not move (state, monitoring, pid,
+    // parent pid, uid, gid, children); stopped, the same rows exactly.
+    if !have_monit("monit_status_in_5_33s_layout_with_n") {
+        return;
+    }
+    let mut vm = Vm::new("monit-status-533", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let ours = text(&vm.monit(&["-N", "status", "db"]).stdout);
+    let m = RealMonit::start("monit-status-533-real", &check("db", ""), free_port());
+    let theirs = wait_until(Duration::from_secs(30), "monit's db running", || {
+        let o = m.cli(&["status", "db"]);
+        let t = text(&o.stdout);
+        t.contains("  pid ").then_some(t)
+    });
+    assert!(ours.starts_with("Monit 5.33.0 uptime: "), "{ours}");
+    assert_eq!(ours.lines().nth(1), Some(""));
+    assert_eq!(ours.lines().nth(2), theirs.lines().nth(2), "Process 'db'");
+    let (o, t) = (rows_533(&ours), rows_533(&theirs));
+    let mut at = 0;
+    for (k, v) in &o {
+        let i = t[at..]
+            .iter()
+            .position(|(tk, _)| tk == k)
+            .unwrap_or_else(|| panic!("row {k} not in monit's order:\n{ours}\n{theirs}"));
+        at += i + 1;
+        let tv = &t[at - 1].1;
+        match k.as_str() {
+            "status" | "monitoring status" | "monitoring mode" | "on reboot" | "parent pid"
+            | "uid" | "effective uid" | "gid" | "children" | "threads" => {
+                assert_eq!(v, tv, "row {k}:\n{ours}\n{theirs}")
+            }
+            "pid" => assert_eq!(v, &vm.pid("db").unwrap().to_string()),
+            "memory" | "memory total" => assert!(
+                v.contains("% [") && (v.ends_with(" MB]") || v.ends_with(" kB]")),
+                "{v}"
+            ),
+            _ => {}
+        }
+    }
+    assert!(o.len() >= 14, "{ours}");
+
+    // Stopped: monit's rows exactly (but the collection time).
+    assert_code(&vm.monit(&["stop", "db"]), 0);
+    assert_code(&m.cli(&["stop", "db"]), 0);
+    let theirs = wait_until(Duration::from_secs(30), "monit's db stopped", || {
+        let t = text(&m.cli(&["status", "db"]).stdout);
+        t.contains("  status                       Not monitored")
+            .then_some(t)
+    });
+    let ours = text(&vm.monit(&["-N", "status", "db"]).stdout);
+    let strip = |rows: Vec<(String, String)>| -> Vec<(String, String)> {
+        rows.into_iter()
+            .filter(|(k, _)| k != "data collected")
+            .collect()
+    };
+    assert_eq!(
+        strip(rows_533(&ours)),
+        strip(rows_533(&theirs)),
+        "{ours}\n{theirs}"
+    );
 }

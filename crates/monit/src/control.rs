@@ -85,6 +85,31 @@ fn closure(c: &Control, names: &[String], up: bool) -> Vec<String> {
     set
 }
 
+/// Send `letter` to the supervisor of `dir` and wait up to `patience` for `target`
+/// (subscribed before sending, so the transition cannot be missed).
+pub fn send_and_wait(
+    dir: &Path,
+    letter: u8,
+    target: u8,
+    patience: Duration,
+) -> Result<bool, StepError> {
+    let t = Target::from_letter(target)
+        .ok_or_else(|| StepError(format!("no target {}", char::from(target))))?;
+    let mut w = Watch::new();
+    w.add(dir)
+        .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
+    tend_client::control::send(dir, &[letter])
+        .map_err(|e| StepError(format!("unable to control {}: {e:?}", dir.display())))?;
+    match w.wait(t, false, Some(Instant::now() + patience)) {
+        Ok(Outcome::Reached { .. }) => Ok(true),
+        Ok(_) => Ok(false),
+        Err(e) => Err(StepError(format!(
+            "unable to watch {}: {e:?}",
+            dir.display()
+        ))),
+    }
+}
+
 /// The steps of `action` on `names`, in order.
 pub fn plan(c: &Control, action: Action, names: &[String]) -> Vec<Step> {
     let order = process_order(c);

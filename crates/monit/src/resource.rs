@@ -129,6 +129,39 @@ fn mem_total_kb() -> f64 {
         .unwrap_or(1.0)
 }
 
+/// A process tree's numbers as monit's XML gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Usage {
+    /// Resident kB of the process, and of it with all its descendants.
+    pub kb: u64,
+    pub kb_total: u64,
+    /// Its descendants, at every depth (monit's `<children>`).
+    pub children: u64,
+    /// CPU ticks (user and system) of the process, and of the whole tree.
+    pub ticks: u64,
+    pub ticks_total: u64,
+}
+
+/// Measure `pid` and its descendants from /proc.
+pub fn usage(pid: i32) -> Usage {
+    let (me, desc) = tree(pid);
+    Usage {
+        kb: me.rss_kb,
+        kb_total: me.rss_kb + desc.iter().map(|p| p.rss_kb).sum::<u64>(),
+        children: desc.len() as u64,
+        ticks: me.ticks,
+        ticks_total: me.ticks + desc.iter().map(|p| p.ticks).sum::<u64>(),
+    }
+}
+
+/// CPU percent (of all CPUs, as monit's `<cpu><percent>`) from `ticks` used over
+/// `secs` seconds.
+pub fn cpu_percent(ticks: u64, secs: f64) -> f64 {
+    let hz = 100.0; // USER_HZ on Linux
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    ticks as f64 / hz / secs.max(0.001) * 100.0 / ncpu
+}
+
 /// Per check: the last cycle's CPU ticks (for a rate) and each rule's recent results.
 #[derive(Debug, Default)]
 pub struct Meter {

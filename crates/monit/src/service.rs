@@ -257,6 +257,7 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
         resources: resources(c),
         cycle,
         mail: mail(control, c),
+        depends: c.depends.iter().map(|(d, _)| d.clone()).collect(),
     };
     let run = format!(
         "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",

@@ -195,6 +195,87 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
     out
 }
 
+/// A size as monit 5.33 writes one: `1.6 MB`, `4 kB`, `512 B` (1024 a step, one
+/// decimal unless it is .0).
+pub fn bytes_533(bytes: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    let t = format!("{v:.1}");
+    let t = t.strip_suffix(".0").unwrap_or(&t);
+    format!("{t} {}", units[i])
+}
+
+/// `status [name]` in 5.33's layout (`-N`): a block per service, values at column 31;
+/// for a running daemon the rows monit measures from /proc that tend-monit measures
+/// too (pid, parent pid, uid, effective uid, gid, uptime, threads, children, cpu,
+/// memory); `data collected` in UTC.
+pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String {
+    let mut out = format!(
+        "Monit 5.33.0 uptime: {}\n\n",
+        uptime_525(daemon_uptime).trim_end()
+    );
+    let row = |k: &str, v: &str| format!("  {k:<29}{v}\n");
+    let collected = crate::alert::rfc2822(now);
+    let collected = collected.strip_suffix(" +0000").unwrap_or(&collected);
+    let total = mem_total_kb().max(1);
+    for s in services {
+        out += &format!("Process '{}'\n", s.name);
+        let status = match s.state {
+            State::StopPending => "OK - stop pending".to_string(),
+            st => st.word_533().to_string(),
+        };
+        out += &row("status", &status);
+        out += &row(
+            "monitoring status",
+            match s.state {
+                State::NotMonitored => "Not monitored",
+                State::Initializing => "Initializing",
+                _ => "Monitored",
+            },
+        );
+        out += &row("monitoring mode", "active");
+        out += &row("on reboot", "start");
+        if let Some(pid) = s.pid.filter(|_| s.state != State::NotMonitored) {
+            let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let field = |k: &str, n: usize| {
+                st.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .and_then(|v| v.split_whitespace().nth(n).map(String::from))
+                    .unwrap_or_else(|| "-".into())
+            };
+            let u = crate::resource::usage(pid);
+            let (cpu, cpu_total) = cpu_since_last(pid, &u);
+            let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
+            out += &row("pid", &pid.to_string());
+            out += &row("parent pid", &field("PPid:", 0));
+            out += &row("uid", &field("Uid:", 0));
+            out += &row("effective uid", &field("Uid:", 1));
+            out += &row("gid", &field("Gid:", 0));
+            out += &row("uptime", uptime_525(s.uptime).trim_end());
+            out += &row("threads", &field("Threads:", 0));
+            out += &row("children", &u.children.to_string());
+            out += &row("cpu", &format!("{cpu:.1}%"));
+            out += &row("cpu total", &format!("{cpu_total:.1}%"));
+            out += &row(
+                "memory",
+                &format!("{:.1}% [{}]", pc(u.kb), bytes_533(u.kb * 1024)),
+            );
+            out += &row(
+                "memory total",
+                &format!("{:.1}% [{}]", pc(u.kb_total), bytes_533(u.kb_total * 1024)),
+            );
+        }
+        out += &row("data collected", collected);
+        out += "\n";
+    }
+    out
+}
+
 /// monit's event bits in `<status>`: what the agent reads as failing.
 pub fn status_bits(st: State) -> u32 {
     match st {
@@ -237,6 +318,41 @@ fn proc_numbers(pid: i32) -> (u64, i32) {
             .unwrap_or(0)
     };
     (field("VmRSS:").max(0) as u64, field("PPid:") as i32)
+}
+
+/// The CPU a process (and its tree) used since the last report on it, in percent of all
+/// CPUs, as monit gives it between two cycles; 0.0 the first time (monit's first cycle).
+/// The samples live as long as the daemon, one per pid reported, pruned of the pids not
+/// asked about for an hour.
+fn cpu_since_last(pid: i32, u: &crate::resource::Usage) -> (f64, f64) {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    /// When, the ticks then (own, tree's), and the rates computed then.
+    type Samples = HashMap<i32, (Instant, u64, u64, (f64, f64))>;
+    static LAST: Mutex<Option<Samples>> = Mutex::new(None);
+    /// A shorter window measures clock ticks (10 ms) more than use: within it, the last
+    /// rates are given again.
+    const WINDOW: Duration = Duration::from_secs(1);
+    let now = Instant::now();
+    let Ok(mut guard) = LAST.lock() else {
+        return (0.0, 0.0);
+    };
+    let last = guard.get_or_insert_with(HashMap::new);
+    let rates = match last.get(&pid) {
+        Some(&(t, _, _, rates)) if now.duration_since(t) < WINDOW => return rates,
+        Some(&(t, own, all, _)) if u.ticks >= own => {
+            let secs = now.duration_since(t).as_secs_f64();
+            (
+                crate::resource::cpu_percent(u.ticks - own, secs),
+                crate::resource::cpu_percent(u.ticks_total.saturating_sub(all), secs),
+            )
+        }
+        _ => (0.0, 0.0),
+    };
+    last.insert(pid, (now, u.ticks, u.ticks_total, rates));
+    last.retain(|_, (t, ..)| now.duration_since(*t) < Duration::from_secs(3600));
+    rates
 }
 
 fn mem_total_kb() -> u64 {
@@ -306,12 +422,19 @@ impl Report<'_> {
             ));
         }
         if let Some(pid) = s.pid {
-            let (kb, ppid) = proc_numbers(pid);
+            let (_, ppid) = proc_numbers(pid);
+            let u = crate::resource::usage(pid);
             let total = mem_total_kb().max(1);
-            let pc = kb as f64 * 100.0 / total as f64;
+            let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
+            let (cpu, cpu_total) = cpu_since_last(pid, &u);
             out.push_str(&format!(
-                "<pid>{pid}</pid><ppid>{ppid}</ppid><uptime>{}</uptime><children>0</children><memory><percent>{pc:.1}</percent><percenttotal>{pc:.1}</percenttotal><kilobyte>{kb}</kilobyte><kilobytetotal>{kb}</kilobytetotal></memory><cpu><percent>0.0</percent><percenttotal>0.0</percenttotal></cpu>",
-                s.uptime
+                "<pid>{pid}</pid><ppid>{ppid}</ppid><uptime>{}</uptime><children>{}</children><memory><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal><kilobyte>{}</kilobyte><kilobytetotal>{}</kilobytetotal></memory><cpu><percent>{cpu:.1}</percent><percenttotal>{cpu_total:.1}</percenttotal></cpu>",
+                s.uptime,
+                u.children,
+                pc(u.kb),
+                pc(u.kb_total),
+                u.kb,
+                u.kb_total
             ));
         }
     }

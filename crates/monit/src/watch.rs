@@ -32,6 +32,9 @@ pub const STATE_DIR: &str = "monit-state";
 const DIED: &str = "died";
 /// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
 const RESTARTS: &str = "restarts";
+/// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
+/// runs (one name a line, in start order).
+const DEPENDENTS_STOPPED: &str = "dependents-stopped";
 /// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
 pub const START_FAILED: &str = "start-failed";
 /// monit's default for `with timeout`.
@@ -61,6 +64,10 @@ pub struct Settings {
     pub cycle: u32,
     /// Where alerts go (`set alert`, `set mailserver`, `set mail-format`).
     pub mail: crate::alert::Mail,
+    /// The checks this one depends on (`depends on`). A dependency's watcher reads
+    /// them from its siblings to find what depends on it (a dependency's own settings
+    /// do not list its dependents: adding a dependent must not replace, so restart, it).
+    pub depends: Vec<String>,
 }
 
 /// What `if N restarts within M cycles then …` does.
@@ -125,6 +132,9 @@ impl Settings {
         for r in &self.resources {
             s += &r.to_line();
         }
+        for d in &self.depends {
+            s += &format!("depends {d}\n");
+        }
         for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
             let Some(r) = r else { continue };
             s += &format!("{k}-timeout {}\n", r.timeout);
@@ -183,6 +193,7 @@ impl Settings {
                     ));
                 }
                 "cycle" => st.cycle = num()?,
+                "depends" => st.depends.push(v.into()),
                 "alert-to" => st.mail.recipients.push(v.into()),
                 "mailserver" => st.mail.servers.push(v.into()),
                 "mail-from" => st.mail.from = Some(v.into()),
@@ -616,6 +627,7 @@ impl Watcher<'_> {
         if died_before {
             self.alert("Does not exist", "restart", "process is not running");
         }
+        self.start_dependents();
         if unmonitor_after {
             self.report.warn(&format_args!(
                 "{}: restart limit reached: no longer monitored",
@@ -657,6 +669,7 @@ impl Watcher<'_> {
             if died && !self.stop_asked {
                 self.record_pid(None);
                 let _ = std::fs::write(self.state_file(DIED), "");
+                self.stop_dependents();
                 return Ok(Exit::Died(pid));
             }
             if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
@@ -674,6 +687,7 @@ impl Watcher<'_> {
                         "restart" => {
                             self.report
                                 .warn(&format_args!("{}: {text}: restarting", self.st.name));
+                            self.stop_dependents();
                             self.stop(pid, Some(&pidfd));
                             self.record_pid(None);
                             let _ = std::fs::write(self.state_file(DIED), "");
@@ -709,6 +723,128 @@ impl Watcher<'_> {
                         _ => self.report.warn(&format_args!("{}: {text}", self.st.name)),
                     }
                 }
+            }
+        }
+    }
+
+    /// The service directory of a sibling check (the watcher runs in its own).
+    fn sibling(&self, name: &str) -> PathBuf {
+        self.dir.join("..").join(name)
+    }
+
+    /// The seconds a sibling's start or stop may take: its program's timeout (from its
+    /// own `monit-check`) and a margin for its supervisor.
+    fn sibling_patience(&self, name: &str, start: bool) -> Duration {
+        let t = std::fs::read_to_string(self.sibling(name).join(CHECK_FILE))
+            .ok()
+            .and_then(|t| Settings::parse(&t).ok())
+            .and_then(|st| if start { st.start } else { st.stop })
+            .map_or(DEFAULT_TIMEOUT, |r| r.timeout);
+        Duration::from_secs(u64::from(t) + 5)
+    }
+
+    /// The checks that depend on this one, transitively, in start order (every one
+    /// after what it depends on, ties by name), read from the siblings' `monit-check`.
+    fn dependents(&self) -> Vec<String> {
+        let Ok(rd) = std::fs::read_dir(self.dir.join("..")) else {
+            return Vec::new();
+        };
+        let siblings: Vec<(String, Vec<String>)> = rd
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let t = std::fs::read_to_string(e.path().join(CHECK_FILE)).ok()?;
+                Some((name, Settings::parse(&t).ok()?.depends))
+            })
+            .collect();
+        let mut set = vec![self.st.name.clone()];
+        let mut i = 0;
+        while i < set.len() {
+            for (n, deps) in &siblings {
+                if deps.contains(&set[i]) && !set.contains(n) {
+                    set.push(n.clone());
+                }
+            }
+            i += 1;
+        }
+        set.remove(0);
+        let mut out: Vec<String> = Vec::with_capacity(set.len());
+        while out.len() < set.len() {
+            let mut ready: Vec<&String> = set
+                .iter()
+                .filter(|n| !out.contains(n))
+                .filter(|n| {
+                    siblings
+                        .iter()
+                        .find(|(s, _)| s == *n)
+                        .is_none_or(|(_, deps)| {
+                            deps.iter().all(|d| !set.contains(d) || out.contains(d))
+                        })
+                })
+                .collect();
+            if ready.is_empty() {
+                break; // a loop (validation refuses one)
+            }
+            ready.sort();
+            out.extend(ready.into_iter().cloned());
+        }
+        out
+    }
+
+    /// monit's restart of a dependency: what depends on it is stopped first, last
+    /// dependent first, and started again once the dependency runs. Only the dependents
+    /// that run and are meant to (not stopped, not unmonitored) are touched; they are
+    /// remembered in `STATE_DIR` for the next watcher, which starts them.
+    fn stop_dependents(&mut self) {
+        let mut stopped = Vec::new();
+        for name in self.dependents().iter().rev() {
+            let dir = self.sibling(name);
+            let wanted = tend_client::status::read_record(&dir).is_ok_and(|r| r.want_up);
+            if !wanted || crate::control::is_unmonitored(&dir) {
+                continue;
+            }
+            let patience = self.sibling_patience(name, false);
+            match crate::control::send_and_wait(&dir, b'd', b'D', patience) {
+                Ok(true) => {}
+                Ok(false) => self.report.warn(&format_args!(
+                    "{}: dependent {name} not down within {} s",
+                    self.st.name,
+                    patience.as_secs()
+                )),
+                Err(e) => self.report.warn(&e),
+            }
+            stopped.push(name.clone());
+        }
+        if stopped.is_empty() {
+            return;
+        }
+        stopped.reverse();
+        let text: String = stopped.iter().map(|n| format!("{n}\n")).collect();
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(self.state_file(DEPENDENTS_STOPPED), text);
+    }
+
+    /// Start again, in order and each waited for, the dependents a death stopped.
+    fn start_dependents(&mut self) {
+        let p = self.state_file(DEPENDENTS_STOPPED);
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            return;
+        };
+        let _ = std::fs::remove_file(&p);
+        for name in text.lines().filter(|l| !l.is_empty()) {
+            let dir = self.sibling(name);
+            if crate::control::is_unmonitored(&dir) {
+                continue;
+            }
+            let patience = self.sibling_patience(name, true);
+            match crate::control::send_and_wait(&dir, b'u', b'U', patience) {
+                Ok(true) => {}
+                Ok(false) => self.report.warn(&format_args!(
+                    "{}: dependent {name} not up within {} s",
+                    self.st.name,
+                    patience.as_secs()
+                )),
+                Err(e) => self.report.warn(&e),
             }
         }
     }
@@ -947,6 +1083,7 @@ mod tests {
                 message: Some("Service: $SERVICE\nEvent: $EVENT".into()),
                 queue: Some("/var/vcap/monit/events".into()),
             },
+            depends: vec!["db".into(), "cache".into()],
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
