@@ -326,7 +326,6 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     // kernel may kill the program with SIGXCPU at its first tick, as under runit's chpst.
     let cpu_limited = prog == "tend-chpst" && args.iter().any(|a| a == "-t");
     let limited = prog == "tend-softlimit";
-    prog == "tend-softlimit" || prog == "tend-chpst" && args.iter().any(|a| a == "-t");
     if let Some(sig) = status.signal() {
         if limited && [7, 9, 11, 24, 25].contains(&sig) || cpu_limited && sig == 24 {
             return None;
