@@ -631,8 +631,20 @@ fn sv_lsb_init_script_mode_exits_like_runits() {
         ("missing", &["status"], 1),
         ("missing", &["-w", "1", "start"], 1),
     ];
+    // runit's sv compares its start with the status time to the second only, so its
+    // `-w restart` can return before runsv took the TERM: let runsv settle (no TERM
+    // pending, up if wanted up) before the other sv runs, so each sees its own command.
+    let settled = || {
+        wait_until(Duration::from_secs(10), "runsv settled", || {
+            let b = std::fs::read(svdir.join("web/supervise/status")).ok()?;
+            let pid = u32::from_le_bytes(b.get(12..16)?.try_into().ok()?);
+            (b[18] == 0 && (b[17] != b'u' || pid != 0)).then_some(())
+        })
+    };
     for (name, args, code) in cases {
+        settled();
         let want = call(&script("runit", name), &svdir, args);
+        settled();
         let got = call(&script("tend", name), &svdir, args);
         assert_eq!(want.1, *code, "sv as /etc/init.d/{name} {args:?}: {want:?}");
         assert_eq!(got, want, "tend-sv as /etc/init.d/{name} {args:?}");

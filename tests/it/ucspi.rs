@@ -5,8 +5,7 @@
 //!
 //! Not tested here: -G/-g/-u with real ids (tend-env's code, tested with
 //! tend-applyuidgid; the syslogd chain test drops to nobody and syslog through
-//! tend-applyuidgid); SIGHUP to tend-ipcserverd; -B (a blocking socket: the daemon makes it
-//! non-blocking either way, as s6-ipcserverd does).
+//! tend-applyuidgid); SIGHUP to tend-ipcserverd.
 
 use crate::common::*;
 use nix::sys::signal::Signal;
@@ -408,6 +407,38 @@ fn socketbinder_bad_input() {
             & 0o777,
         0o700
     );
+}
+
+/// The listening socket handed to prog is non-blocking, and blocking with -B: the file
+/// status flags of its fd 0 are s6-ipcserver-socketbinder's, with and without -B.
+#[test]
+fn socketbinder_blocking_flag_same_as_s6() {
+    require("s6-ipcserver-socketbinder");
+    let s = Scratch::new("ucspi-blocking");
+    let flags = "grep flags /proc/self/fdinfo/0";
+    for (i, opts) in [&[][..], &["-B"][..]].iter().enumerate() {
+        let out = |prog: &str, n: &str| {
+            let mut c = if prog.starts_with("tend") {
+                cmd(prog)
+            } else {
+                Command::new(prog)
+            };
+            c.args(*opts)
+                .arg(s.join(format!("{n}{i}")))
+                .args(["sh", "-c", flags]);
+            let o = run(c);
+            assert_code(&o, 0);
+            text(&o.stdout)
+        };
+        let ours = out("tend-ipcserver-socketbinder", "t");
+        assert_eq!(ours, out("s6-ipcserver-socketbinder", "s"), "{opts:?}");
+        let bits = u32::from_str_radix(ours.trim().trim_start_matches("flags:").trim(), 8).unwrap();
+        assert_eq!(
+            bits & 0o4000 != 0,
+            opts.is_empty(),
+            "O_NONBLOCK with {opts:?}: {ours}"
+        );
+    }
 }
 
 #[test]
