@@ -6,7 +6,7 @@ use tend_client::instance::{self, MakerOptions};
 
 const PROG: Program = Program::new(
     "tend-instance-maker",
-    "tend-instance-maker [ -c max ] [ -u user ] [ -l loguser ] [ -L logdir ] [ -t stamptype ] [ -n nfiles ] [ -s filesize ] [ -S maxsize ] [ -P prefix ] template dir",
+    "tend-instance-maker [ -c max ] [ -r service[/logger[/pipeline]] ] [ -u user ] [ -l loguser ] [ -L logdir ] [ -t stamptype ] [ -n nfiles ] [ -s filesize ] [ -S maxsize ] [ -P prefix ] template dir",
 );
 
 pub fn main() {
@@ -22,10 +22,14 @@ pub fn main() {
         let num = || parse_uint::<u64>(v).unwrap_or_else(|| PROG.usage_exit());
         match c {
             'c' => o.max = u32::try_from(num().clamp(2, 90000)).unwrap_or(90000),
-            'r' => PROG.fatal(
-                code::USAGE,
-                "-r (s6-rc source directories) is not supported",
-            ),
+            'r' => {
+                o.rc = Some(instance::RcNames::parse(&text()).unwrap_or_else(|| {
+                    PROG.fatal(
+                        code::USAGE,
+                        "invalid -r argument: service[/logger[/pipeline]]",
+                    )
+                }))
+            }
             'u' => o.user = Some(text()),
             'l' => o.loguser = Some(text()),
             'L' => o.logdir = Some(text()),
@@ -40,6 +44,18 @@ pub fn main() {
     let [template, dir] = &p.operands[..] else {
         PROG.usage_exit()
     };
+    // A logger definition stores its logs in -L's directory: one without it is s6's
+    // usage error.
+    match &o.rc {
+        Some(r) if r.logger.is_some() && o.logdir.is_none() => {
+            PROG.fatal(code::USAGE, "a logger with -r needs -L logdir")
+        }
+        Some(r) if r.logger.is_none() && o.logdir.is_some() => PROG.fatal(
+            code::USAGE,
+            "-L with -r needs a logger name: -r service/logger",
+        ),
+        _ => {}
+    }
     let exe = std::env::current_exe().unwrap_or_else(|e| {
         PROG.fatal(
             code::SYSTEM,

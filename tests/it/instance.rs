@@ -478,3 +478,68 @@ fn removed_logged_service_loses_both_supervisors_on_both_scanners() {
         }
     }
 }
+
+/// `-r service[/logger[/pipeline]]`: s6-rc source definitions instead of a service
+/// directory, the same files as s6-instance-maker's (the run scripts call each side's own
+/// programs), and s6's usage errors for a logger without -L and -L without a logger.
+#[test]
+fn maker_r_writes_s6_rc_definitions_as_s6() {
+    require("s6-instance-maker");
+    let s = Scratch::new("instance-maker-r");
+    let template = s.join("template");
+    std::fs::create_dir(&template).unwrap();
+    s.write("template/run", "#!/bin/sh\nexec sleep 100\n", true);
+    let logdir = s.join("logs");
+    let logdir = logdir.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        &["-r", "svc"],
+        &["-r", "svc/lg", "-L", logdir],
+        &["-r", "svc/lg/pl", "-L", logdir],
+    ];
+    let blank_runs = |v: Vec<String>| -> Vec<String> {
+        v.into_iter()
+            .map(|l| match l.split_once(": ") {
+                Some((p, _)) if p.ends_with("run") && !p.contains("template") => {
+                    format!("{p}: (run)")
+                }
+                _ => l,
+            })
+            .collect()
+    };
+    for (i, args) in cases.iter().enumerate() {
+        let made = |side: &str| {
+            let out = s.join(format!("{side}{i}"));
+            let mut c = tool(side, "maker");
+            c.args(*args).arg(&template).arg(&out);
+            assert_code(&run(c), 0);
+            blank_runs(layout(&out))
+        };
+        let ours = made("tend");
+        assert_eq!(ours, made("s6"), "{args:?}");
+        assert!(
+            ours.iter().any(|l| l == "svc/type: \"longrun\\n\""),
+            "{ours:?}"
+        );
+    }
+    for args in [
+        &["-r", "svc/lg"][..],
+        &["-r", "svc", "-L", logdir][..],
+        &["-r", "a/b/c/d"][..],
+    ] {
+        for side in ["s6", "tend"] {
+            let mut c = tool(side, "maker");
+            c.args(args)
+                .arg(&template)
+                .arg(s.join(format!("bad-{side}")));
+            let o = run(c);
+            assert_code(&o, 100);
+            if side == "tend" {
+                let e = text(&o.stderr);
+                assert!(
+                    e.starts_with("tend-instance-maker: ") && e.lines().count() == 1,
+                    "{e}"
+                );
+            }
+        }
+    }
+}

@@ -134,6 +134,33 @@ pub struct MakerOptions {
     pub filesize: u64,
     pub maxsize: u64,
     pub prefix: Option<String>,
+    /// `-r service[/logger[/pipeline]]`: s6-rc source definitions in `dir` instead of a
+    /// service directory.
+    pub rc: Option<RcNames>,
+}
+
+/// The names of `-r`'s definitions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RcNames {
+    pub service: String,
+    pub logger: Option<String>,
+    pub pipeline: Option<String>,
+}
+
+impl RcNames {
+    /// `service[/logger[/pipeline]]`, each part a name s6-rc takes (not empty, no dot
+    /// first); None otherwise.
+    pub fn parse(s: &str) -> Option<RcNames> {
+        let parts: Vec<&str> = s.split('/').collect();
+        if parts.len() > 3 || parts.iter().any(|p| p.is_empty() || p.starts_with('.')) {
+            return None;
+        }
+        Some(RcNames {
+            service: parts[0].to_string(),
+            logger: parts.get(1).map(|p| p.to_string()),
+            pipeline: parts.get(2).map(|p| p.to_string()),
+        })
+    }
 }
 
 impl Default for MakerOptions {
@@ -148,6 +175,7 @@ impl Default for MakerOptions {
             filesize: 1_000_000,
             maxsize: 0,
             prefix: None,
+            rc: None,
         }
     }
 }
@@ -180,10 +208,47 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), Error> {
 /// scripts are /bin/sh calling tend's programs through `exe`).
 pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result<(), Error> {
     std::fs::create_dir(dir).map_err(|e| Error::io("mkdir", dir, &e))?;
-    copy_tree(template, &dir.join(TEMPLATE))?;
-    for d in [INSTANCE, INSTANCES] {
-        std::fs::create_dir(dir.join(d)).map_err(|e| Error::io("mkdir", dir.join(d), &e))?;
-    }
+    // With -r, dir is a source directory holding the definitions; s6-instance-maker makes
+    // no instance/ or instances/ there either (they are made at run time).
+    let (service, log) = match &o.rc {
+        Some(rc) => {
+            let service = dir.join(&rc.service);
+            std::fs::create_dir(&service).map_err(|e| Error::io("mkdir", &service, &e))?;
+            write_file(&service.join("type"), "longrun\n", 0o644)?;
+            let log = match (&rc.logger, &o.logdir) {
+                (Some(l), Some(_)) => {
+                    let log = dir.join(l);
+                    std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
+                    write_file(&log.join("type"), "longrun\n", 0o644)?;
+                    write_file(
+                        &log.join("consumer-for"),
+                        &format!("{}\n", rc.service),
+                        0o644,
+                    )?;
+                    write_file(&service.join("producer-for"), &format!("{l}\n"), 0o644)?;
+                    if let Some(p) = &rc.pipeline {
+                        write_file(&log.join("pipeline-name"), &format!("{p}\n"), 0o644)?;
+                    }
+                    Some(log)
+                }
+                _ => None,
+            };
+            copy_tree(template, &service.join(TEMPLATE))?;
+            (service, log)
+        }
+        None => {
+            copy_tree(template, &dir.join(TEMPLATE))?;
+            for d in [INSTANCE, INSTANCES] {
+                std::fs::create_dir(dir.join(d))
+                    .map_err(|e| Error::io("mkdir", dir.join(d), &e))?;
+            }
+            (
+                dir.to_path_buf(),
+                o.logdir.as_ref().map(|_| dir.join("log")),
+            )
+        }
+    };
+    let dir = &service;
     write_file(&dir.join("notification-fd"), "3\n", 0o644)?;
     let setuidgid = |user: &Option<String>| match user {
         Some(u) => format!("{} {} ", program_command(exe, "tend-setuidgid"), quoted(u)),
@@ -196,9 +261,10 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
         o.max
     );
     write_file(&dir.join("run"), &run, 0o755)?;
-    if let Some(logdir) = &o.logdir {
-        let log = dir.join("log");
-        std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
+    if let (Some(logdir), Some(log)) = (&o.logdir, log) {
+        if o.rc.is_none() {
+            std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
+        }
         write_file(&log.join("notification-fd"), "3\n", 0o644)?;
         let stamp = match o.stamp {
             0 => "",
