@@ -682,7 +682,11 @@ fn agent(args: &[&str]) -> String {
 /// One raw HTTP exchange: the status and the whole answer.
 fn http(port: u16, request: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    // A server just started (monit 5.33 opens its port a moment after it forks) may not
+    // listen yet: a refused connection is tried again for a while.
+    let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.write_all(request).unwrap();
     let mut out = Vec::new();
@@ -908,7 +912,11 @@ fn monit_http_slow_client_blocks_no_one() {
     // Clients that connect and send half a request, or nothing.
     let mut idle = Vec::new();
     for i in 0..8 {
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        // A server just started (monit 5.33 opens its port a moment after it forks) may not
+        // listen yet: a refused connection is tried again for a while.
+        let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+        });
         if i % 2 == 0 {
             s.write_all(b"GET /_status2?format=xml HTTP/1.1\r\nHost: x\r\n")
                 .unwrap();
