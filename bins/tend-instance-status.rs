@@ -1,7 +1,7 @@
 //! tend-instance-status — print an instance's status, as s6-instance-status. See man/man8/tend-instance-status.8.
 #![forbid(unsafe_code)]
 
-use tend_cli::{Program, code};
+use tend_cli::Program;
 use tend_client::instance;
 
 const PROG: Program = Program::new(
@@ -15,18 +15,9 @@ pub fn main() {
     let [servicedir, name] = &p.operands[..] else {
         PROG.usage_exit()
     };
-    let dir = instance::instance_dir(servicedir.as_ref(), name)
-        .unwrap_or_else(|e| PROG.fatal(e.code(), e));
-    // The options as given (they come before the operands), then the instance's directory.
-    let mut argv = args[..args.len() - 2].to_vec();
-    argv.push(dir.into_os_string());
-    let exe = std::env::current_exe().unwrap_or_else(|e| {
-        PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to find this executable: {e}"),
-        )
-    });
-    match instance::run_program(&exe, "tend-svstat", PROG.name, &argv) {
+    // The options as given (they come before the two operands).
+    let options = &args[..args.len() - 2];
+    match instance::pass_to("tend-svstat", PROG.name, options, servicedir.as_ref(), name) {
         Ok((status, stderr)) => {
             let _ = tend_sys::fd::write_all(std::io::stderr(), &stderr);
             std::process::exit(status)

@@ -14,6 +14,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tend_sys::Error;
+use tend_sys::exec::shell_word_str as quoted;
 
 /// The nested scan directory, the instances' copies, the template's copy.
 pub const INSTANCE: &str = "instance";
@@ -178,11 +179,6 @@ impl Default for MakerOptions {
             rc: None,
         }
     }
-}
-
-/// A word for /bin/sh, single-quoted.
-fn quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// How a generated script calls tend program `prog`: the multi-call `tend` with the
@@ -408,6 +404,23 @@ pub fn sibling(exe: &Path, prog: &str) -> PathBuf {
         Some(p) if p.is_file() => p,
         _ => exe.to_path_buf(),
     }
+}
+
+/// tend-instance-control and tend-instance-status: `prog` (tend-svc or tend-svstat) run
+/// with `options` as given and instance `name`'s directory in `servicedir`, its messages
+/// renamed to `own` (see [`run_program`]). The exit code and the renamed stderr.
+pub fn pass_to(
+    prog: &str,
+    own: &str,
+    options: &[std::ffi::OsString],
+    servicedir: &Path,
+    name: &OsStr,
+) -> Result<(i32, Vec<u8>), InstanceError> {
+    let dir = instance_dir(servicedir, name)?;
+    let mut argv = options.to_vec();
+    argv.push(dir.into_os_string());
+    let exe = std::env::current_exe().map_err(|e| Error::io("find", "/proc/self/exe", &e))?;
+    Ok(run_program(&exe, prog, own, &argv)?)
 }
 
 /// Run tend program `prog` (found with `sibling`) with `args` and wait for it:

@@ -11,6 +11,7 @@ use crate::model::{Action, Check, Control, Kind, Program, Target, Test};
 use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
 use std::ffi::OsStr;
 use tend_client::install::{File, MARKER, Service};
+use tend_sys::exec::shell_word_str as quote;
 
 /// The owner name in each service's marker file.
 pub const OWNER: &str = "tend-monit";
@@ -21,11 +22,6 @@ fn file(path: &str, bytes: impl Into<Vec<u8>>, mode: u32) -> File {
         bytes: bytes.into(),
         mode,
     }
-}
-
-/// Single-quoted for /bin/sh.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// A program's uid and gid as numbers (validated accounts resolved once, here).

@@ -803,16 +803,7 @@ impl Watcher<'_> {
             if !wanted || crate::control::is_unmonitored(&dir) {
                 continue;
             }
-            let patience = self.sibling_patience(name, false);
-            match crate::control::send_and_wait(&dir, b'd', b'D', patience) {
-                Ok(true) => {}
-                Ok(false) => self.report.warn(&format_args!(
-                    "{}: dependent {name} not down within {} s",
-                    self.st.name,
-                    patience.as_secs()
-                )),
-                Err(e) => self.report.warn(&e),
-            }
+            self.move_dependent(name, &dir, false);
             stopped.push(name.clone());
         }
         if stopped.is_empty() {
@@ -836,16 +827,27 @@ impl Watcher<'_> {
             if crate::control::is_unmonitored(&dir) {
                 continue;
             }
-            let patience = self.sibling_patience(name, true);
-            match crate::control::send_and_wait(&dir, b'u', b'U', patience) {
-                Ok(true) => {}
-                Ok(false) => self.report.warn(&format_args!(
-                    "{}: dependent {name} not up within {} s",
-                    self.st.name,
-                    patience.as_secs()
-                )),
-                Err(e) => self.report.warn(&e),
-            }
+            self.move_dependent(name, &dir, true);
+        }
+    }
+
+    /// Bring dependent `name` (its service directory `dir`) up or down and wait for it,
+    /// within its start or stop timeout; a warning if it does not get there.
+    fn move_dependent(&mut self, name: &str, dir: &Path, up: bool) {
+        let patience = self.sibling_patience(name, up);
+        let (cmd, event, word) = if up {
+            (b'u', b'U', "up")
+        } else {
+            (b'd', b'D', "down")
+        };
+        match crate::control::send_and_wait(dir, cmd, event, patience) {
+            Ok(true) => {}
+            Ok(false) => self.report.warn(&format_args!(
+                "{}: dependent {name} not {word} within {} s",
+                self.st.name,
+                patience.as_secs()
+            )),
+            Err(e) => self.report.warn(&e),
         }
     }
 

@@ -269,7 +269,7 @@ impl Live {
             let fifo = self.pipe(consumer);
             make_fifo(&fifo)?;
             line.extend_from_slice(format!(" {fd}<>").as_bytes());
-            line.extend_from_slice(&shell_quote(fifo.as_os_str().as_bytes()));
+            line.extend_from_slice(&tend_sys::exec::shell_word(fifo.as_os_str().as_bytes()));
             Ok(())
         };
         if a.fifo_in {
@@ -325,20 +325,6 @@ fn make_fifo(path: &Path) -> Result<(), Error> {
         Err(_) => nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600))
             .map_err(|e| Error::at("make a FIFO at", path, e)),
     }
-}
-
-/// `bytes` as one word for sh: in single quotes, each ' as '\''.
-fn shell_quote(bytes: &[u8]) -> Vec<u8> {
-    let mut out = vec![b'\''];
-    for &b in bytes {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
-    out
 }
 
 fn write_file(dir: &Path, f: &File) -> Result<(), Error> {

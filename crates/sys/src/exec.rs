@@ -302,6 +302,27 @@ pub fn exit_code_for(e: Errno) -> i32 {
     }
 }
 
+/// `bytes` as one word for /bin/sh, for the scripts tend writes (run scripts of generated
+/// service directories): in single quotes, each `'` written `'\''`.
+pub fn shell_word(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 2);
+    out.push(b'\'');
+    for &b in bytes {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+/// [`shell_word`] of a string.
+pub fn shell_word_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
