@@ -34,6 +34,8 @@ import time
 BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
 ICOUNT = os.environ.get("ICOUNT", "")
+# PAYLOAD=three: issue 28's three services (see write_three) instead of ready + logged.
+PAYLOAD = os.environ.get("PAYLOAD", "")
 TMP = tempfile.mkdtemp(prefix="bench-guest-")
 ROOT = os.path.join(TMP, "root")
 
@@ -95,22 +97,48 @@ awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print "BENCH-MEM " t-a}' /proc/
 echo "BENCH-PSS $(awk '/^Pss:/{print $2}' /proc/1/smaps_rollup)"
 echo o > /proc/sysrq-trigger
 """)
-    write("etc/tend/services/ready/run", """#!/bin/sh
+    if PAYLOAD == "three":
+        write_three()
+    else:
+        write("etc/tend/services/ready/run", """#!/bin/sh
 echo tend-bench-ready > /dev/kmsg
 echo BENCH-READY
 exec /bench/report
 """)
-    write("etc/tend/services/logged/run", "#!/bin/sh\necho logged\nexec sleep 100000\n")
-    write("etc/tend/services/logged/log/run", "#!/bin/sh\nexec tend-log /run/log\n")
+        write("etc/tend/services/logged/run", "#!/bin/sh\necho logged\nexec sleep 100000\n")
+        write("etc/tend/services/logged/log/run", "#!/bin/sh\nexec tend-log /run/log\n")
     write("bench/s6-init", """#!/bin/sh
 /bench/mounts
 cp -a /etc/tend/services /run/service
 PATH=/usr/bin:/bin exec s6-svscan /run/service
 """)
-    write("bench/inittab", """::sysinit:/bench/mounts
+    if PAYLOAD == "three":
+        write("bench/inittab", """::sysinit:/bench/mounts
+::respawn:/etc/tend/services/loop/run
+::respawn:/etc/tend/services/sleeper/run
+::once:/etc/tend/services/ready/run
+""", 0o644)
+    else:
+        write("bench/inittab", """::sysinit:/bench/mounts
 ::once:/etc/tend/services/ready/run
 ::once:/bin/sh -c 'exec /etc/tend/services/logged/run | exec tend-log /run/log'
 """, 0o644)
+
+
+def write_three():
+    """Issue 28's payload: a shell loop, an `exec sleep`, and a ready marker that polls
+    every 10 ms until the other two have touched their files."""
+    write("etc/tend/services/loop/run", """#!/bin/sh
+touch /run/bench-loop
+while :; do sleep 1; done
+""")
+    write("etc/tend/services/sleeper/run", "#!/bin/sh\ntouch /run/bench-sleeper\nexec sleep 100000\n")
+    write("etc/tend/services/ready/run", """#!/bin/sh
+until [ -e /run/bench-loop ] && [ -e /run/bench-sleeper ]; do usleep 10000; done
+echo tend-bench-ready > /dev/kmsg
+echo BENCH-READY
+exec /bench/report
+""")
 
 
 def pack(variant):
@@ -180,7 +208,7 @@ for r in range(ROUNDS):
 shutil.rmtree(TMP)
 
 med = {v: {k: statistics.median(x[k] for x in results[v]) for k in results[v][0]} for v in VARIANTS}
-print(f"accel {ACCEL}{f' -icount shift={ICOUNT},sleep=off' if ICOUNT else ''}, {ROUNDS} interleaved boots each, medians")
+print(f"accel {ACCEL}{f' -icount shift={ICOUNT},sleep=off' if ICOUNT else ''}, payload {PAYLOAD or 'ready+logged'}, {ROUNDS} interleaved boots each, medians")
 print(f"| /init | /init -> ready (in guest) | qemu start -> ready | MemTotal-MemAvailable | PID 1 Pss |")
 print("|---|---:|---:|---:|---:|")
 for v in VARIANTS:

@@ -5,6 +5,8 @@
 # bench/guest.py. The systemd row (a Debian disk image) is bench/guest-systemd.sh.
 #
 #   bench/guest.sh        (ROUNDS=7 boots of each by default)
+#   PAYLOAD=three bench/guest.sh   issue 28's payload: a shell loop, an exec sleep, a ready marker
+#                                  polling every 10 ms for the other two
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
 # KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.

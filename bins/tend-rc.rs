@@ -12,7 +12,7 @@ use tend_rc::graph::Graph;
 use tend_rc::plan::Direction;
 use tend_rc::{Ask, Changed, Fail};
 
-const USAGE: &str = "tend-rc check source... | tend-rc init [ -l live ] [ -c source ]... scandir | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] [ -u | -d | -D ] [ -p ] [ -a ] change|list|listall|diff [ name... ]";
+const USAGE: &str = "tend-rc check source... | tend-rc init [ -l live ] [ -c source ]... scandir | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] update [ -f convfile ] [ -c source ]... | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] [ -u | -d | -D ] [ -p ] [ -a ] change|list|listall|diff [ name... ]";
 const PROG: Program = Program::new("tend-rc", USAGE);
 const DEFAULT_LIVE: &str = "/run/tend/rc";
 /// s6-rc's exit codes.
@@ -23,6 +23,7 @@ const BAD_LIVE: i32 = 4;
 struct Options {
     live: PathBuf,
     sources: Vec<PathBuf>,
+    conversion: Option<PathBuf>,
     verbosity: u32,
     ask: Ask,
     operands: Vec<OsString>,
@@ -30,18 +31,23 @@ struct Options {
 
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
     let mut parsed = PROG.parse(args, "v:nt:l:c:udDpa");
-    // `tend-rc init -l live -c source scandir`: init's options follow the word (as
-    // s6-rc-init's follow its name); the general ones precede the subcommand.
-    if parsed.operands.first().is_some_and(|w| w == "init") {
-        let after = PROG.parse(parsed.operands[1..].to_vec(), "v:nt:l:c:udDpa");
+    // `tend-rc init -l live -c source scandir`, `tend-rc update -f convfile -c source`:
+    // their options follow the word (as s6-rc-init's and s6-rc-update's follow their
+    // names); the general ones precede the subcommand.
+    if let Some(word) = parsed
+        .operands
+        .first()
+        .filter(|w| *w == "init" || *w == "update")
+        .cloned()
+    {
+        let after = PROG.parse(parsed.operands[1..].to_vec(), "v:nt:l:c:f:udDpa");
         parsed.opts.extend(after.opts);
-        parsed.operands = std::iter::once(OsString::from("init"))
-            .chain(after.operands)
-            .collect();
+        parsed.operands = std::iter::once(word).chain(after.operands).collect();
     }
     let mut o = Options {
         live: PathBuf::from(DEFAULT_LIVE),
         sources: Vec::new(),
+        conversion: None,
         verbosity: 1,
         ask: Ask {
             direction: Direction::Up,
@@ -65,6 +71,7 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
             }
             'l' => o.live = PathBuf::from(v.unwrap_or_default()),
             'c' => o.sources.push(PathBuf::from(v.unwrap_or_default())),
+            'f' => o.conversion = Some(PathBuf::from(v.unwrap_or_default())),
             'u' => o.ask.direction = Direction::Up,
             'd' => o.ask.direction = Direction::Down,
             'D' => o.ask.direction = Direction::ForceDown,
@@ -95,6 +102,7 @@ fn fail(f: Fail) -> ! {
         Fail::Unknown(n) => PROG.fatal(UNKNOWN_NAME, format_args!("unknown service name: {n}")),
         Fail::Live(m) => PROG.fatal(BAD_LIVE, m),
         Fail::Sys(m) => PROG.fatal(code::SYSTEM, m),
+        Fail::Conversion(e) => PROG.fatal(e.code, e.message),
     }
 }
 
@@ -212,6 +220,23 @@ pub fn main() {
                 Err(f) => fail(f),
             }
         }
+        Some("update") => {
+            if !rest.is_empty() {
+                PROG.usage_exit();
+            }
+            let conv = match &o.conversion {
+                Some(f) => tend_rc::update::read(f).unwrap_or_else(|e| fail(Fail::Conversion(e))),
+                None => tend_rc::update::Conversion::default(),
+            };
+            let opened = tend_rc::open_with(&o.live, &o.sources).unwrap_or_else(|f| match f {
+                Fail::Source(p) => source_problems(&p, BAD_LIVE),
+                f => fail(f),
+            });
+            run_change(&opened, o.verbosity, &o.ask, |ask, report| {
+                tend_rc::update(&opened, ask, &conv, report)
+            });
+            std::process::exit(code::OK)
+        }
         Some(cmd @ ("change" | "list" | "listall" | "diff")) => {
             let mut ask = o.ask.clone();
             for n in &rest {
@@ -240,6 +265,17 @@ pub fn main() {
 }
 
 fn change(opened: &tend_rc::Opened, ask: &Ask, verbosity: u32) {
+    run_change(opened, verbosity, ask, |ask, report| {
+        tend_rc::change(opened, ask, report)
+    });
+}
+
+fn run_change(
+    opened: &tend_rc::Opened,
+    verbosity: u32,
+    ask: &Ask,
+    go: impl FnOnce(&Ask, &mut dyn FnMut(&Event, &Graph)) -> Result<Changed, Fail>,
+) {
     let tty = std::io::stderr().is_terminal();
     let mut r = Reporter {
         tty,
@@ -253,7 +289,7 @@ fn change(opened: &tend_rc::Opened, ask: &Ask, verbosity: u32) {
         ask.tick = Some(Duration::from_millis(100));
     }
     let ask = &ask;
-    let result = tend_rc::change(opened, ask, &mut |e, g| r.event(e, g));
+    let result = go(ask, &mut |e, g| r.event(e, g));
     r.clear();
     match result.unwrap_or_else(|f| fail(f)) {
         Changed::Plan(lines) => print_lines(&lines),

@@ -1311,7 +1311,7 @@ fn prune_and_dry_run() {
     assert_eq!(tt.list(&["-a"]), ["c".to_string()].into_iter().collect());
     let defs = std::fs::read_to_string(tt.live.join("defs")).unwrap();
     assert!(
-        defs.lines().any(|l| l.ends_with(" b")) && !defs.lines().any(|l| l.ends_with(" d")),
+        defs.lines().any(|l| l.ends_with(" b/a")) && !defs.lines().any(|l| l.ends_with(" d")),
         "the live definitions are as before the dry run:\n{defs}"
     );
 }
@@ -1677,5 +1677,237 @@ fn overall_timeout_exits_2_and_the_next_run_finishes() {
     assert_eq!(
         tt.list(&["-a"]),
         ["after", "slow"].iter().map(|s| s.to_string()).collect()
+    );
+}
+
+/// The lines a tree's scripts logged after the first `n`.
+fn lines_after(t: &Tree, n: usize) -> Vec<String> {
+    t.lines().into_iter().skip(n).collect()
+}
+
+impl S6Tree {
+    /// s6-rc-compile `sources` beside the live database, then s6-rc-update to it.
+    fn update(&self, sources: &[&Path], conv: Option<&Path>) -> Output {
+        let db = self.root.join(format!("db-{}", rand_suffix()));
+        let mut c = Command::new(format!("{S6RC}/s6-rc-compile"));
+        c.arg(&db).args(sources);
+        assert_code(&run(c), 0);
+        let mut c = Command::new(format!("{S6RC}/s6-rc-update"));
+        c.arg("-l").arg(&self.live);
+        if let Some(f) = conv {
+            c.arg("-f").arg(f);
+        }
+        c.arg(&db);
+        run(c)
+    }
+}
+
+impl TendTree {
+    fn update(&self, sources: &[&Path], conv: Option<&Path>, dry: bool) -> Output {
+        let mut c = cmd("tend-rc");
+        c.arg("-l").arg(&self.live);
+        if dry {
+            c.arg("-n");
+        }
+        c.arg("update");
+        if let Some(f) = conv {
+            c.arg("-f").arg(f);
+        }
+        for s in sources {
+            c.arg("-c").arg(s);
+        }
+        run(c)
+    }
+}
+
+/// base ← mid ← {top, keep}, and other on its own; the second version keeps only keep
+/// (no dependencies now) and other.
+fn removal_tree(sc: &Scratch, who: &str, version: u32) -> Tree {
+    let mut t = Tree::new(
+        sc.join(format!("{who}-v{version}")),
+        sc.join(format!("{who}.log")),
+    );
+    if version == 1 {
+        t.oneshot("base", &[]);
+        t.longrun("mid", &["base"], "sleep 1000");
+        t.oneshot("top", &["mid"]);
+        t.oneshot("keep", &["mid"]);
+    } else {
+        t.oneshot("keep", &[]);
+    }
+    t.longrun("other", &[], "sleep 1000");
+    t
+}
+
+/// What a change of definitions stops, checked on one log: `top` and `keep` (which
+/// depended on `mid`) go down before `mid`, `mid` before `base`, then `keep` comes back;
+/// `other` is not touched.
+fn assert_removal_order(lines: &[String], who: &str) {
+    let at = |l: &str| {
+        lines
+            .iter()
+            .position(|x| x == l)
+            .unwrap_or_else(|| panic!("{who}: no {l:?} in {lines:?}"))
+    };
+    assert!(at("down top") < at("down mid"), "{who}: {lines:?}");
+    assert!(at("down keep") < at("down mid"), "{who}: {lines:?}");
+    assert!(at("down mid") < at("down base"), "{who}: {lines:?}");
+    assert!(at("down base") < at("up keep"), "{who}: {lines:?}");
+    assert_eq!(lines.len(), 5, "{who}: {lines:?}");
+}
+
+/// Removed definitions go down in the order of the dependencies recorded when the tree
+/// was last moved (the new sources no longer know them), their old dependents first and
+/// started again afterwards: the same as s6-rc-update between the same two sources.
+#[test]
+fn update_stops_removed_services_after_their_dependents_as_s6_rc_update() {
+    let sc = Scratch::new("rc-upd-order");
+    let _k = KillUnder(sc.path.clone());
+    let (t1, t2) = (removal_tree(&sc, "tend", 1), removal_tree(&sc, "tend", 2));
+    let tt = TendTree::init(&sc, &[&t1.src]);
+    assert_code(&tt.rc(&["-u", "change", "top", "keep", "other"]), 0);
+    let other_pid = status(&tt.live.join("servicedirs/other")).pid;
+    let n = t1.lines().len();
+    let dry = tt.update(&[&t2.src], None, true);
+    assert_code(&dry, 0);
+    let plan = text(&dry.stdout);
+    for l in ["remove top", "restart keep", "remove mid", "remove base"] {
+        assert!(plan.lines().any(|x| x == l), "dry run plans {l:?}: {plan}");
+    }
+    assert!(lines_after(&t1, n).is_empty(), "a dry run changes nothing");
+    assert_code(&tt.update(&[&t2.src], None, false), 0);
+    assert_removal_order(&lines_after(&t1, n), "tend-rc update");
+    assert_eq!(status(&tt.live.join("servicedirs/other")).pid, other_pid);
+    let tend_up = tt.list(&["-a"]);
+    assert!(!tt.live.join("servicedirs/mid").exists());
+    // The new sources are recorded: a plain change reads them.
+    assert_code(&tt.rc(&["-u", "change", "keep"]), 0);
+    assert_eq!(tt.list(&["-a"]), tend_up);
+
+    let (s1, s2) = (removal_tree(&sc, "s6", 1), removal_tree(&sc, "s6", 2));
+    let Some(st) = S6Tree::init(&sc, &[&s1.src]) else {
+        return;
+    };
+    assert_code(&st.rc(&["-u", "change", "top", "keep", "other"]), 0);
+    let n = s1.lines().len();
+    assert_code(&st.update(&[&s2.src], None), 0);
+    assert_removal_order(&lines_after(&s1, n), "s6-rc-update");
+    assert_eq!(st.list(&["-a"]), tend_up, "-a list after the update");
+    drop(t2);
+    drop(s2);
+}
+
+/// a, l (a longrun depending on a), r (a longrun), d; the second version renames a to
+/// a2 (l now depends on a2) and r to r2.
+fn rename_tree(sc: &Scratch, who: &str, version: u32) -> Tree {
+    let mut t = Tree::new(
+        sc.join(format!("{who}-v{version}")),
+        sc.join(format!("{who}.log")),
+    );
+    let (a, r) = if version == 1 {
+        ("a", "r")
+    } else {
+        ("a2", "r2")
+    };
+    t.oneshot(a, &[]);
+    t.longrun("l", &[a], "sleep 1000");
+    t.longrun(r, &[], "sleep 1000");
+    t.oneshot("d", &[]);
+    t
+}
+
+/// A conversion file's renames move services without restarting them (a longrun keeps
+/// its process under its new name) and `restart` restarts one; both trees then come down
+/// running the new definitions' scripts. The same under s6-rc-update.
+#[test]
+fn update_conversion_file_renames_and_restarts_as_s6_rc_update() {
+    let sc = Scratch::new("rc-upd-conv");
+    let _k = KillUnder(sc.path.clone());
+    let conv = sc.join("conv");
+    std::fs::write(&conv, "# renames\na -> a2\n\"r\" -> r2\nd restart\n").unwrap();
+    let all = ["-u", "change", "a", "l", "r", "d"];
+    let (t1, t2) = (rename_tree(&sc, "tend", 1), rename_tree(&sc, "tend", 2));
+    let tt = TendTree::init(&sc, &[&t1.src]);
+    assert_code(&tt.rc(&all), 0);
+    let pid = |n: &str| status(&tt.live.join("servicedirs").join(n)).pid;
+    let (r_pid, l_pid) = (pid("r"), pid("l"));
+    let n = t1.lines().len();
+    let o = tt.update(&[&t2.src], Some(&conv), false);
+    assert_code(&o, 0);
+    let tend_lines = lines_after(&t1, n);
+    assert_eq!(tend_lines, ["down d", "up d"], "only d restarted");
+    assert_eq!(pid("r2"), r_pid, "r renamed under its running supervisor");
+    assert_eq!(pid("l"), l_pid);
+    assert!(std::fs::symlink_metadata(tt.fleet.svc("r")).is_err());
+    let tend_up = tt.list(&["-a"]);
+    assert_code(&tt.rc(&["-da", "change"]), 0);
+    let tend_downs: BTreeSet<String> = lines_after(&t1, n + 2).into_iter().collect();
+
+    let (s1, s2) = (rename_tree(&sc, "s6", 1), rename_tree(&sc, "s6", 2));
+    let Some(st) = S6Tree::init(&sc, &[&s1.src]) else {
+        return;
+    };
+    assert_code(&st.rc(&all), 0);
+    let n = s1.lines().len();
+    assert_code(&st.update(&[&s2.src], Some(&conv)), 0);
+    assert_eq!(
+        lines_after(&s1, n),
+        tend_lines,
+        "s6-rc-update restarted the same"
+    );
+    assert_eq!(st.list(&["-a"]), tend_up, "-a list after the update");
+    assert_code(&st.rc(&["-da", "change"]), 0);
+    let s6_downs: BTreeSet<String> = lines_after(&s1, n + 2).into_iter().collect();
+    assert_eq!(tend_downs, s6_downs, "the new definitions' downs ran");
+    assert!(tend_downs.contains("down a2"), "{tend_downs:?}");
+    drop(t2);
+    drop(s2);
+}
+
+/// Bad conversion files: s6-rc-update's exit codes, one line, nothing changed.
+#[test]
+fn update_bad_conversion_files_refused_as_s6_rc_update() {
+    let sc = Scratch::new("rc-upd-bad");
+    let _k = KillUnder(sc.path.clone());
+    let cases: &[(&str, i32)] = &[
+        ("nosuch -> x\n", 3),
+        ("keep -> undefined\n", 4),
+        ("keep frob\n", 100),
+        ("keep ->\n", 100),
+        ("keep restart\nkeep restart\n", 6),
+        ("other -> keep\n", 6),
+        ("keep \"unterminated\n", 100),
+    ];
+    let (t1, t2) = (removal_tree(&sc, "tend", 1), removal_tree(&sc, "tend", 2));
+    let tt = TendTree::init(&sc, &[&t1.src]);
+    assert_code(&tt.rc(&["-u", "change", "keep", "other"]), 0);
+    let before = tt.list(&["-a"]);
+    let n = t1.lines().len();
+    let st = removal_tree(&sc, "s6", 1);
+    let s6 = S6Tree::init(&sc, &[&st.src]);
+    if let Some(s6) = &s6 {
+        assert_code(&s6.rc(&["-u", "change", "keep", "other"]), 0);
+    }
+    let s6_v2 = removal_tree(&sc, "s6", 2);
+    for (i, (conv_text, code)) in cases.iter().enumerate() {
+        let conv = sc.join(format!("conv{i}"));
+        std::fs::write(&conv, conv_text).unwrap();
+        let o = tt.update(&[&t2.src], Some(&conv), false);
+        assert_code(&o, *code);
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{conv_text:?}: {err}");
+        assert!(err.starts_with("tend-rc: fatal: "), "{conv_text:?}: {err}");
+        if let Some(s6) = &s6 {
+            assert_code(&s6.update(&[&s6_v2.src], Some(&conv)), *code);
+        }
+    }
+    let o = tt.update(&[&t2.src], Some(&sc.join("no-such-file")), false);
+    assert_code(&o, 111);
+    assert_eq!(tt.list(&["-a"]), before, "nothing changed");
+    assert!(lines_after(&t1, n).is_empty(), "nothing ran");
+    assert_eq!(
+        std::fs::read_to_string(tt.live.join("sources")).unwrap(),
+        format!("{}\n", t1.src.display()),
+        "the recorded sources are the old ones"
     );
 }

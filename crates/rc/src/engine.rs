@@ -37,7 +37,7 @@ pub enum Event {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Outcome {
     /// (atom, why) for every failure, in the order they happened.
     pub failed: Vec<(usize, String)>,

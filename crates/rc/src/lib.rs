@@ -25,15 +25,18 @@ pub mod live;
 pub mod plan;
 pub mod script;
 pub mod source;
+pub mod update;
 
 use engine::{Engine, Event, Outcome};
 use graph::Graph;
-use live::Live;
+use live::{Live, LiveDef};
 use plan::{Direction, Request};
 use source::{Kind, Problem};
+use std::collections::{HashMap, HashSet};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use update::{Conversion, ConversionError};
 
 /// Why an operation could not be done (the binary maps each to an exit code).
 #[derive(Debug)]
@@ -46,6 +49,8 @@ pub enum Fail {
     Live(String),
     /// A system call failed, or the tree did not answer.
     Sys(String),
+    /// A conversion file (tend-rc update -f) was refused; nothing was changed.
+    Conversion(ConversionError),
 }
 
 impl From<tend_sys::Error> for Fail {
@@ -168,13 +173,22 @@ pub struct Opened {
 }
 
 pub fn open(live_dir: &Path) -> Result<Opened, Fail> {
-    let live = Live::open(live_dir).map_err(|e| {
+    open_with(live_dir, &[])
+}
+
+/// Open a live directory to read other sources than those recorded (`tend-rc update -c`):
+/// they are recorded once the tree has moved to them. No sources: the recorded ones.
+pub fn open_with(live_dir: &Path, sources: &[PathBuf]) -> Result<Opened, Fail> {
+    let mut live = Live::open(live_dir).map_err(|e| {
         Fail::Live(format!(
             "{}: not a tend-rc live directory ({e})",
             live_dir.display()
         ))
     })?;
     let lock = lock(&live)?;
+    if !sources.is_empty() {
+        live.sources = sources.iter().map(|s| absolute(s)).collect();
+    }
     let graph = check(&live.sources).map_err(Fail::Source)?;
     Ok(Opened {
         live,
@@ -195,77 +209,133 @@ pub struct Sync {
     pub restore: Vec<usize>,
 }
 
-/// The live definitions no longer in the source (or of another type now), with their
-/// recorded type.
-fn gone<'o>(
-    g: &Graph,
-    old: &'o std::collections::HashMap<String, (String, u64)>,
-) -> Vec<(&'o String, &'o str)> {
-    let mut v: Vec<_> = old
-        .iter()
-        .filter(|(name, (ty, _))| {
-            g.atom(name)
-                .is_none_or(|i| g.atoms[i].def.kind.word() != ty)
-        })
-        .map(|(name, (ty, _))| (name, ty.as_str()))
-        .collect();
-    v.sort();
-    v
+/// What moving the live tree to the definitions just read will do, decided on the
+/// recorded definitions (and their dependencies) before anything is touched; the dry run
+/// prints it, `sync` performs it.
+#[derive(Debug, Default)]
+pub struct Moves {
+    /// Old services to bring down, in order (every one after the old services that
+    /// depended on it), each with whether it lives on under its new name (then it is
+    /// only stopped, and started again if it was up) or leaves (stopped and removed).
+    pub stops: Vec<(String, bool)>,
+    /// old name → new name, for the services renamed in place (no restart).
+    pub renames: Vec<(String, String)>,
+    /// The old definitions, keyed by their new names.
+    pub old: HashMap<String, LiveDef>,
 }
 
-/// Move the live tree to the definitions just read: new longruns get their service
-/// directories (down), removed services are brought down and removed, changed longruns
-/// are rewritten in place (no restart, as s6-rc-update), what is unchanged is untouched.
-pub fn sync(o: &Opened) -> Result<Sync, Fail> {
+/// Decide the moves from the recorded definitions to `g`, with `conv`'s instructions.
+pub fn moves(live: &Live, g: &Graph, conv: &Conversion) -> Result<Moves, Fail> {
+    let mut old = live.defs();
+    conv.check(&old, &|n| {
+        g.names.get(n).map(|k| matches!(k, graph::Named::Bundle(_)))
+    })
+    .map_err(Fail::Conversion)?;
+    let mut seeds = Vec::new();
+    let mut lives_on = HashSet::new();
+    let mut renames = Vec::new();
+    let mut names: Vec<&String> = old.keys().collect();
+    names.sort();
+    for name in names {
+        let d = &old[name];
+        let new = conv.new_name(name);
+        let same_type = g
+            .atom(new)
+            .is_some_and(|i| g.atoms[i].def.kind.word() == d.ty);
+        // A longrun in a pipeline is not renamed under its supervisor: its log/ link and
+        // FIFOs carry its name, so it is stopped and started again under the new one.
+        let movable = new == name || d.ty != "longrun" || live.stands_alone(name);
+        if same_type && movable {
+            lives_on.insert(name.clone());
+            if new != name {
+                renames.push((name.clone(), new.to_string()));
+            }
+        }
+        if !same_type || !movable || conv.restarts.contains(name) {
+            seeds.push(name.clone());
+        }
+    }
+    let stops = update::stop_order(&old, &seeds)
+        .into_iter()
+        .map(|n| {
+            let on = lives_on.contains(&n);
+            (n, on)
+        })
+        .collect();
+    for (from, to) in &renames {
+        if let Some(d) = old.remove(from) {
+            old.insert(to.clone(), d);
+        }
+    }
+    Ok(Moves {
+        stops,
+        renames,
+        old,
+    })
+}
+
+/// Move the live tree to the definitions just read (with a conversion file's renames and
+/// restarts): what leaves or must restart goes down first, dependents before what they
+/// depended on (by the recorded dependencies, as s6-rc-update); renamed services move
+/// under their running supervisors; new longruns get their service directories (down);
+/// changed longruns are rewritten in place (no restart, as s6-rc-update); what is
+/// unchanged is untouched. What was up and lives on is returned in `restore`.
+pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
     let (live, g) = (&o.live, &o.graph);
-    let old = live.defs();
+    let m = moves(live, g, conv)?;
     let mut s = Sync {
         restart: vec![false; g.atoms.len()],
         ..Default::default()
     };
-    // Gone, or of another type now: down first.
-    let mut gone_longruns = Vec::new();
-    let mut gone_oneshots = Vec::new();
-    for (name, ty) in gone(g, &old) {
-        let was_up = match ty {
-            "longrun" => {
-                let up = engine::longrun_up(&live.servicedir(name), false);
-                gone_longruns.push(name.clone());
-                up
-            }
-            _ => {
-                let up = live.oneshot_up(name);
-                if up {
-                    gone_oneshots.push(name.clone());
-                }
-                up
-            }
+    let mut rescan = false;
+    for (name, lives_on) in &m.stops {
+        let ty = m
+            .old
+            .get(conv.new_name(name))
+            .or_else(|| m.old.get(name))
+            .map(|d| d.ty.as_str())
+            .unwrap_or("oneshot");
+        let was_up = if ty == "longrun" {
+            let dir = live.servicedir(name);
+            tend_proto::StatusRecord::read(&dir).is_ok_and(|r| r.is_up() || r.want_up)
+        } else {
+            live.oneshot_up(name)
         };
-        if let Some(i) = g.atom(name)
-            && was_up
-        {
-            s.restore.push(i);
+        if was_up && let Some(atoms) = g.resolve(conv.new_name(name)) {
+            s.restore.extend(atoms);
         }
-        s.removed.push(name.clone());
+        if ty == "longrun" {
+            if *lives_on {
+                stop_longrun(&live.servicedir(name));
+            } else {
+                retire(live, name);
+                rescan = true;
+            }
+        } else {
+            if was_up {
+                run_recorded_down(live, name);
+            }
+            let _ = std::fs::remove_file(live.oneshot_marker(name));
+        }
+        if !lives_on {
+            s.removed.push(name.clone());
+        }
     }
+    rescan |= rename(live, &m.renames)?;
     // Oneshots still recorded up but never recorded in defs (an interrupted run).
     for name in live.oneshots_up() {
-        if g.atom(&name).is_none() && !gone_oneshots.contains(&name) && !old.contains_key(&name) {
-            gone_oneshots.push(name);
+        if g.atom(&name).is_none() && !m.old.contains_key(&name) {
+            run_recorded_down(live, &name);
+            let _ = std::fs::remove_file(live.oneshot_marker(&name));
         }
     }
-    for name in &gone_oneshots {
-        run_recorded_down(live, name);
-        let _ = std::fs::remove_file(live.oneshot_marker(name));
-    }
-    for name in &gone_longruns {
-        retire(live, name);
-    }
+    let old = &m.old;
     let mut fresh = Vec::new();
     for i in 0..g.atoms.len() {
         let a = &g.atoms[i];
         let before = old.get(a.name());
-        let same = before.is_some_and(|(t, f)| t == a.def.kind.word() && *f == a.def.fingerprint);
+        let same =
+            before.is_some_and(|d| d.ty == a.def.kind.word() && d.fingerprint == a.def.fingerprint);
         match &a.def.kind {
             Kind::Longrun(_) => {
                 let dir = live.servicedir(a.name());
@@ -297,10 +367,13 @@ pub fn sync(o: &Opened) -> Result<Sync, Fail> {
             Kind::Bundle { .. } => {}
         }
     }
-    if !fresh.is_empty() || !gone_longruns.is_empty() {
+    if !fresh.is_empty() {
         rescan_and_wait(live, &fresh)?;
+    } else if rescan {
+        let _ = tend_client::scanctl::send(&live.scandir, b"a");
     }
     live.write_defs(g)?;
+    live.write_sources()?;
     let up = engine::current(g, live);
     for i in 0..g.atoms.len() {
         let touched = s
@@ -312,7 +385,63 @@ pub fn sync(o: &Opened) -> Result<Sync, Fail> {
             s.restart[i] = true;
         }
     }
+    s.restore.sort_unstable();
+    s.restore.dedup();
     Ok(s)
+}
+
+/// Rename services in place: a oneshot's marker, a longrun's service directory under
+/// its running supervisor (the scanner knows a service by its directory's device and
+/// inode, so the new link is the same service). Through temporary names, so that two
+/// services may swap names. Whether the scan directory changed.
+fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
+    let mut moved = Vec::new();
+    for (from, to) in renames {
+        for (path, tmp) in [
+            (
+                live.oneshot_marker(from),
+                live.oneshot_marker(&format!(".rename-{to}")),
+            ),
+            (
+                live.servicedir(from),
+                live.servicedir(&format!(".rename-{to}")),
+            ),
+        ] {
+            if std::fs::symlink_metadata(&path).is_ok() {
+                std::fs::rename(&path, &tmp)
+                    .map_err(|e| tend_sys::Error::io("rename", &path, &e))?;
+                moved.push((tmp, to.clone()));
+            }
+        }
+        let link = live.scandir.join(from);
+        if std::fs::read_link(&link).ok().as_deref() == Some(live.servicedir(from).as_path()) {
+            let _ = std::fs::remove_file(&link);
+        }
+    }
+    let mut scandir_changed = false;
+    for (tmp, to) in &moved {
+        let dest = tmp.with_file_name(to);
+        std::fs::rename(tmp, &dest).map_err(|e| tend_sys::Error::io("rename", &dest, &e))?;
+        if dest.starts_with(live.servicedir("")) {
+            live.link(to)?;
+            scandir_changed = true;
+        }
+    }
+    Ok(scandir_changed)
+}
+
+/// Bring a longrun that lives on down (its `finish` done), to start it again later.
+fn stop_longrun(dir: &Path) {
+    let _ = std::fs::write(dir.join("down"), b"");
+    let _ = tend_client::control::send(dir, b"d");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut pause = Duration::from_millis(1);
+    while tend_proto::StatusRecord::read(dir).is_ok_and(|r| r.pid != 0 || r.finishing)
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
 }
 
 /// Bring a longrun that left the definitions down and remove it.
@@ -387,63 +516,137 @@ pub fn change(
     ask: &Ask,
     report: &mut dyn FnMut(&Event, &Graph),
 ) -> Result<Changed, Fail> {
+    change_with(o, ask, &Conversion::default(), report)
+}
+
+/// tend-rc update: move the live tree to the sources (`conv`: a conversion file's
+/// instructions), then start again what was up and lives on, as s6-rc-update does.
+pub fn update(
+    o: &Opened,
+    ask: &Ask,
+    conv: &Conversion,
+    report: &mut dyn FnMut(&Event, &Graph),
+) -> Result<Changed, Fail> {
+    let ask = Ask {
+        direction: Direction::Up,
+        prune: false,
+        active: false,
+        names: Vec::new(),
+        ..ask.clone()
+    };
+    change_with(o, &ask, conv, report)
+}
+
+fn change_with(
+    o: &Opened,
+    ask: &Ask,
+    conv: &Conversion,
+    report: &mut dyn FnMut(&Event, &Graph),
+) -> Result<Changed, Fail> {
     let start = Instant::now();
+    let deadline = ask.timeout.map(|t| start + t);
     let g = &o.graph;
     let sel = selection(g, &ask.names)?;
-    let (restart, restore) = if ask.dry_run {
-        (vec![false; g.atoms.len()], Vec::new())
-    } else {
-        let s = sync(o)?;
-        (s.restart, s.restore)
-    };
-    // Starts go by what is up and ready; stops by what may be up (astir).
-    let up = engine::current(g, &o.live);
-    let astir = engine::astir(g, &o.live);
+    if ask.dry_run {
+        return dry_run(o, ask, conv, sel);
+    }
+    let s = sync(o, conv)?;
+    let (restart, mut restore) = (s.restart, s.restore);
+    if !restore.is_empty() && ask.direction != Direction::Up {
+        // What went down only because the definitions moved comes back first; then the
+        // change asked for.
+        let out = run_plan(
+            o,
+            &Request::up(std::mem::take(&mut restore)),
+            &restart,
+            deadline,
+            ask,
+            report,
+        )?;
+        if out != Outcome::default() {
+            return Ok(Changed::Done(out));
+        }
+    }
     let mut req = Request {
         direction: ask.direction,
         prune: ask.prune,
         selection: sel,
         active: ask.active,
     };
-    if !restore.is_empty() && ask.direction == Direction::Up {
-        req.selection.extend(restore);
-    }
-    let mut p = plan::plan(g, &up, &req, &restart);
-    p.stop = plan::plan(g, &astir, &req, &restart).stop;
-    if ask.dry_run {
-        let order = plan::order(g);
-        // What the source changes would do first (sync, skipped by a dry run).
-        let old = o.live.defs();
-        let mut lines: Vec<String> = gone(g, &old)
-            .into_iter()
-            .map(|(name, _)| format!("remove {name}"))
-            .collect();
-        for a in &g.atoms {
-            match old.get(a.name()) {
-                None => lines.push(format!("add {}", a.name())),
-                Some((t, f)) if t == a.def.kind.word() && *f != a.def.fingerprint => {
-                    lines.push(format!("update {}", a.name()))
-                }
-                _ => {}
-            }
-        }
-        for &i in order.iter().rev() {
-            if p.stop[i] {
-                lines.push(format!("stop {}", g.atoms[i].name()));
-            }
-        }
-        for &i in &order {
-            if p.start[i] {
-                lines.push(format!("start {}", g.atoms[i].name()));
-            }
-        }
-        return Ok(Changed::Plan(lines));
-    }
-    let deadline = ask.timeout.map(|t| start + t);
+    req.selection.extend(restore);
+    Ok(Changed::Done(run_plan(
+        o, &req, &restart, deadline, ask, report,
+    )?))
+}
+
+fn run_plan(
+    o: &Opened,
+    req: &Request,
+    restart: &[bool],
+    deadline: Option<Instant>,
+    ask: &Ask,
+    report: &mut dyn FnMut(&Event, &Graph),
+) -> Result<Outcome, Fail> {
+    let g = &o.graph;
+    // Starts go by what is up and ready; stops by what may be up (astir).
+    let up = engine::current(g, &o.live);
+    let astir = engine::astir(g, &o.live);
+    let mut p = plan::plan(g, &up, req, restart);
+    p.stop = plan::plan(g, &astir, req, restart).stop;
     let mut e = Engine::new(g, &o.live, astir, deadline)?;
     e.tick = ask.tick;
     e.strict = Some(up);
-    Ok(Changed::Done(e.run(&p, report)?))
+    Ok(e.run(&p, report)?)
+}
+
+/// The plan of a change, changing nothing: what the definitions' move would do first
+/// (remove, restart, rename, add, update), then the stops and starts.
+fn dry_run(o: &Opened, ask: &Ask, conv: &Conversion, sel: Vec<usize>) -> Result<Changed, Fail> {
+    let (g, live) = (&o.graph, &o.live);
+    let m = moves(live, g, conv)?;
+    let mut lines = Vec::new();
+    for (name, lives_on) in &m.stops {
+        if !lives_on {
+            lines.push(format!("remove {name}"));
+        } else if live.oneshot_up(name) || engine::longrun_up(&live.servicedir(name), false) {
+            lines.push(format!("restart {name}"));
+        }
+    }
+    for (from, to) in &m.renames {
+        lines.push(format!("rename {from} {to}"));
+    }
+    for a in &g.atoms {
+        match m.old.get(a.name()) {
+            None => lines.push(format!("add {}", a.name())),
+            Some(d) if d.ty == a.def.kind.word() && d.fingerprint != a.def.fingerprint => {
+                lines.push(format!("update {}", a.name()))
+            }
+            _ => {}
+        }
+    }
+    let up = engine::current(g, live);
+    let astir = engine::astir(g, live);
+    let req = Request {
+        direction: ask.direction,
+        prune: ask.prune,
+        selection: sel,
+        active: ask.active,
+    };
+    let no_restart = vec![false; g.atoms.len()];
+    let mut p = plan::plan(g, &up, &req, &no_restart);
+    p.stop = plan::plan(g, &astir, &req, &no_restart).stop;
+    let order = plan::order(g);
+    for &i in order.iter().rev() {
+        if p.stop[i] {
+            lines.push(format!("stop {}", g.atoms[i].name()));
+        }
+    }
+    for &i in &order {
+        if p.start[i] {
+            lines.push(format!("start {}", g.atoms[i].name()));
+        }
+    }
+    Ok(Changed::Plan(lines))
 }
 
 /// tend-rc list: the selection (with -a the services up; with -d inverted), sorted.

@@ -5,7 +5,9 @@
 //! LIVE/sources          the source directories, one absolute path a line
 //! LIVE/scandir          the scan directory
 //! LIVE/lock             held while a tend-rc runs
-//! LIVE/defs             "TYPE FINGERPRINT NAME" a line: the definitions that are live
+//! LIVE/defs             "TYPE FINGERPRINT NAME/DEP/DEP" a line: the definitions that
+//!                       are live and what each depended on (removed ones go down in
+//!                       that order)
 //! LIVE/oneshots/NAME    present while the oneshot is up; holds its down script
 //! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it; a
 //!                       consumer's is its producer's log/ instead)
@@ -23,6 +25,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use tend_sys::Error;
+
+/// A definition as the live directory recorded it when it was last synced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveDef {
+    /// `oneshot` or `longrun`.
+    pub ty: String,
+    pub fingerprint: u64,
+    /// Its direct dependencies then (atoms).
+    pub deps: Vec<String>,
+}
 
 pub struct Live {
     pub dir: PathBuf,
@@ -104,24 +116,32 @@ impl Live {
                 })
                 .map_err(|e| io("create", &p, e))?;
         }
-        let mut s = Vec::new();
-        for src in sources {
-            s.extend_from_slice(src.as_os_str().as_bytes());
-            s.push(b'\n');
-        }
-        write_atomic(&dir.join("sources"), &s, 0o644)?;
         let mut sd = scandir.as_os_str().as_bytes().to_vec();
         sd.push(b'\n');
         write_atomic(&dir.join("scandir"), &sd, 0o644)?;
-        Ok(Live {
+        let live = Live {
             dir: dir.to_path_buf(),
             sources: sources.to_vec(),
             scandir: scandir.to_path_buf(),
-        })
+        };
+        live.write_sources()?;
+        Ok(live)
     }
 
-    /// The recorded definitions: name → (type word, fingerprint).
-    pub fn defs(&self) -> HashMap<String, (String, u64)> {
+    /// Record the source directories (`tend-rc update -c` changes them).
+    pub fn write_sources(&self) -> Result<(), Error> {
+        let mut s = Vec::new();
+        for src in &self.sources {
+            s.extend_from_slice(src.as_os_str().as_bytes());
+            s.push(b'\n');
+        }
+        write_atomic(&self.dir.join("sources"), &s, 0o644)
+    }
+
+    /// The recorded definitions, by name. A line is `TYPE FINGERPRINT NAME[/DEP]...`:
+    /// a name holds no slash, so the dependencies (atoms, bundles expanded) follow it,
+    /// each after one; a line of an older tend-rc has none.
+    pub fn defs(&self) -> HashMap<String, LiveDef> {
         let mut out = HashMap::new();
         let Ok(data) = fs::read(self.dir.join("defs")) else {
             return out;
@@ -129,10 +149,23 @@ impl Live {
         for line in data.split(|&b| b == b'\n') {
             let s = String::from_utf8_lossy(line);
             let mut it = s.splitn(3, ' ');
-            if let (Some(t), Some(f), Some(n)) = (it.next(), it.next(), it.next())
+            if let (Some(t), Some(f), Some(rest)) = (it.next(), it.next(), it.next())
                 && let Ok(f) = u64::from_str_radix(f, 16)
             {
-                out.insert(n.to_string(), (t.to_string(), f));
+                let mut names = rest.split('/');
+                let name = names.next().unwrap_or_default().to_string();
+                let deps = names
+                    .filter(|d| !d.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                out.insert(
+                    name,
+                    LiveDef {
+                        ty: t.to_string(),
+                        fingerprint: f,
+                        deps,
+                    },
+                );
             }
         }
         out
@@ -142,13 +175,28 @@ impl Live {
         let mut s = String::new();
         for a in &g.atoms {
             s.push_str(&format!(
-                "{} {:016x} {}\n",
+                "{} {:016x} {}",
                 a.def.kind.word(),
                 a.def.fingerprint,
                 a.name()
             ));
+            for &d in &a.deps {
+                s.push('/');
+                s.push_str(g.atoms[d].name());
+            }
+            s.push('\n');
         }
         write_atomic(&self.dir.join("defs"), s.as_bytes(), 0o644)
+    }
+
+    /// Whether a longrun's service directory stands on its own: linked into the scan
+    /// directory, no logger, not a pipeline's FIFO end. Only such a one can be renamed
+    /// under its running supervisor.
+    pub fn stands_alone(&self, name: &str) -> bool {
+        let dir = self.servicedir(name);
+        fs::read_link(self.scandir.join(name)).ok().as_deref() == Some(dir.as_path())
+            && fs::symlink_metadata(dir.join("log")).is_err()
+            && fs::symlink_metadata(dir.join("run.user")).is_err()
     }
 
     /// Whether the oneshot is recorded up.

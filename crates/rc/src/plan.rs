@@ -24,6 +24,18 @@ pub struct Request {
     pub active: bool,
 }
 
+impl Request {
+    /// Bring `selection` up, nothing else asked.
+    pub fn up(selection: Vec<usize>) -> Request {
+        Request {
+            direction: Direction::Up,
+            prune: false,
+            selection,
+            active: false,
+        }
+    }
+}
+
 /// What must change: `stop[i]` / `start[i]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
