@@ -17,6 +17,9 @@
 # fresh service directories (runsv and s6-supervise keep different supervise/ formats).
 # TEND_BEFORE=DIR adds the tend-svscan of another build (a directory of programs) as
 # "tend-before". KINDS="tend tend-forked floor" (say) runs only the kinds named.
+# FLOORS=1 adds floor-exec (the floor plus one exec of a static supervisor per service)
+# and floor-layout (that, plus s6's supervise/ layout made before ./run): what the two
+# things tend keeps and the floor lacks cost on their own (bench/floor.c).
 # Needs: s6, runit, daemontools (Debian packages), gcc; root not required.
 set -euo pipefail
 
@@ -46,7 +49,8 @@ ours() {
 trap 'kill -KILL $(ours) 2>/dev/null || true; rm -rf "$work"' EXIT
 fifo=$work/fifo
 mkfifo "$fifo"
-gcc -O2 -o "$work/floor" "$here/bench/floor.c"
+# Static, as tend's executables are (floor-exec execs it once per supervisor).
+gcc -O2 -static -o "$work/floor" "$here/bench/floor.c"
 exec 3<>"$fifo" # held open both ways: the reader never sees EOF between writers
 
 now() { date +%s.%N; }
@@ -94,6 +98,8 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
         runit) runsvdir -P "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         daemontools) svscan "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         floor) "$work/floor" "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        floor-exec) "$work/floor" -x "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
+        floor-layout) "$work/floor" -X "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
     esac
     head -c "$N" <&3 >/dev/null
     t1=$(now)
@@ -105,7 +111,7 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
         tend | tend-forked | tend-before) "$bin/tend-svscanctl" -t "$dir" ;;
         s6) s6-svscanctl -t "$dir" ;;
         runit) kill -HUP "$pid" ;;
-        floor) kill -KILL -- "-$pid" ;;
+        floor | floor-exec | floor-layout) kill -KILL -- "-$pid" ;;
         daemontools) # svscan has no exit command: kill it, then every supervise of $dir
             kill -KILL "$pid" $(ours) 2>/dev/null || true ;;
     esac
@@ -120,6 +126,7 @@ forked=${TEND_FORKED_BIN:-$here/target/forked/x86_64-unknown-linux-musl/release}
 kinds="tend s6 runit daemontools floor"
 [ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit daemontools floor"
 [ -n "${TEND_BEFORE:-}" ] && kinds="tend tend-before ${kinds#tend }"
+[ "${FLOORS:-}" = 1 ] && kinds="$kinds floor-exec floor-layout"
 kinds=${KINDS:-$kinds} # KINDS="tend floor" (say) runs only those
 for ((r = 1; r <= ROUNDS; r++)); do
     for k in $kinds; do

@@ -434,14 +434,7 @@ fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
 fn stop_longrun(dir: &Path) {
     let _ = std::fs::write(dir.join("down"), b"");
     let _ = tend_client::control::send(dir, b"d");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut pause = Duration::from_millis(1);
-    while tend_proto::StatusRecord::read(dir).is_ok_and(|r| r.pid != 0 || r.finishing)
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
+    until(|| !tend_proto::StatusRecord::read(dir).is_ok_and(|r| r.pid != 0 || r.finishing));
 }
 
 /// Bring a longrun that left the definitions down and remove it.
@@ -450,11 +443,19 @@ fn retire(live: &Live, name: &str) {
     let _ = std::fs::write(dir.join("down"), b"");
     live.unlink(name);
     let _ = tend_client::control::send(&dir, b"dx");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tend_client::svok(&dir).unwrap_or(false) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    until(|| !tend_client::svok(&dir).unwrap_or(false));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Wait (30 s at most) until `done`, looking again after 1 ms, then less and less often
+/// (20 ms at most): a supervisor sends no event for its own exit.
+fn until(mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut pause = Duration::from_millis(1);
+    while !done() && Instant::now() < deadline {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
 }
 
 /// Run the down script a removed oneshot recorded when it came up.
