@@ -4,6 +4,8 @@
 mod chain;
 // tend-check's probes, readiness and liveness, and tend-notify, under a real tree.
 mod check;
+// tend-check's HTTP client on the edges hand parsing gets wrong (its head parsed by httparse).
+mod check_http;
 // tend-svc, -svstat, -svwait, -svok against s6's clients on s6-supervise.
 mod clients;
 // Shared support: Scratch, Daemon, Supervised, Case, wait_until, stays_for, skip.
