@@ -460,13 +460,9 @@ fn parse_head(a: &[u8]) -> Result<Option<Head>, Failure> {
     config.allow_obsolete_multiline_headers_in_responses(true);
     let len = match config.parse_response(&mut r, a) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            // A first line that cannot become a status line is named at once.
-            return match a.iter().position(|&b| b == b'\n') {
-                Some(i) if !status_line_ok(&a[..i]) => Err(malformed(&a[..i])),
-                _ => Ok(None),
-            };
-        }
+        // httparse reads the status line first: one that cannot be HTTP/1.x NNN is an
+        // error as soon as it is seen, not a wait for more.
+        Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
             return Err(format!("more than {MAX_HEADERS} header fields"));
         }
@@ -483,15 +479,6 @@ fn parse_head(a: &[u8]) -> Result<Option<Head>, Failure> {
     }
     let body = Body::new(code, r.headers)?;
     Ok(Some(Head { code, len, body }))
-}
-
-/// Whether a whole first line is what httparse takes as a status line.
-fn status_line_ok(line: &[u8]) -> bool {
-    let mut headers = [httparse::EMPTY_HEADER; 1];
-    let mut r = httparse::Response::new(&mut headers);
-    let mut l = line.to_vec();
-    l.extend_from_slice(b"\n\n");
-    matches!(r.parse(&l), Ok(httparse::Status::Complete(_)))
 }
 
 fn malformed(line: &[u8]) -> Failure {
