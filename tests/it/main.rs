@@ -4,6 +4,8 @@
 mod chain;
 // tend-check's probes, readiness and liveness, and tend-notify, under a real tree.
 mod check;
+// tend-check's HTTP client on the edges hand parsing gets wrong (its head parsed by httparse).
+mod check_http;
 // tend-svc, -svstat, -svwait, -svok against s6's clients on s6-supervise.
 mod clients;
 // Shared support: Scratch, Daemon, Supervised, Case, wait_until, stays_for, skip.
@@ -28,6 +30,8 @@ mod jobs;
 mod log;
 // tend-monit: monit control files, its command line and HTTP API, beside Debian's monit.
 mod monit;
+// tend-monit's web interface in Debian's headless Chromium: states, a button press, a screenshot.
+mod monit_web;
 // The multi-call executable: link names, `tend PROG`, the hot-code layout.
 mod multicall;
 // tend-init running s6-overlay v3 images (Docker), tend-with-contenv, the s6 names.

@@ -356,7 +356,7 @@ fn http(
         }
     }
     read_answer(&fd, deadline, buf, &timed_out)
-        .and_then(|(head, body)| judge_parts(h, &buf[..head], &buf[body.0..body.1]))
+        .and_then(|(code, body)| judge_parts(h, code, &buf[body.0..body.1]))
 }
 
 /// Read one answer into `buf` (HTTP_READ_MAX bytes): its head, then its body as the head
@@ -370,13 +370,15 @@ fn read_answer(
     deadline: Instant,
     buf: &mut Vec<u8>,
     timed_out: &dyn Fn() -> Failure,
-) -> Result<(usize, (usize, usize)), Failure> {
+) -> Result<(u16, (usize, usize)), Failure> {
     buf.resize(HTTP_READ_MAX, 0);
     let mut got = 0;
-    // The head.
-    let (head_len, body_start) = loop {
-        if let Some(ends) = head_end(&buf[..got]) {
-            break ends;
+    // The head, parsed by httparse once it is whole.
+    let head = loop {
+        if got > 0
+            && let Some(head) = parse_head(&buf[..got])?
+        {
+            break head;
         }
         if got == buf.len() {
             return Err(format!("headers longer than {} KiB", HTTP_READ_MAX / 1024));
@@ -390,7 +392,8 @@ fn read_answer(
             Read::Failed(e) => return Err(format!("read: {}", e.desc())),
         }
     };
-    let mut body = Body::new(&buf[..head_len])?;
+    let (code, body_start) = (head.code, head.len);
+    let mut body = head.body;
     // What came with the head, then the rest, through the body's framing: decoded bytes
     // are kept from body_start on (never past what was read, so in place is safe).
     let mut kept = body_start;
@@ -405,16 +408,12 @@ fn read_answer(
     while !body.done() {
         match read_some(fd, &mut scratch, deadline).map_err(|()| timed_out())? {
             Read::Data(n) => body.feed(&scratch[..n], buf, &mut kept)?,
-            Read::End => {
-                return body
-                    .at_close(false)
-                    .map(|()| (head_len, (body_start, kept)));
-            }
-            Read::Reset => return body.at_close(true).map(|()| (head_len, (body_start, kept))),
+            Read::End => return body.at_close(false).map(|()| (code, (body_start, kept))),
+            Read::Reset => return body.at_close(true).map(|()| (code, (body_start, kept))),
             Read::Failed(e) => return Err(format!("read: {}", e.desc())),
         }
     }
-    Ok((head_len, (body_start, kept)))
+    Ok((code, (body_start, kept)))
 }
 
 /// What one read gave.
@@ -439,26 +438,56 @@ fn read_some(fd: &OwnedFd, into: &mut [u8], deadline: Instant) -> Result<Read, (
     }
 }
 
-/// Where the head ends: (its length without the blank line, where the body starts). The
-/// blank line is CRLF or a bare LF.
-fn head_end(a: &[u8]) -> Option<(usize, usize)> {
-    let mut from = 0;
-    while let Some(i) = a[from..].iter().position(|&b| b == b'\n') {
-        let next = from + i + 1;
-        match &a[next..] {
-            [b'\r', b'\n', ..] => return Some((next, next + 2)),
-            [b'\n', ..] => return Some((next, next + 1)),
-            _ => from = next,
-        }
-    }
-    None
+/// The most header fields an answer may have.
+const MAX_HEADERS: usize = 64;
+
+/// A parsed head: the status code, the head's length (with its blank line), the body's
+/// framing.
+struct Head {
+    code: u16,
+    len: usize,
+    body: Body,
 }
 
-/// The lines of a head, each without its CR.
-fn head_lines(head: &[u8]) -> impl Iterator<Item = &[u8]> {
-    head.split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .filter(|l| !l.is_empty())
+/// Parse an answer's head with httparse: None while it is incomplete; a status line that
+/// is not HTTP/1.x NNN, a malformed header or an unreadable framing is a failure. Line
+/// ends are CRLF or a bare LF; an obs-fold continuation line is taken as part of the
+/// field before it (RFC 9112 5.2: a user agent replaces it with a space).
+fn parse_head(a: &[u8]) -> Result<Option<Head>, Failure> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut r = httparse::Response::new(&mut headers);
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    let len = match config.parse_response(&mut r, a) {
+        Ok(httparse::Status::Complete(n)) => n,
+        // httparse reads the status line first: one that cannot be HTTP/1.x NNN is an
+        // error as soon as it is seen, not a wait for more.
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(format!("more than {MAX_HEADERS} header fields"));
+        }
+        Err(httparse::Error::Version | httparse::Error::Status) => {
+            let line = a.split(|&b| b == b'\n').next().unwrap_or_default();
+            return Err(malformed(line));
+        }
+        Err(e) => return Err(format!("malformed header: {e}")),
+    };
+    let code = r.code.unwrap_or(0);
+    if !(100..600).contains(&code) {
+        let line = a.split(|&b| b == b'\n').next().unwrap_or_default();
+        return Err(malformed(line));
+    }
+    let body = Body::new(code, r.headers)?;
+    Ok(Some(Head { code, len, body }))
+}
+
+fn malformed(line: &[u8]) -> Failure {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let shown: String = String::from_utf8_lossy(&line[..line.len().min(40)])
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    format!("malformed status line {shown:?}")
 }
 
 /// How a body is framed, and how far it has come.
@@ -502,14 +531,18 @@ enum Chunk {
 }
 
 impl Body {
-    /// The framing the head says; an unreadable Content-Length is a failure. A status
-    /// line that is not HTTP is left for judge to name.
-    fn new(head: &[u8]) -> Result<Body, Failure> {
-        let status = head_lines(head).next().and_then(parse_status_line);
-        if matches!(status, Some(204 | 304) | Some(100..=199)) {
+    /// The framing the head says; an unreadable Content-Length is a failure.
+    fn new(code: u16, headers: &[httparse::Header]) -> Result<Body, Failure> {
+        if matches!(code, 204 | 304 | 100..=199) {
             return Ok(Body::Length { left: 0, of: 0 });
         }
-        let chunked = header_value(head, b"transfer-encoding").is_some_and(|v| {
+        let value = |name: &str| {
+            headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value.trim_ascii())
+        };
+        let chunked = value("transfer-encoding").is_some_and(|v| {
             v.rsplit(|&b| b == b',')
                 .next()
                 .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"))
@@ -517,7 +550,7 @@ impl Body {
         if chunked {
             return Ok(Body::Chunked(Chunk::Size { size: 0, digits: 0 }));
         }
-        match header_value(head, b"content-length") {
+        match value("content-length") {
             None => Ok(Body::UntilClose),
             Some(v) => {
                 let n = std::str::from_utf8(v)
@@ -648,15 +681,6 @@ fn chunk_step(state: Chunk, b: u8) -> Option<Chunk> {
     })
 }
 
-fn header_value<'a>(head: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    head_lines(head).skip(1).find_map(|l| {
-        let i = l.iter().position(|&b| b == b':')?;
-        l[..i]
-            .eq_ignore_ascii_case(name)
-            .then(|| l[i + 1..].trim_ascii())
-    })
-}
-
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() {
         return Some(0);
@@ -669,26 +693,15 @@ pub fn judge(h: &HttpProbe, answer: &[u8]) -> Result<(), Failure> {
     if answer.is_empty() {
         return Err("connection closed without an answer".into());
     }
-    let (head, body) = match head_end(answer) {
-        Some((head, body)) => (&answer[..head], &answer[body..]),
-        None => (answer, &answer[answer.len()..]),
-    };
-    judge_parts(h, head, body)
+    match parse_head(answer)? {
+        Some(head) => judge_parts(h, head.code, &answer[head.len..]),
+        None if !answer.contains(&b'\n') => Err("malformed status line".into()),
+        None => Err("connection closed inside the headers".into()),
+    }
 }
 
-/// Judge an answer's head (status line, status range) and decoded body (its text).
-fn judge_parts(h: &HttpProbe, head: &[u8], body: &[u8]) -> Result<(), Failure> {
-    let line = head_lines(head).next().unwrap_or_default();
-    if !head.contains(&b'\n') {
-        return Err("malformed status line".into());
-    }
-    let code = parse_status_line(line).ok_or_else(|| {
-        let shown: String = String::from_utf8_lossy(&line[..line.len().min(40)])
-            .chars()
-            .map(|c| if c.is_control() { '?' } else { c })
-            .collect();
-        format!("malformed status line {shown:?}")
-    })?;
+/// Judge an answer's status (its range) and decoded body (its text).
+fn judge_parts(h: &HttpProbe, code: u16, body: &[u8]) -> Result<(), Failure> {
     if code < h.status.0 || code > h.status.1 {
         let what = if (300..400).contains(&code) {
             "redirect "
@@ -706,21 +719,6 @@ fn judge_parts(h: &HttpProbe, head: &[u8], body: &[u8]) -> Result<(), Failure> {
         return Err(format!("body lacks {:?}", String::from_utf8_lossy(text)));
     }
     Ok(())
-}
-
-/// `HTTP/1.x NNN[ reason]` → NNN.
-fn parse_status_line(line: &[u8]) -> Option<u16> {
-    let rest = line
-        .strip_prefix(b"HTTP/1.1 ")
-        .or_else(|| line.strip_prefix(b"HTTP/1.0 "))?;
-    if rest.len() < 3 || (rest.len() > 3 && rest[3] != b' ') {
-        return None;
-    }
-    let d = &rest[..3];
-    if !d.iter().all(u8::is_ascii_digit) || d[0] < b'1' || d[0] > b'5' {
-        return None;
-    }
-    Some(u16::from(d[0] - b'0') * 100 + u16::from(d[1] - b'0') * 10 + u16::from(d[2] - b'0'))
 }
 
 #[cfg(test)]
@@ -834,12 +832,57 @@ mod tests {
         );
         assert!(judge(&h, b"HTTP/1.1 2000 OK\r\n\r\n").is_err());
         assert_eq!(judge(&h, b"HTTP/1.1 200 OK\nX: y\n\nok"), Ok(()));
+        let len = |a: &[u8]| parse_head(a).unwrap().map(|h| h.len);
+        assert_eq!(len(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nok"), Some(25));
+        assert_eq!(len(b"HTTP/1.1 200 OK\nA: b\n\nok"), Some(22));
+        assert_eq!(len(b"HTTP/1.1 200 OK\r\nA: b\r\n"), None);
+        // The edges hand parsing got wrong, through httparse.
+        let framing = |a: &[u8]| match parse_head(a).unwrap().unwrap().body {
+            Body::Length { of, .. } => format!("length {of}"),
+            Body::Chunked(_) => "chunked".into(),
+            Body::UntilClose => "until close".into(),
+        };
+        // obs-fold: the continuation belongs to the field before it.
         assert_eq!(
-            head_end(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nok"),
-            Some((23, 25))
+            framing(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n"),
+            "chunked"
         );
-        assert_eq!(head_end(b"HTTP/1.1 200 OK\nA: b\n\nok"), Some((21, 22)));
-        assert_eq!(head_end(b"HTTP/1.1 200 OK\r\nA: b\r\n"), None);
+        assert_eq!(
+            framing(b"HTTP/1.1 200 OK\r\nX: a\r\n b: c\r\nContent-Length: 3\r\n\r\n"),
+            "length 3"
+        );
+        // Names in any case.
+        assert_eq!(
+            framing(b"HTTP/1.1 200 OK\r\ncOnTeNt-LeNgTh: 4\r\n\r\n"),
+            "length 4"
+        );
+        // HTTP/1.0, no length: until the close; no reason phrase.
+        assert_eq!(framing(b"HTTP/1.0 200 OK\r\n\r\n"), "until close");
+        assert_eq!(framing(b"HTTP/1.1 200\r\n\r\n"), "until close");
+        assert_eq!(
+            parse_head(b"HTTP/1.1 418\r\n\r\n").unwrap().unwrap().code,
+            418
+        );
+        // Split anywhere: incomplete until the blank line, then the same head.
+        let whole = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        for cut in 1..whole.len() - 2 {
+            assert!(parse_head(&whole[..cut]).unwrap().is_none(), "{cut}");
+        }
+        assert_eq!(framing(whole), "length 2");
+        // Garbage, named as soon as its line ends; a status line still coming is not.
+        assert_eq!(
+            parse_head(b"SSH-2.0-OpenSSH\r\n").err().unwrap(),
+            "malformed status line \"SSH-2.0-OpenSSH\""
+        );
+        assert!(parse_head(b"HTTP/1.1 20").unwrap().is_none());
+        assert!(parse_head(b"HTTP/1.1 600 X\r\n\r\n").is_err());
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n").is_err());
+        assert_eq!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n")
+                .err()
+                .unwrap(),
+            "invalid Content-Length \"1x\""
+        );
         // Chunked framing, byte by byte: sizes, extensions, data ends, trailers.
         let mut b = Body::Chunked(Chunk::Size { size: 0, digits: 0 });
         let mut out = [0u8; 16];
