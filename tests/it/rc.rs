@@ -1903,6 +1903,19 @@ fn update_bad_conversion_files_refused_as_s6_rc_update() {
     }
     let o = tt.update(&[&t2.src], Some(&sc.join("no-such-file")), false);
     assert_code(&o, 111);
+    let o = tt.update(&[&t2.src], Some(&sc.path), false);
+    assert_code(&o, 111);
+    // New sources that do not check: every problem named, exit 4 (s6-rc-update's
+    // "invalid service database"), the live tree as it was.
+    let mut bad = Tree::new(sc.join("bad-src"), sc.join("bad.log"));
+    bad.oneshot("x", &["y"]);
+    bad.oneshot("y", &["x"]);
+    bad.oneshot("z", &["missing"]);
+    let o = tt.update(&[&bad.src], None, false);
+    assert_code(&o, 4);
+    let err = text(&o.stderr);
+    assert!(err.contains("cycle") && err.contains("missing"), "{err}");
+    assert!(err.lines().all(|l| l.starts_with("tend-rc: fatal: ")), "{err}");
     assert_eq!(tt.list(&["-a"]), before, "nothing changed");
     assert!(lines_after(&t1, n).is_empty(), "nothing ran");
     assert_eq!(
