@@ -1915,7 +1915,10 @@ fn update_bad_conversion_files_refused_as_s6_rc_update() {
     assert_code(&o, 4);
     let err = text(&o.stderr);
     assert!(err.contains("cycle") && err.contains("missing"), "{err}");
-    assert!(err.lines().all(|l| l.starts_with("tend-rc: fatal: ")), "{err}");
+    assert!(
+        err.lines().all(|l| l.starts_with("tend-rc: fatal: ")),
+        "{err}"
+    );
     assert_eq!(tt.list(&["-a"]), before, "nothing changed");
     assert!(lines_after(&t1, n).is_empty(), "nothing ran");
     assert_eq!(
