@@ -438,8 +438,10 @@ fn read_some(fd: &OwnedFd, into: &mut [u8], deadline: Instant) -> Result<Read, (
     }
 }
 
-/// The most header fields an answer may have.
-const MAX_HEADERS: usize = 64;
+/// Header fields parsed without allocating; an answer with more gets room for as many as
+/// its bytes can hold (a field is at least `x:` and a line end), so the only limit on
+/// fields is the head's 64 KiB, as it was before httparse.
+const STACK_HEADERS: usize = 64;
 
 /// A parsed head: the status code, the head's length (with its blank line), the body's
 /// framing.
@@ -454,8 +456,23 @@ struct Head {
 /// ends are CRLF or a bare LF; an obs-fold continuation line is taken as part of the
 /// field before it (RFC 9112 5.2: a user agent replaces it with a space).
 fn parse_head(a: &[u8]) -> Result<Option<Head>, Failure> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut r = httparse::Response::new(&mut headers);
+    let mut headers = [httparse::EMPTY_HEADER; STACK_HEADERS];
+    match parse_head_into(a, &mut headers) {
+        Err(None) => {
+            let mut many = vec![httparse::EMPTY_HEADER; a.len() / 3 + 1];
+            parse_head_into(a, &mut many)
+                .map_err(|e| e.unwrap_or_else(|| "too many header fields".into()))
+        }
+        r => r.map_err(Option::unwrap_or_default),
+    }
+}
+
+/// One parse into `headers`; `Err(None)`: more fields than `headers` holds.
+fn parse_head_into<'a>(
+    a: &'a [u8],
+    headers: &mut [httparse::Header<'a>],
+) -> Result<Option<Head>, Option<Failure>> {
+    let mut r = httparse::Response::new(headers);
     let mut config = httparse::ParserConfig::default();
     config.allow_obsolete_multiline_headers_in_responses(true);
     let len = match config.parse_response(&mut r, a) {
@@ -463,21 +480,19 @@ fn parse_head(a: &[u8]) -> Result<Option<Head>, Failure> {
         // httparse reads the status line first: one that cannot be HTTP/1.x NNN is an
         // error as soon as it is seen, not a wait for more.
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err(format!("more than {MAX_HEADERS} header fields"));
-        }
+        Err(httparse::Error::TooManyHeaders) => return Err(None),
         Err(httparse::Error::Version | httparse::Error::Status) => {
             let line = a.split(|&b| b == b'\n').next().unwrap_or_default();
-            return Err(malformed(line));
+            return Err(Some(malformed(line)));
         }
-        Err(e) => return Err(format!("malformed header: {e}")),
+        Err(e) => return Err(Some(format!("malformed header: {e}"))),
     };
     let code = r.code.unwrap_or(0);
     if !(100..600).contains(&code) {
         let line = a.split(|&b| b == b'\n').next().unwrap_or_default();
-        return Err(malformed(line));
+        return Err(Some(malformed(line)));
     }
-    let body = Body::new(code, r.headers)?;
+    let body = Body::new(code, r.headers).map_err(Some)?;
     Ok(Some(Head { code, len, body }))
 }
 
@@ -836,6 +851,19 @@ mod tests {
         assert_eq!(len(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nok"), Some(25));
         assert_eq!(len(b"HTTP/1.1 200 OK\nA: b\n\nok"), Some(22));
         assert_eq!(len(b"HTTP/1.1 200 OK\r\nA: b\r\n"), None);
+        // More fields than the stack array: parsed all the same (the limit is 64 KiB).
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..500 {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        let head_len = many.len() + 2;
+        many.extend_from_slice(b"Content-Length: 2\r\n\r\nok");
+        assert_eq!(len(&many), Some(head_len + 19));
+        assert_eq!(
+            len(&many[..many.len() - 30]),
+            None,
+            "incomplete, more fields to come"
+        );
         // The edges hand parsing got wrong, through httparse.
         let framing = |a: &[u8]| match parse_head(a).unwrap().unwrap().body {
             Body::Length { of, .. } => format!("length {of}"),
