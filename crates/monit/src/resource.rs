@@ -92,9 +92,8 @@ fn read_proc(pid: i32) -> Option<Proc> {
     })
 }
 
-/// The process and its descendants.
-fn tree(pid: i32) -> (Proc, Vec<Proc>) {
-    let me = read_proc(pid).unwrap_or_default();
+/// Every process's numbers, read from /proc.
+fn table() -> HashMap<i32, Proc> {
     let mut all: HashMap<i32, Proc> = HashMap::new();
     if let Ok(rd) = std::fs::read_dir("/proc") {
         for e in rd.flatten() {
@@ -105,17 +104,47 @@ fn tree(pid: i32) -> (Proc, Vec<Proc>) {
             }
         }
     }
+    all
+}
+
+thread_local! {
+    /// The table `snapshot` read, while its closure runs.
+    static SNAPSHOT: std::cell::RefCell<Option<HashMap<i32, Proc>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Run `f` with one reading of /proc for every `usage` it asks: a report of N services
+/// reads every process once, not once per service (the XML of 100 services read /proc
+/// 100 times).
+pub fn snapshot<T>(f: impl FnOnce() -> T) -> T {
+    SNAPSHOT.with(|s| *s.borrow_mut() = Some(table()));
+    let out = f();
+    SNAPSHOT.with(|s| *s.borrow_mut() = None);
+    out
+}
+
+/// The process and its descendants.
+fn tree(pid: i32) -> (Proc, Vec<Proc>) {
+    let me = read_proc(pid).unwrap_or_default();
+    let desc = SNAPSHOT.with(|s| match &*s.borrow() {
+        Some(all) => descendants(all, pid),
+        None => descendants(&table(), pid),
+    });
+    (me, desc)
+}
+
+fn descendants(all: &HashMap<i32, Proc>, pid: i32) -> Vec<Proc> {
     let mut desc = Vec::new();
     let mut frontier = vec![pid];
     while let Some(parent) = frontier.pop() {
-        for (&p, pr) in &all {
+        for (&p, pr) in all {
             if pr.ppid == parent && p != pid {
                 desc.push(*pr);
                 frontier.push(p);
             }
         }
     }
-    (me, desc)
+    desc
 }
 
 fn mem_total_kb() -> f64 {
