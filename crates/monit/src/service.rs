@@ -262,7 +262,10 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
     // sh.
     let direct = format!("#!{exe} -W");
     let run = if direct.len() < 127 && !exe.contains([' ', '\t', '\n']) && exe.starts_with('/') {
-        format!("{direct}\n# check process {} ({}), from tend-monit\n", c.name, c.loc)
+        format!(
+            "{direct}\n# check process {} ({}), from tend-monit\n",
+            c.name, c.loc
+        )
     } else {
         format!(
             "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
