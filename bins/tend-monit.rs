@@ -203,7 +203,7 @@ fn report(p: &tend_cli::Parsed, ops: &[Option<&str>]) -> ! {
     } else if ops[0] == Some("summary") {
         tend_monit::status::summary_525(&c, &services, up)
     } else if p.has('N') {
-        tend_monit::status::status_533(&services, up, now)
+        tend_monit::resource::snapshot(|| tend_monit::status::status_533(&services, up, now))
     } else {
         tend_monit::status::status_525(&services, up)
     };

@@ -2151,3 +2151,56 @@ fn monit_status_in_5_33s_layout_with_n() {
         "{ours}\n{theirs}"
     );
 }
+
+/// A slow start program: `gated PIDFILE LOG NAME GATE` logs `start NAME`, waits for GATE
+/// to exist, then starts the test daemon.
+const GATED: &str = r#"#!/bin/sh
+echo "start $3" >> "$2"
+while [ ! -e "$4" ]; do sleep 0.05; done
+exec "$(dirname "$0")/daemon" "$1" "$2" "$3.up"
+"#;
+
+#[test]
+fn monit_dependency_watcher_not_blocked_while_a_dependent_starts() {
+    // db dies; its next watcher starts db, then web, whose start program waits for a
+    // gate (its timeout: 60 s). While web starts, db's watcher still watches db and
+    // answers: db killed again is restarted at once, not after web's start timeout.
+    let web = "check process web with pidfile @ROOT@/run/web.pid\n  start program = \"@ROOT@/bin/gated @ROOT@/run/web.pid @ROOT@/log web @ROOT@/gate\" with timeout 60 seconds\n  stop program = \"/bin/sh -c 'echo stop web >> @ROOT@/log; kill $(cat @ROOT@/run/web.pid)'\"\n  group vcap\n  depends on db\n";
+    let mut vm = Vm::new(
+        "monit-dep-not-blocked",
+        &format!("{}{web}", check("db", "")),
+    );
+    vm.s.write("bin/gated", GATED, true);
+    let gate = vm.s.join("gate");
+    std::fs::write(&gate, "").unwrap();
+    vm.start();
+    for n in ["db", "web"] {
+        vm.wait_state(n, "running");
+    }
+    std::fs::remove_file(&gate).unwrap();
+    std::fs::write(vm.s.join("log"), "").unwrap();
+    let db1 = vm.pid("db").unwrap();
+    kill9(db1);
+    assert_eq!(
+        log_of(&vm.s.join("log"), 3),
+        ["stop web", "start db", "start web"]
+    );
+    let db2 = wait_until(Duration::from_secs(30), "db restarted", || {
+        vm.pid("db").filter(|p| *p != db1)
+    });
+    // web's start program now waits for the gate: db dies again.
+    kill9(db2);
+    let db3 = wait_until(
+        Duration::from_secs(30),
+        "db restarted while web starts",
+        || vm.pid("db").filter(|p| *p != db2),
+    );
+    vm.wait_state("db", "running");
+    assert!(vm.pid("web").is_none(), "web is still starting");
+    // The gate opens: web comes up, db still runs the same daemon.
+    std::fs::write(&gate, "").unwrap();
+    vm.wait_state("web", "running");
+    assert!(vm.pid("web").is_some());
+    assert_eq!(vm.pid("db"), Some(db3));
+    assert_eq!(vm.log().last().map(String::as_str), Some("start web.up"));
+}

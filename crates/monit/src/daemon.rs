@@ -194,7 +194,7 @@ impl Backend<'_> {
             controlfile: &self.controlfile.to_string_lossy(),
             now,
         };
-        f(&r)
+        crate::resource::snapshot(|| f(&r))
     }
 
     /// A child ended: its action is no longer pending.

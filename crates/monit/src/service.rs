@@ -255,12 +255,25 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
         mail: mail(control, c),
         depends: c.depends.iter().map(|(d, _)| d.clone()).collect(),
     };
-    let run = format!(
-        "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
-        c.name,
-        c.loc,
-        quote(exe)
-    );
+    // The watcher as the interpreter of ./run: tend-supervise's exec of ./run is the
+    // watcher's, with no shell in between (a restart's path, death → start program,
+    // loses a dynamic /bin/sh's start-up). The kernel splits a `#!` line at no blank
+    // and reads 127 bytes of it on older kernels: a path that does not fit goes through
+    // sh.
+    let direct = format!("#!{exe} -W");
+    let run = if direct.len() < 127 && !exe.contains([' ', '\t', '\n']) && exe.starts_with('/') {
+        format!(
+            "{direct}\n# check process {} ({}), from tend-monit\n",
+            c.name, c.loc
+        )
+    } else {
+        format!(
+            "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
+            c.name,
+            c.loc,
+            quote(exe)
+        )
+    };
     Ok(Service {
         name: c.name.clone(),
         files: vec![

@@ -456,6 +456,12 @@ struct Watcher<'a> {
     stop_asked: bool,
     /// The last refusal reported (a pidfile with garbage is said once, not per look).
     last_warning: String,
+    /// Dependents still to start (after a death stopped them), in start order: they are
+    /// started one after the other from the watcher's own poll loop, so the watcher still
+    /// sees its daemon die and answers a stop while a dependent's start program runs.
+    to_start: std::collections::VecDeque<String>,
+    /// The dependent being started: its name, its `event/` subscription, the deadline.
+    starting: Option<(String, tend_proto::fifodir::Subscription, Instant)>,
 }
 
 /// Run the watcher in service directory `dir` (its working directory, as tend-supervise
@@ -482,6 +488,8 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         report,
         stop_asked: false,
         last_warning: String::new(),
+        to_start: Default::default(),
+        starting: None,
     };
     w.go()
 }
@@ -649,23 +657,48 @@ impl Watcher<'_> {
                 self.record_pid(None);
                 return Ok(Exit::Stopped);
             }
-            let mut fds = [
-                PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
-                PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
-            ];
-            // Without resource rules the watcher sleeps until the daemon dies or a signal
-            // comes; with them, it wakes once per cycle to measure.
+            // Without resource rules or a dependent starting, the watcher sleeps until
+            // the daemon dies or a signal comes; with them, it wakes once per cycle to
+            // measure, and at the dependent's deadline.
             let now = Instant::now();
-            let timeout = match next_cycle {
+            let dep_deadline = self.starting.as_ref().map(|(_, _, d)| *d);
+            let wake = match (next_cycle, dep_deadline) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let timeout = match wake {
                 Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
                 None => PollTimeout::NONE,
             };
-            match poll(&mut fds, timeout) {
-                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                Err(e) => return Err(err("poll", e.desc())),
-            }
-            let died = fds[1].any().unwrap_or(false);
+            let (died, dep_event) = {
+                let mut fds = [
+                    PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
+                    PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
+                    PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
+                ];
+                let n = match &self.starting {
+                    Some((_, sub, _)) => {
+                        fds[2] = PollFd::new(sub.fd(), PollFlags::POLLIN);
+                        3
+                    }
+                    None => 2,
+                };
+                match poll(&mut fds[..n], timeout) {
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                    Err(e) => return Err(err("poll", e.desc())),
+                }
+                (
+                    fds[1].any().unwrap_or(false),
+                    n == 3 && fds[2].any().unwrap_or(false),
+                )
+            };
             self.signals();
+            if !died && !self.stop_asked {
+                if dep_event {
+                    self.dependent_event();
+                }
+                self.dependent_late(Instant::now());
+            }
             if died && !self.stop_asked {
                 self.record_pid(None);
                 let _ = std::fs::write(self.state_file(DIED), "");
@@ -795,10 +828,18 @@ impl Watcher<'_> {
     /// dependent first, and started again once the dependency runs. Only the dependents
     /// that run and are meant to (not stopped, not unmonitored) are touched; they are
     /// remembered in `STATE_DIR` for the next watcher, which starts them.
+    /// Those the previous death stopped and this watcher had not started yet are still
+    /// owed a start: they are remembered too.
     fn stop_dependents(&mut self) {
+        self.starting = None;
+        let owed = std::mem::take(&mut self.to_start);
         let mut stopped = Vec::new();
         for name in self.dependents().iter().rev() {
             let dir = self.sibling(name);
+            if owed.contains(name) {
+                stopped.push(name.clone());
+                continue;
+            }
             let wanted = tend_client::status::read_record(&dir).is_ok_and(|r| r.want_up);
             if !wanted || crate::control::is_unmonitored(&dir) {
                 continue;
@@ -815,20 +856,111 @@ impl Watcher<'_> {
         let _ = std::fs::write(self.state_file(DEPENDENTS_STOPPED), text);
     }
 
-    /// Start again, in order and each waited for, the dependents a death stopped.
+    /// Queue, in order, the dependents a death stopped, and start the first: each is
+    /// waited for (up and ready, or its start timeout) before the next, from the poll
+    /// loop (`dependent_event`, `dependent_late`).
     fn start_dependents(&mut self) {
         let p = self.state_file(DEPENDENTS_STOPPED);
         let Ok(text) = std::fs::read_to_string(&p) else {
             return;
         };
         let _ = std::fs::remove_file(&p);
-        for name in text.lines().filter(|l| !l.is_empty()) {
-            let dir = self.sibling(name);
+        self.to_start = text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        self.next_dependent();
+    }
+
+    /// Start the next queued dependent (`u`), subscribed to its events first; one that
+    /// is unmonitored, or that cannot be controlled, is passed over.
+    fn next_dependent(&mut self) {
+        self.starting = None;
+        while let Some(name) = self.to_start.front().cloned() {
+            let dir = self.sibling(&name);
             if crate::control::is_unmonitored(&dir) {
+                self.to_start.pop_front();
                 continue;
             }
-            self.move_dependent(name, &dir, true);
+            let eventdir = dir.join("event");
+            let _ = tend_proto::fifodir::make_fifodir(&eventdir, nix::unistd::getegid());
+            let sub = match tend_proto::fifodir::Subscription::new(&eventdir) {
+                Ok(sub) => sub,
+                Err(e) => {
+                    self.report.warn(&format_args!(
+                        "unable to watch {}: {}",
+                        dir.display(),
+                        e.errno.desc()
+                    ));
+                    self.to_start.pop_front();
+                    continue;
+                }
+            };
+            if let Err(e) = tend_client::control::send(&dir, b"u") {
+                self.report
+                    .warn(&format_args!("unable to control {}: {e:?}", dir.display()));
+                self.to_start.pop_front();
+                continue;
+            }
+            let already = tend_client::status::read_record(&dir)
+                .is_ok_and(|r| r.pid != 0 && !r.finishing && r.ready);
+            if already {
+                self.to_start.pop_front();
+                continue;
+            }
+            let deadline = Instant::now() + self.sibling_patience(&name, true);
+            self.starting = Some((name, sub, deadline));
+            return;
         }
+    }
+
+    /// The dependent being started sent events: up and ready (`U`) ends its wait, as do
+    /// a permanent failure (`O`) or its supervisor's exit (`x`), with a warning.
+    fn dependent_event(&mut self) {
+        let Some((name, sub, _)) = &self.starting else {
+            return;
+        };
+        let mut buf = [0u8; 64];
+        let mut end = None;
+        while let Ok(n) = sub.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            for &ev in &buf[..n] {
+                match ev {
+                    b'U' => end = Some(true),
+                    b'O' | b'x' => end = end.or(Some(false)),
+                    _ => {}
+                }
+            }
+        }
+        let Some(up) = end else { return };
+        if !up {
+            self.report.warn(&format_args!(
+                "{}: dependent {name} not up: it failed",
+                self.st.name
+            ));
+        }
+        self.to_start.pop_front();
+        self.next_dependent();
+    }
+
+    /// The dependent being started is past its start timeout: a warning, then the next.
+    fn dependent_late(&mut self, now: Instant) {
+        let Some((name, _, deadline)) = &self.starting else {
+            return;
+        };
+        if now < *deadline {
+            return;
+        }
+        let secs = self.sibling_patience(name, true).as_secs();
+        self.report.warn(&format_args!(
+            "{}: dependent {name} not up within {secs} s",
+            self.st.name
+        ));
+        self.to_start.pop_front();
+        self.next_dependent();
     }
 
     /// Bring dependent `name` (its service directory `dir`) up or down and wait for it,
