@@ -844,7 +844,7 @@ impl Watcher<'_> {
             if !wanted || crate::control::is_unmonitored(&dir) {
                 continue;
             }
-            self.move_dependent(name, &dir, false);
+            self.stop_dependent(name, &dir);
             stopped.push(name.clone());
         }
         if stopped.is_empty() {
@@ -963,19 +963,15 @@ impl Watcher<'_> {
         self.next_dependent();
     }
 
-    /// Bring dependent `name` (its service directory `dir`) up or down and wait for it,
-    /// within its start or stop timeout; a warning if it does not get there.
-    fn move_dependent(&mut self, name: &str, dir: &Path, up: bool) {
-        let patience = self.sibling_patience(name, up);
-        let (cmd, event, word) = if up {
-            (b'u', b'U', "up")
-        } else {
-            (b'd', b'D', "down")
-        };
-        match crate::control::send_and_wait(dir, cmd, event, patience) {
+    /// Bring dependent `name` (its service directory `dir`) down and wait for it, within
+    /// its stop timeout; a warning if it does not get there. (Starts go through the poll
+    /// loop: `next_dependent`.)
+    fn stop_dependent(&mut self, name: &str, dir: &Path) {
+        let patience = self.sibling_patience(name, false);
+        match crate::control::send_and_wait(dir, b'd', b'D', patience) {
             Ok(true) => {}
             Ok(false) => self.report.warn(&format_args!(
-                "{}: dependent {name} not {word} within {} s",
+                "{}: dependent {name} not down within {} s",
                 self.st.name,
                 patience.as_secs()
             )),

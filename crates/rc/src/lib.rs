@@ -215,13 +215,31 @@ pub struct Sync {
 #[derive(Debug, Default)]
 pub struct Moves {
     /// Old services to bring down, in order (every one after the old services that
-    /// depended on it), each with whether it lives on under its new name (then it is
-    /// only stopped, and started again if it was up) or leaves (stopped and removed).
-    pub stops: Vec<(String, bool)>,
+    /// depended on it).
+    pub stops: Vec<Stop>,
     /// old name → new name, for the services renamed in place (no restart).
     pub renames: Vec<(String, String)>,
     /// The old definitions, keyed by their new names.
     pub old: HashMap<String, LiveDef>,
+}
+
+/// An old service that goes down before the live tree moves.
+#[derive(Debug)]
+pub struct Stop {
+    pub name: String,
+    pub longrun: bool,
+    /// It lives on under its new name: only stopped, and started again if it was up.
+    /// Otherwise it leaves: stopped and removed.
+    pub lives_on: bool,
+}
+
+/// Whether an old service is up or meant to be (a longrun between two restarts counts).
+fn was_up(live: &Live, name: &str, longrun: bool) -> bool {
+    if longrun {
+        tend_proto::StatusRecord::read(&live.servicedir(name)).is_ok_and(|r| r.is_up() || r.want_up)
+    } else {
+        live.oneshot_up(name)
+    }
 }
 
 /// Decide the moves from the recorded definitions to `g`, with `conv`'s instructions.
@@ -257,9 +275,10 @@ pub fn moves(live: &Live, g: &Graph, conv: &Conversion) -> Result<Moves, Fail> {
     }
     let stops = update::stop_order(&old, &seeds)
         .into_iter()
-        .map(|n| {
-            let on = lives_on.contains(&n);
-            (n, on)
+        .map(|name| Stop {
+            longrun: old.get(&name).is_some_and(|d| d.ty == "longrun"),
+            lives_on: lives_on.contains(&name),
+            name,
         })
         .collect();
     for (from, to) in &renames {
@@ -288,36 +307,26 @@ pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
         ..Default::default()
     };
     let mut rescan = false;
-    for (name, lives_on) in &m.stops {
-        let ty = m
-            .old
-            .get(conv.new_name(name))
-            .or_else(|| m.old.get(name))
-            .map(|d| d.ty.as_str())
-            .unwrap_or("oneshot");
-        let was_up = if ty == "longrun" {
-            let dir = live.servicedir(name);
-            tend_proto::StatusRecord::read(&dir).is_ok_and(|r| r.is_up() || r.want_up)
-        } else {
-            live.oneshot_up(name)
-        };
-        if was_up && let Some(atoms) = g.resolve(conv.new_name(name)) {
+    for stop in &m.stops {
+        let name = &stop.name;
+        let up = was_up(live, name, stop.longrun);
+        if up && let Some(atoms) = g.resolve(conv.new_name(name)) {
             s.restore.extend(atoms);
         }
-        if ty == "longrun" {
-            if *lives_on {
-                stop_longrun(&live.servicedir(name));
-            } else {
+        match (stop.longrun, stop.lives_on) {
+            (true, true) => stop_longrun(&live.servicedir(name)),
+            (true, false) => {
                 retire(live, name);
                 rescan = true;
             }
-        } else {
-            if was_up {
-                run_recorded_down(live, name);
+            (false, _) => {
+                if up {
+                    run_recorded_down(live, name);
+                }
+                let _ = std::fs::remove_file(live.oneshot_marker(name));
             }
-            let _ = std::fs::remove_file(live.oneshot_marker(name));
         }
-        if !lives_on {
+        if !stop.lives_on {
             s.removed.push(name.clone());
         }
     }
@@ -395,22 +404,18 @@ pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
 /// inode, so the new link is the same service). Through temporary names, so that two
 /// services may swap names. Whether the scan directory changed.
 fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
+    // (temporary path, new name, whether it is a longrun's service directory)
     let mut moved = Vec::new();
     for (from, to) in renames {
-        for (path, tmp) in [
-            (
-                live.oneshot_marker(from),
-                live.oneshot_marker(&format!(".rename-{to}")),
-            ),
-            (
-                live.servicedir(from),
-                live.servicedir(&format!(".rename-{to}")),
-            ),
+        let tmp = format!(".rename-{to}");
+        for (path, tmp, servicedir) in [
+            (live.oneshot_marker(from), live.oneshot_marker(&tmp), false),
+            (live.servicedir(from), live.servicedir(&tmp), true),
         ] {
             if std::fs::symlink_metadata(&path).is_ok() {
                 std::fs::rename(&path, &tmp)
                     .map_err(|e| tend_sys::Error::io("rename", &path, &e))?;
-                moved.push((tmp, to.clone()));
+                moved.push((tmp, to.clone(), servicedir));
             }
         }
         let link = live.scandir.join(from);
@@ -419,10 +424,10 @@ fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
         }
     }
     let mut scandir_changed = false;
-    for (tmp, to) in &moved {
+    for (tmp, to, servicedir) in &moved {
         let dest = tmp.with_file_name(to);
         std::fs::rename(tmp, &dest).map_err(|e| tend_sys::Error::io("rename", &dest, &e))?;
-        if dest.starts_with(live.servicedir("")) {
+        if *servicedir {
             live.link(to)?;
             scandir_changed = true;
         }
@@ -448,7 +453,8 @@ fn retire(live: &Live, name: &str) {
 }
 
 /// Wait (30 s at most) until `done`, looking again after 1 ms, then less and less often
-/// (20 ms at most): a supervisor sends no event for its own exit.
+/// (20 ms at most): a supervisor sends no event for its own exit, and a stop's `d` and
+/// `D` say nothing of `finish` being done, which the status record does.
 fn until(mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut pause = Duration::from_millis(1);
@@ -606,11 +612,11 @@ fn dry_run(o: &Opened, ask: &Ask, conv: &Conversion, sel: Vec<usize>) -> Result<
     let (g, live) = (&o.graph, &o.live);
     let m = moves(live, g, conv)?;
     let mut lines = Vec::new();
-    for (name, lives_on) in &m.stops {
-        if !lives_on {
-            lines.push(format!("remove {name}"));
-        } else if live.oneshot_up(name) || engine::longrun_up(&live.servicedir(name), false) {
-            lines.push(format!("restart {name}"));
+    for stop in &m.stops {
+        if !stop.lives_on {
+            lines.push(format!("remove {}", stop.name));
+        } else if was_up(live, &stop.name, stop.longrun) {
+            lines.push(format!("restart {}", stop.name));
         }
     }
     for (from, to) in &m.renames {

@@ -44,12 +44,8 @@ fn refuse(code: i32, message: String) -> ConversionError {
 pub fn read(path: &Path) -> Result<Conversion, ConversionError> {
     let text = std::fs::read(path).map_err(|e| {
         refuse(
-            111,
-            format!(
-                "unable to read {}: {}",
-                path.display(),
-                tend_sys::Error::io("read", path, &e)
-            ),
+            tend_sys::code::SYSTEM,
+            tend_sys::Error::io("read", path, &e).to_string(),
         )
     })?;
     parse(&text)
