@@ -135,4 +135,15 @@ if has query; then
         -n "monit _status2" "$curl -sf -u admin:pw -o /dev/null http://127.0.0.1:$((P0 + 1))/_status2?format=xml" \
         --export-markdown "$work/query.md" >/dev/null
     cat "$work/query.md"
+    # The answer alone, without curl's own start (which dominates the figures above):
+    # curl's time_total (connect, request, the whole answer), median of RUNS.
+    answer() {
+        for _ in $(seq 1 "${RUNS:-50}"); do curl -s -o /dev/null -u admin:pw -w '%{time_total}\n' "$1"; done |
+            sort -n | awk '{v[NR]=$1} END{printf "%.3f", v[int((NR+1)/2)]*1000}'
+    }
+    echo "| answer only (curl time_total, median of ${RUNS:-50}) | tend-monit ms | monit 5.33 ms |"
+    echo "|---|---:|---:|"
+    for q in "_status?format=xml" "_status2?format=xml"; do
+        echo "| /$q, $N services | $(answer "http://127.0.0.1:$P0/$q") | $(answer "http://127.0.0.1:$((P0 + 1))/$q") |"
+    done
 fi

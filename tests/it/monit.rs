@@ -966,6 +966,87 @@ fn monit_http_incarnation_changes_on_restart() {
     assert_eq!(vm.pid("db"), pid, "nothing restarted");
 }
 
+/// The text of `<tag>` in the `<service name="NAME">` element of a 5.2.5 XML answer.
+fn xml_field(xml: &str, name: &str, tag: &str) -> Option<String> {
+    let start = xml.find(&format!("<service name=\"{name}\">"))?;
+    let body = &xml[start..start + xml[start..].find("</service>")?];
+    let open = format!("<{tag}>");
+    let from = body.find(&open)? + open.len();
+    Some(body[from..from + body[from..].find('<')?].to_string())
+}
+
+/// The daemon answers from the states it keeps between requests (issue 27: an XML of
+/// 100 services in less than monit's time): every change made behind its back is in the
+/// very next answer once the uncached `summary` sees it, and uptimes still run.
+#[test]
+fn monit_http_answers_every_change_at_once() {
+    let port = free_port();
+    let mut vm = httpd_vm("monit-http-fresh", port);
+    vm.start();
+    vm.wait_state("db", "running");
+    vm.wait_state("web", "running");
+    let xml = || {
+        let (st, t) = get(port, "/_status2?format=xml", "vcap:s3cret");
+        assert_eq!(st, 200, "{t}");
+        t
+    };
+    let field = |x: &str, n: &str, t: &str| xml_field(x, n, t).unwrap_or_default();
+    let first = xml();
+    let db = vm.pid("db").unwrap();
+    assert_eq!(field(&first, "db", "pid"), db.to_string(), "{first}");
+
+    // Its uptime runs on without a file changing.
+    std::thread::sleep(Duration::from_millis(2100));
+    let later = xml();
+    let up = |x: &str| field(x, "db", "uptime").parse::<u64>().unwrap();
+    assert!(up(&later) >= up(&first) + 2, "{first}\n{later}");
+
+    // The daemon killed: the new pid, as soon as the summary says running again.
+    kill9(db);
+    wait_until(Duration::from_secs(30), "db restarted", || {
+        vm.pid("db")
+            .filter(|&p| p != db && vm.state("db").as_deref() == Some("running"))
+    });
+    let status = text(&vm.monit(&["status", "db"]).stdout);
+    let now = xml();
+    assert!(
+        status.contains(&format!(
+            "pid                               {}",
+            field(&now, "db", "pid")
+        )),
+        "{status}\n{now}"
+    );
+    assert_ne!(field(&now, "db", "pid"), db.to_string());
+
+    // Stopped by hand with tend-svc, behind tend-monit's back.
+    assert_code(
+        &run({
+            let mut c = cmd("tend-svc");
+            c.arg("-d").arg(vm.scan.join("web"));
+            c
+        }),
+        0,
+    );
+    vm.wait_state("web", "not monitored");
+    let now = xml();
+    assert_eq!(field(&now, "web", "monitor"), "0", "{now}");
+    assert_eq!(field(&now, "web", "pid"), "", "{now}");
+
+    // Unmonitored through the command line; monitored again.
+    assert_code(&vm.monit(&["unmonitor", "db"]), 0);
+    vm.wait_state("db", "not monitored");
+    assert_eq!(field(&xml(), "db", "monitor"), "0");
+    assert_code(&vm.monit(&["monitor", "db"]), 0);
+    vm.wait_state("db", "running");
+    let now = xml();
+    assert_eq!(field(&now, "db", "monitor"), "1", "{now}");
+    assert_eq!(
+        field(&now, "db", "pid"),
+        vm.pid("db").unwrap().to_string(),
+        "{now}"
+    );
+}
+
 #[test]
 fn monit_agent_client_reads_the_agents_own_asset() {
     require("python3");

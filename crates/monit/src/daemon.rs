@@ -166,35 +166,36 @@ struct Backend<'a> {
     started: u64,
     /// (name, action, pid of the child carrying it out).
     pending: Vec<(String, String, nix::unistd::Pid)>,
+    /// The services' states as last read, and their /proc numbers.
+    cache: crate::cache::StateCache,
 }
 
 impl Backend<'_> {
-    fn services(&self) -> Vec<crate::status::Service> {
-        crate::control::process_order(&self.control)
-            .iter()
-            .map(|n| crate::status::read(self.scandir, n))
-            .collect()
-    }
-
-    fn with_report<T>(&self, f: impl FnOnce(&crate::status::Report) -> T) -> T {
-        let services = self.services();
-        let pending: Vec<(String, String)> = self
-            .pending
-            .iter()
-            .map(|(n, a, _)| (n.clone(), a.clone()))
-            .collect();
-        let now = now_secs();
-        let r = crate::status::Report {
-            control: &self.control,
-            services: &services,
-            pending: &pending,
-            id: &self.id,
-            incarnation: self.started,
-            uptime: now.saturating_sub(self.started),
-            controlfile: &self.controlfile.to_string_lossy(),
-            now,
-        };
-        crate::resource::snapshot(|| f(&r))
+    fn with_report<T>(&mut self, f: impl FnOnce(&crate::status::Report) -> T) -> T {
+        let names = crate::control::process_order(&self.control);
+        let cache = &mut self.cache;
+        crate::resource::snapshot(|| {
+            let services = cache.services(self.scandir, &names);
+            let measured: Vec<_> = services.iter().map(|s| cache.measure(s)).collect();
+            let pending: Vec<(String, String)> = self
+                .pending
+                .iter()
+                .map(|(n, a, _)| (n.clone(), a.clone()))
+                .collect();
+            let now = now_secs();
+            let r = crate::status::Report {
+                control: &self.control,
+                services: &services,
+                measured: &measured,
+                pending: &pending,
+                id: &self.id,
+                incarnation: self.started,
+                uptime: now.saturating_sub(self.started),
+                controlfile: &self.controlfile.to_string_lossy(),
+                now,
+            };
+            f(&r)
+        })
     }
 
     /// A child ended: its action is no longer pending.
@@ -208,11 +209,11 @@ impl crate::http::Backend for Backend<'_> {
         &self.control
     }
 
-    fn xml(&self, two: bool) -> String {
+    fn xml(&mut self, two: bool) -> String {
         self.with_report(|r| if two { r.xml_525() } else { r.xml_533() })
     }
 
-    fn page(&self, name: Option<&str>, token: &str) -> String {
+    fn page(&mut self, name: Option<&str>, token: &str) -> String {
         self.with_report(|r| r.html(name, token))
     }
 
@@ -294,6 +295,7 @@ pub fn run(
             crate::control::process_order(&c).len()
         ),
     );
+    let c_daemon = c.daemon.unwrap_or(30);
     let mut b = Backend {
         control: c,
         scandir,
@@ -302,6 +304,7 @@ pub fn run(
         id: daemon_id(scandir),
         started,
         pending: Vec::new(),
+        cache: crate::cache::StateCache::new(Duration::from_secs(u64::from(c_daemon.max(1)))),
     };
     use nix::poll::{PollFd, PollFlags};
     loop {
@@ -338,6 +341,10 @@ pub fn run(
                 Ok(Signal::SIGHUP) => {
                     if let Some(n) = reread() {
                         b.control = n;
+                        // Services may be replaced and the cycle changed: start afresh.
+                        b.cache = crate::cache::StateCache::new(Duration::from_secs(u64::from(
+                            b.control.daemon.unwrap_or(30).max(1),
+                        )));
                         match install(&b.control, scandir, &exe_s, report) {
                             Ok(_) => start_all(&b.control, scandir, report),
                             Err(e) => report.warn(&e),

@@ -60,9 +60,9 @@ pub struct Response {
 pub trait Backend {
     fn control(&self) -> &Control;
     /// The 5.2.5 XML (`two`) or the 5.33 XML.
-    fn xml(&self, two: bool) -> String;
+    fn xml(&mut self, two: bool) -> String;
     /// An HTML page for every service, or one.
-    fn page(&self, name: Option<&str>, token: &str) -> String;
+    fn page(&mut self, name: Option<&str>, token: &str) -> String;
     /// Start an action; errors are the answer's text.
     fn act(&mut self, name: &str, action: &str) -> Result<(), String>;
 }

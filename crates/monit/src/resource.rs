@@ -78,18 +78,42 @@ struct Proc {
     ppid: i32,
 }
 
+thread_local! {
+    /// The one buffer every /proc file of a report is read into.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Read the procfs file at `path` (into the reused buffer) and give its text to `f`.
+fn with_proc_file<T>(path: &str, f: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    BUF.with(|b| {
+        let mut b = b.borrow_mut();
+        tend_sys::fd::read_proc_into(path, &mut b).ok()?;
+        f(std::str::from_utf8(&b).ok()?)
+    })
+}
+
 fn read_proc(pid: i32) -> Option<Proc> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest: Vec<&str> = stat.rsplit_once(") ")?.1.split(' ').collect();
-    let n = |i: usize| rest.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    // After `(comm)`: ppid is field 2 (index 1), utime 12, stime 13, threads 18, rss
-    // (pages) 22.
-    let page_kb = 4; // x86_64 pages
-    Some(Proc {
-        ppid: n(1) as i32,
-        ticks: n(11) + n(12),
-        threads: n(17),
-        rss_kb: n(21) * page_kb,
+    with_proc_file(&format!("/proc/{pid}/stat"), |stat| {
+        // After `(comm)` (which may hold blanks and parentheses): ppid is field 2
+        // (index 1), utime 12, stime 13, threads 18, rss (pages) 22.
+        let mut rest = stat.rsplit_once(") ")?.1.split(' ');
+        let mut n = |skip: usize| {
+            rest.nth(skip)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        let ppid = n(1) as i32;
+        let utime = n(9);
+        let stime = n(0);
+        let threads = n(4);
+        let rss = n(3);
+        let page_kb = 4; // x86_64 pages
+        Some(Proc {
+            ppid,
+            ticks: utime + stime,
+            threads,
+            rss_kb: rss * page_kb,
+        })
     })
 }
 
@@ -108,32 +132,40 @@ fn table() -> HashMap<i32, Proc> {
     all
 }
 
+/// What `snapshot` read once for a whole report.
+#[derive(Default)]
+struct Snapshot {
+    /// Every process, where the kernel has no children files.
+    table: Option<HashMap<i32, Proc>>,
+    mem_total_kb: Option<u64>,
+}
+
 thread_local! {
-    /// The table `snapshot` read, while its closure runs.
-    static SNAPSHOT: std::cell::RefCell<Option<HashMap<i32, Proc>>> =
-        const { std::cell::RefCell::new(None) };
+    /// The snapshot of the report being made, while `snapshot`'s closure runs.
+    static SNAPSHOT: std::cell::RefCell<Snapshot> = std::cell::RefCell::new(Snapshot::default());
 }
 
 /// Run `f` with one reading of /proc for every `usage` it asks: a report of N services
-/// reads every process once, not once per service (the XML of 100 services read /proc
-/// 100 times).
+/// reads every process (where it must) and /proc/meminfo once, not once per service.
 pub fn snapshot<T>(f: impl FnOnce() -> T) -> T {
-    if children_files_work() {
-        return f();
-    }
-    SNAPSHOT.with(|s| *s.borrow_mut() = Some(table()));
+    SNAPSHOT.with(|s| {
+        *s.borrow_mut() = Snapshot {
+            table: (!children_files_work()).then(table),
+            mem_total_kb: Some(read_mem_total_kb()),
+        }
+    });
     let out = f();
-    SNAPSHOT.with(|s| *s.borrow_mut() = None);
+    SNAPSHOT.with(|s| *s.borrow_mut() = Snapshot::default());
     out
 }
 
 /// The process and its descendants.
 fn tree(pid: i32) -> (Proc, Vec<Proc>) {
     let me = read_proc(pid).unwrap_or_default();
-    if let Some(desc) = children_files(pid) {
+    if let Some(desc) = children_files(pid, me.threads) {
         return (me, desc);
     }
-    let desc = SNAPSHOT.with(|s| match &*s.borrow() {
+    let desc = SNAPSHOT.with(|s| match &s.borrow().table {
         Some(all) => descendants(all, pid),
         None => descendants(&table(), pid),
     });
@@ -149,31 +181,42 @@ fn children_files_work() -> bool {
     })
 }
 
-/// The descendants of `pid` through /proc/PID/task/TID/children (a read per thread of
-/// each, not one per process of the machine: a BOSH VM's 2000 processes cost an XML of
-/// 100 services 10–20 ms to scan); None where the kernel has no such file.
-fn children_files(pid: i32) -> Option<Vec<Proc>> {
+/// The descendants of `pid` (which has `threads` threads) through
+/// /proc/PID/task/TID/children: a read per thread of each, not one per process of the
+/// machine (a BOSH VM's 2000 processes cost an XML of 100 services 10–20 ms to scan),
+/// and for a process of one thread the one file without listing its tasks. None where
+/// the kernel has no such file.
+fn children_files(pid: i32, threads: u64) -> Option<Vec<Proc>> {
     if !children_files_work() {
         return None;
     }
     let mut desc = Vec::new();
-    let mut frontier = vec![pid];
-    while let Some(parent) = frontier.pop() {
-        let Ok(rd) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
-            continue;
+    let mut frontier = vec![(pid, threads)];
+    let mut kids = Vec::new();
+    while let Some((parent, threads)) = frontier.pop() {
+        kids.clear();
+        let mut from = |path: &str| {
+            with_proc_file(path, |text| {
+                kids.extend(
+                    text.split_whitespace()
+                        .filter_map(|c| c.parse::<i32>().ok()),
+                );
+                Some(())
+            })
         };
-        for t in rd.flatten() {
-            let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
-                continue;
-            };
-            for c in text
-                .split_whitespace()
-                .filter_map(|c| c.parse::<i32>().ok())
-            {
-                if let Some(pr) = read_proc(c) {
-                    desc.push(pr);
-                    frontier.push(c);
+        if threads <= 1 {
+            from(&format!("/proc/{parent}/task/{parent}/children"));
+        } else if let Ok(rd) = std::fs::read_dir(format!("/proc/{parent}/task")) {
+            for t in rd.flatten() {
+                if let Some(tid) = t.file_name().to_str() {
+                    from(&format!("/proc/{parent}/task/{tid}/children"));
                 }
+            }
+        }
+        for &c in &kids {
+            if let Some(pr) = read_proc(c) {
+                desc.push(pr);
+                frontier.push((c, pr.threads));
             }
         }
     }
@@ -201,20 +244,26 @@ fn ncpu() -> f64 {
     *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()) as f64)
 }
 
-fn mem_total_kb() -> f64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(1.0)
+fn read_mem_total_kb() -> u64 {
+    with_proc_file("/proc/meminfo", |m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+    })
+    .unwrap_or(0)
+}
+
+/// The machine's memory in kB (/proc/meminfo's MemTotal; the snapshot's, within one).
+pub fn mem_total_kb() -> u64 {
+    SNAPSHOT
+        .with(|s| s.borrow().mem_total_kb)
+        .unwrap_or_else(read_mem_total_kb)
 }
 
 /// A process tree's numbers as monit's XML gives them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
+    pub ppid: i32,
     /// Resident kB of the process, and of it with all its descendants.
     pub kb: u64,
     pub kb_total: u64,
@@ -229,6 +278,7 @@ pub struct Usage {
 pub fn usage(pid: i32) -> Usage {
     let (me, desc) = tree(pid);
     Usage {
+        ppid: me.ppid,
         kb: me.rss_kb,
         kb_total: me.rss_kb + desc.iter().map(|p| p.rss_kb).sum::<u64>(),
         children: desc.len() as u64,
@@ -275,7 +325,7 @@ impl Meter {
         };
         self.last = Some((now, me.ticks, total_ticks));
         self.history.resize(rules.len(), Vec::new());
-        let total = mem_total_kb();
+        let total = mem_total_kb().max(1) as f64;
         let mut fired = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             let kb_or_pc = |kb: u64| {

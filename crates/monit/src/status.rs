@@ -59,6 +59,8 @@ pub struct Service {
     pub pid: Option<i32>,
     /// Seconds since the supervisor's last up/down transition.
     pub uptime: u64,
+    /// That transition's time (a kept state's uptime is counted from it again).
+    pub since: Option<tend_proto::Tai64n>,
 }
 
 /// The watcher's exit code when the start program failed (see `watch::Exit`).
@@ -71,6 +73,7 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         state: State::NotMonitored,
         pid: None,
         uptime: 0,
+        since: None,
     };
     if crate::control::is_unmonitored(&dir) || !tend_client::svok(&dir).unwrap_or(false) {
         return s;
@@ -80,17 +83,17 @@ pub fn read(scandir: &Path, name: &str) -> Service {
     };
     let now = tend_proto::Tai64n::now();
     s.uptime = r.stamp.secs_until(now);
-    let pid = std::fs::read_to_string(dir.join(STATE_DIR).join("pid"))
-        .ok()
-        .and_then(|p| p.trim().parse().ok());
+    s.since = Some(r.stamp);
     let running = r.pid != 0 && !r.finishing;
-    let start_failed = dir
-        .join(STATE_DIR)
-        .join(crate::watch::START_FAILED)
-        .exists();
+    // Asked only of a daemon not ready yet: one file fewer per service of a report.
+    let start_failed = || {
+        dir.join(STATE_DIR)
+            .join(crate::watch::START_FAILED)
+            .exists()
+    };
     s.state = match (r.want_up, running, r.ready) {
         (true, true, true) => State::Running,
-        (true, true, false) if start_failed => State::ExecutionFailed,
+        (true, true, false) if start_failed() => State::ExecutionFailed,
         (true, true, false) => State::Initializing,
         (true, false, _) => {
             let code = tend_sys::wait::Wstat(i32::from(r.wstat)).exit_code();
@@ -106,18 +109,23 @@ pub fn read(scandir: &Path, name: &str) -> Service {
     if s.state == State::Running {
         // The connection test's verdict, kept by tend-check in the service's supervise/.
         // Read as every status-side file is (a FIFO there must not hang the report).
-        let verdict =
-            tend_client::status::read_side_file(&dir, tend_proto::servicedir::CHECK_STATE)
-                .and_then(Result::ok);
-        let health = verdict
-            .as_deref()
-            .and_then(|d| tend_proto::health::get(d, "health"));
+        // Its first line is `health=`: the file's first KiB is enough, on the stack (no
+        // allocation per service of a report).
+        let mut b = [0u8; 1024];
+        let n =
+            tend_sys::fd::read_regular_into(&dir.join(tend_proto::servicedir::CHECK_STATE), &mut b)
+                .unwrap_or(0);
+        let health = tend_proto::health::get(&b[..n], "health");
         if matches!(health, Some(b"failing" | b"unhealthy")) {
             s.state = State::ConnectionFailed;
         }
     }
     if matches!(s.state, State::Running | State::ConnectionFailed) {
-        s.pid = pid;
+        // The daemon's pid, as the watcher found it (a few digits: a stack buffer).
+        let mut b = [0u8; 24];
+        s.pid = tend_sys::fd::read_regular_into(&dir.join(STATE_DIR).join("pid"), &mut b)
+            .ok()
+            .and_then(|n| std::str::from_utf8(&b[..n]).ok()?.trim().parse().ok());
     }
     s
 }
@@ -222,7 +230,7 @@ pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String 
     let row = |k: &str, v: &str| format!("  {k:<29}{v}\n");
     let collected = crate::alert::rfc2822(now);
     let collected = collected.strip_suffix(" +0000").unwrap_or(&collected);
-    let total = mem_total_kb().max(1);
+    let total = crate::resource::mem_total_kb().max(1);
     for s in services {
         out += &format!("Process '{}'\n", s.name);
         let status = match s.state {
@@ -307,19 +315,6 @@ pub fn action_number(action: &str) -> u8 {
     }
 }
 
-/// A process's resident memory (kB), its parent, from /proc.
-fn proc_numbers(pid: i32) -> (u64, i32) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |k: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(k))
-            .and_then(|v| v.split_whitespace().next()?.parse::<i64>().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:").max(0) as u64, field("PPid:") as i32)
-}
-
 /// The CPU a process (and its tree) used since the last report on it, in percent of all
 /// CPUs, as monit gives it between two cycles; 0.0 the first time (monit's first cycle).
 /// The samples live as long as the daemon, one per pid reported, pruned of the pids not
@@ -355,21 +350,12 @@ fn cpu_since_last(pid: i32, u: &crate::resource::Usage) -> (f64, f64) {
     rates
 }
 
-fn mem_total_kb() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// What the XML documents share: the daemon's identity and the services' rows.
 pub struct Report<'a> {
     pub control: &'a Control,
     pub services: &'a [Service],
+    /// Each running service's numbers, by the same index.
+    pub measured: &'a [Option<crate::cache::Measured>],
     /// (name, action) of actions still running.
     pub pending: &'a [(String, String)],
     pub id: &'a str,
@@ -403,7 +389,7 @@ impl Report<'_> {
         }
     }
 
-    fn service_body(&self, s: &Service, out: &mut String) {
+    fn service_body(&self, i: usize, s: &Service, out: &mut String) {
         let pending = self
             .pending
             .iter()
@@ -421,20 +407,21 @@ impl Report<'_> {
                 s.state.word_525()
             ));
         }
-        if let Some(pid) = s.pid {
-            let (_, ppid) = proc_numbers(pid);
-            let u = crate::resource::usage(pid);
-            let total = mem_total_kb().max(1);
+        if let (Some(pid), Some(m)) = (s.pid, self.measured.get(i).copied().flatten()) {
+            let u = m.usage;
+            let total = crate::resource::mem_total_kb().max(1);
             let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
-            let (cpu, cpu_total) = cpu_since_last(pid, &u);
             out.push_str(&format!(
-                "<pid>{pid}</pid><ppid>{ppid}</ppid><uptime>{}</uptime><children>{}</children><memory><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal><kilobyte>{}</kilobyte><kilobytetotal>{}</kilobytetotal></memory><cpu><percent>{cpu:.1}</percent><percenttotal>{cpu_total:.1}</percenttotal></cpu>",
+                "<pid>{pid}</pid><ppid>{}</ppid><uptime>{}</uptime><children>{}</children><memory><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal><kilobyte>{}</kilobyte><kilobytetotal>{}</kilobytetotal></memory><cpu><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal></cpu>",
+                u.ppid,
                 s.uptime,
                 u.children,
                 pc(u.kb),
                 pc(u.kb_total),
                 u.kb,
-                u.kb_total
+                u.kb_total,
+                m.cpu,
+                m.cpu_total
             ));
         }
     }
@@ -468,12 +455,12 @@ impl Report<'_> {
         );
         self.server(&mut out);
         out.push_str("</server><services>");
-        for s in self.services {
+        for (i, s) in self.services.iter().enumerate() {
             out.push_str(&format!(
                 "<service name=\"{}\"><type>3</type>",
                 xml_escape(&s.name)
             ));
-            self.service_body(s, &mut out);
+            self.service_body(i, s, &mut out);
             out.push_str("</service>");
         }
         out.push_str(&format!(
@@ -502,12 +489,12 @@ impl Report<'_> {
         );
         self.server(&mut out);
         out.push_str("</server>");
-        for s in self.services {
+        for (i, s) in self.services.iter().enumerate() {
             out.push_str(&format!(
                 "<service type=\"3\"><name>{}</name>",
                 xml_escape(&s.name)
             ));
-            self.service_body(s, &mut out);
+            self.service_body(i, s, &mut out);
             out.push_str("</service>");
         }
         out.push_str(&format!(

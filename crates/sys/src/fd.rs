@@ -19,27 +19,51 @@ pub(crate) unsafe fn own(fd: RawFd) -> OwnedFd {
     unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
-/// open(2), as `nix::fcntl::open`, returning an owned fd.
+/// open(2), as `nix::fcntl::open`, returning an owned fd. The bare system call: musl's
+/// open() follows every `O_CLOEXEC` open with an fcntl(F_SETFD) for kernels older than
+/// 2.6.23, one system call more per file for a client that reads many (tend-monit's
+/// XML reads a dozen files per service).
 pub fn open<P: ?Sized + nix::NixPath>(
     path: &P,
     flags: nix::fcntl::OFlag,
     mode: nix::sys::stat::Mode,
 ) -> Result<OwnedFd, Errno> {
-    let fd = nix::fcntl::open(path, flags, mode)?;
-    // SAFETY: open just returned fd; nothing else knows it.
-    Ok(unsafe { own(fd) })
+    openat_raw(libc::AT_FDCWD, path, flags, mode)
 }
 
-/// openat(2), as `nix::fcntl::openat`, returning an owned fd.
+/// openat(2), as `nix::fcntl::openat`, returning an owned fd (the bare system call, as
+/// `open`).
 pub fn openat<P: ?Sized + nix::NixPath>(
     dir: impl AsFd,
     path: &P,
     flags: nix::fcntl::OFlag,
     mode: nix::sys::stat::Mode,
 ) -> Result<OwnedFd, Errno> {
-    let fd = nix::fcntl::openat(Some(dir.as_fd().as_raw_fd()), path, flags, mode)?;
+    openat_raw(dir.as_fd().as_raw_fd(), path, flags, mode)
+}
+
+fn openat_raw<P: ?Sized + nix::NixPath>(
+    dir: RawFd,
+    path: &P,
+    flags: nix::fcntl::OFlag,
+    mode: nix::sys::stat::Mode,
+) -> Result<OwnedFd, Errno> {
+    // EINTR is returned, as by nix: a blocking FIFO open may be meant to be interrupted.
+    let fd = path.with_nix_path(|p| {
+        // SAFETY: p is a NUL-terminated path that outlives the call; openat takes no
+        // other pointer.
+        Errno::result(unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                dir,
+                p.as_ptr(),
+                flags.bits(),
+                mode.bits() as libc::c_uint,
+            )
+        })
+    })??;
     // SAFETY: openat just returned fd; nothing else knows it.
-    Ok(unsafe { own(fd) })
+    Ok(unsafe { own(fd as RawFd) })
 }
 
 /// accept4(2) on a listening socket, returning the connection as an owned fd.
@@ -110,6 +134,45 @@ pub fn read_regular(path: &std::path::Path, max: usize) -> Result<Vec<u8>, NotRe
     let got = read_regular_into(path, &mut out)?;
     out.truncate(got);
     Ok(out)
+}
+
+/// Read a whole procfs file into `buf` (cleared, grown as needed; its room is kept for
+/// the next file): open, usually one read, close. A procfs read shorter than asked and
+/// shorter than half a page is the file's end, so no read is spent to see 0: the kernel
+/// fills a reader's buffer from a page-sized one (seq_file) and stops early only when
+/// that page is full or the file ends. Not for other file systems.
+pub fn read_proc_into<P: ?Sized + nix::NixPath>(path: &P, buf: &mut Vec<u8>) -> Result<(), Errno> {
+    use nix::fcntl::OFlag;
+    let fd = open(path, OFlag::O_RDONLY | OFlag::O_CLOEXEC, Mode::empty())?;
+    buf.clear();
+    loop {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(4096);
+        }
+        let len = buf.len();
+        let room = buf.capacity() - len;
+        // SAFETY: read(2) writes at most `room` bytes into the spare capacity, which is
+        // exactly `room` bytes long; only the bytes it reports are then counted as set.
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                buf.as_mut_ptr().add(len).cast::<libc::c_void>(),
+                room,
+            )
+        };
+        match Errno::result(n) {
+            Ok(n) => {
+                let n = n as usize;
+                // SAFETY: the kernel initialised these n bytes.
+                unsafe { buf.set_len(len + n) };
+                if n == 0 || (n < room && n < 2048) {
+                    return Ok(());
+                }
+            }
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Open each of `fds` (standard fds, in increasing order) that is closed on /dev/null, as
@@ -188,5 +251,38 @@ mod tests {
         );
         assert_eq!(inherited(-1).err(), Some(Errno::EBADF));
         assert_eq!(inherited(1 << 20).err(), Some(Errno::EBADF));
+    }
+
+    #[test]
+    fn open_is_close_on_exec_and_says_why_not() {
+        use nix::fcntl::OFlag;
+        let fd = open(
+            "/dev/null",
+            OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )
+        .unwrap();
+        let flags = fcntl(fd.as_raw_fd(), FcntlArg::F_GETFD).unwrap();
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        assert_eq!(
+            open("/nonexistent/x", OFlag::O_RDONLY, Mode::empty()).err(),
+            Some(Errno::ENOENT)
+        );
+        let dir = open("/proc", OFlag::O_RDONLY | OFlag::O_DIRECTORY, Mode::empty()).unwrap();
+        assert!(openat(&dir, "version", OFlag::O_RDONLY, Mode::empty()).is_ok());
+    }
+
+    #[test]
+    fn proc_files_read_whole_small_and_larger_than_a_page() {
+        let mut buf = Vec::new();
+        for path in ["/proc/version", "/proc/cpuinfo", "/proc/self/cmdline"] {
+            read_proc_into(path, &mut buf).unwrap();
+            assert_eq!(buf, std::fs::read(path).unwrap(), "{path}");
+        }
+        // Many pages of short records (seq_file stops at each full page): every byte.
+        read_proc_into("/proc/kallsyms", &mut buf).unwrap();
+        assert!(buf.len() > 64 * 1024);
+        assert_eq!(buf, std::fs::read("/proc/kallsyms").unwrap());
+        assert_eq!(read_proc_into("/proc/0/stat", &mut buf), Err(Errno::ENOENT));
     }
 }
