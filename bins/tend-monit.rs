@@ -178,6 +178,9 @@ fn act(p: &tend_cli::Parsed, word: &str, name: Option<&str>) -> ! {
             }
         }
     }
+    if failed == 0 {
+        tend_monit::control::post_done(&c, &dir, action, &names, &PROG);
+    }
     std::process::exit(if failed == 0 { code::OK } else { code::NO })
 }
 

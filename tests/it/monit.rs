@@ -1733,15 +1733,17 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
     kill_db(&vm);
-    let mails = wait_until(Duration::from_secs(30), "two mails", || {
+    // Each death is two events: the death, then the daemon running again.
+    let mails = wait_until(Duration::from_secs(30), "four mails", || {
         let mut v: Vec<_> = std::fs::read_dir(vm.s.join("mail"))
             .ok()?
             .flatten()
             .map(|e| e.path())
             .collect();
         v.sort();
-        (v.len() >= 2).then_some(v)
+        (v.len() >= 4).then_some(v)
     });
+    let mut kinds = Vec::new();
     for m in &mails {
         let t = std::fs::read_to_string(m).unwrap();
         assert!(t.contains("Subject: Monit Alert\r\n"), "{t}");
@@ -1754,17 +1756,33 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
             .lines()
             .map(str::trim)
             .collect();
-        assert_eq!(
-            &body[..3],
-            ["Service: db", "Event: Does not exist", "Action: restart"],
-            "{t}"
-        );
+        assert_eq!(body[0], "Service: db", "{t}");
         assert!(
             body[3].starts_with("Date: ") && body[3].ends_with(" +0000"),
             "{t}"
         );
-        assert_eq!(body[4], "Description: process is not running", "{t}");
+        if body[1] == "Event: Does not exist" {
+            assert_eq!(body[2], "Action: restart", "{t}");
+            assert_eq!(body[4], "Description: process is not running", "{t}");
+        } else {
+            assert_eq!(&body[1..3], ["Event: Exists", "Action: alert"], "{t}");
+            assert!(
+                body[4].starts_with("Description: process is running with pid "),
+                "{t}"
+            );
+        }
+        kinds.push(body[1].to_string());
     }
+    // Sent in order: the queued pair first.
+    assert_eq!(
+        kinds,
+        [
+            "Event: Does not exist",
+            "Event: Exists",
+            "Event: Does not exist",
+            "Event: Exists"
+        ]
+    );
     assert_eq!(
         std::fs::read_dir(vm.s.join("events")).unwrap().count(),
         0,
@@ -1844,6 +1862,124 @@ fn monit_failed_connection_alert_shows_as_failing() {
         "{xml}"
     );
     assert_eq!(vm.pid("api"), pid, "then alert: not restarted");
+}
+
+/// Every event as monit posts it (issue 27's alert list): a line in `set logfile` in
+/// monit's shape, one mail each, and counted in tend-summary's JSON and Prometheus text.
+#[test]
+fn monit_every_event_logged_mailed_and_counted() {
+    require("python3");
+    let (port, smtp_port) = (free_port(), free_port());
+    let mut vm = Vm::new("monit-events", "");
+    vm.s.write("bin/listener", LISTENER, true);
+    vm.s.write("bin/smtp", SMTP, true);
+    std::fs::create_dir_all(vm.s.join("mail")).unwrap();
+    let rc_text = format!(
+        "set daemon 1\nset logfile @ROOT@/monit.log\nset alert agent@local\nset mailserver 127.0.0.1 port {smtp_port}\nset mail-format {{\n  from: monit@localhost\n  subject: Monit Alert\n  message: Service: $SERVICE\n  Event: $EVENT\n  Action: $ACTION\n  Description: $DESCRIPTION\n}}\n{}check process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\"\n  if failed port {port} protocol http with timeout 1 seconds for 1 cycles then alert\n  group vcap\n",
+        check("db", "  if totalmem > 1 kB for 1 cycles then alert\n")
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    let mut smtp = Command::new(vm.s.join("bin/smtp"));
+    smtp.arg(smtp_port.to_string()).arg(vm.s.join("mail"));
+    let _smtp = Daemon::start(smtp);
+    vm.start();
+    vm.wait_state("db", "running");
+    vm.wait_state("api", "running");
+    let logged = |want: &str| {
+        wait_until(Duration::from_secs(30), want, || {
+            let log = std::fs::read_to_string(vm.s.join("monit.log")).unwrap_or_default();
+            log.lines().find(|l| l.contains(want)).map(String::from)
+        })
+    };
+    // The resource limit, in monit's words; the line as monit 5.2.5 begins one.
+    let line = logged("'db' total mem amount of ");
+    let shape = line.len() > 21
+        && line.starts_with("[UTC ")
+        && line.as_bytes()[20] == b']'
+        && line[21..].starts_with(" error    : 'db' total mem amount of ")
+        && line.ends_with(" matches resource limit [total mem amount > 1 kB]");
+    assert!(shape, "{line}");
+    // A death: not running, then running again with its new pid.
+    let old = vm.pid("db").unwrap();
+    kill9(old);
+    logged("error    : 'db' process is not running");
+    let new = wait_until(Duration::from_secs(30), "db again", || {
+        vm.pid("db").filter(|&p| p != old)
+    });
+    logged(&format!(
+        "info     : 'db' process is running with pid {new}"
+    ));
+    // The connection test failing (the listener stopped), then passing again.
+    let api = vm.pid("api").unwrap();
+    sigstop(api);
+    logged("error    : 'api' failed connection test -- ");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(api),
+        nix::sys::signal::Signal::SIGCONT,
+    )
+    .unwrap();
+    logged("info     : 'api' connection succeeded");
+    // An action asked for, once done.
+    assert_code(&vm.monit(&["restart", "api"]), 0);
+    logged("info     : 'api' restart action done");
+
+    // One mail per event, in the mail-format.
+    let want = [
+        ("db", "Resource limit matched"),
+        ("db", "Does not exist"),
+        ("db", "Exists"),
+        ("api", "Connection failed"),
+        ("api", "Connection succeeded"),
+        ("api", "Action done"),
+    ];
+    let mails = wait_until(Duration::from_secs(30), "the mails", || {
+        let got: Vec<(String, String)> = std::fs::read_dir(vm.s.join("mail"))
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                let t = std::fs::read_to_string(e.path()).ok()?;
+                let get = |k: &str| {
+                    t.lines()
+                        .find_map(|l| l.trim().strip_prefix(k))
+                        .map(|v| v.trim().to_string())
+                };
+                Some((get("Service: ")?, get("Event: ")?))
+            })
+            .collect();
+        want.iter()
+            .all(|(s, e)| got.iter().any(|(gs, ge)| gs == s && ge == e))
+            .then_some(got)
+    });
+    assert_eq!(
+        mails
+            .iter()
+            .filter(|(s, e)| s == "db" && e == "Does not exist")
+            .count(),
+        1,
+        "one mail per event: {mails:?}"
+    );
+
+    // Counted where tend-summary reads them.
+    let mut c = cmd("tend-summary");
+    c.arg("-j").arg(&vm.scan);
+    let j = text(&run(c).stdout);
+    let row = j
+        .lines()
+        .find(|l| l.contains("\"service\":\"api\""))
+        .unwrap();
+    assert!(
+        row.contains("\"events\":3,") && row.contains("\"last_event\":\"Action done\""),
+        "{row}"
+    );
+    let mut c = cmd("tend-summary");
+    c.arg("-p").arg(&vm.scan);
+    let p = text(&run(c).stdout);
+    assert!(
+        p.contains("tend_service_events{service=\"api\"} 3\n"),
+        "{p}"
+    );
+    assert!(p.contains("tend_service_events{service=\"db\"} "), "{p}");
 }
 
 /// Kill `pid` with SIGKILL (a daemon's death).

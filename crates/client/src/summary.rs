@@ -90,6 +90,10 @@ pub struct Row {
     pub watchdog: Option<String>,
     /// The crash-restart policy's verdict (`supervise/tend-policy`).
     pub policy: Option<String>,
+    /// Events posted about the service (tend-monit's alerts, `supervise/tend-events`),
+    /// and the last one's name.
+    pub events: Option<u64>,
+    pub last_event: Option<String>,
     /// What could not be read, one line (`status: 0 bytes, expected 35`,
     /// `supervise/tend-check: a FIFO, not a regular file`); the other fields stand.
     pub error: Option<String>,
@@ -157,6 +161,7 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
     let check = side(servicedir::CHECK_STATE);
     let notify = side(servicedir::NOTIFY_STATE);
     let watchdog = side(servicedir::WATCHDOG_STATE);
+    let events = side(servicedir::EVENTS_STATE);
     let field =
         |d: &Option<Vec<u8>>, k: &str| d.as_deref().and_then(|d| health::get(d, k)).map(text);
     let mut r = Row {
@@ -179,6 +184,8 @@ pub fn row(dir: &Path, now: Tai64n) -> Row {
         status_text: None,
         watchdog: field(&watchdog, "reason"),
         policy: None,
+        events: events.as_deref().and_then(|d| health::get_num(d, "events")),
+        last_event: field(&events, "event"),
         error: None,
     };
     let snap = match status::read(dir) {
@@ -490,6 +497,10 @@ pub fn json_array(rows: &[Row]) -> String {
         jstr(&mut o, &r.watchdog);
         o.push_str(",\"policy\":");
         jstr(&mut o, &r.policy);
+        o.push_str(",\"events\":");
+        jnum(&mut o, r.events);
+        o.push_str(",\"last_event\":");
+        jstr(&mut o, &r.last_event);
         o.push_str(",\"error\":");
         jstr(&mut o, &r.error);
         o.push('}');
@@ -518,7 +529,7 @@ fn flag(b: bool) -> f64 {
 }
 
 /// The metric families of `prometheus`, one per figure: name, help text, the figure.
-const FAMILIES: [(&str, &str, Get); 10] = [
+const FAMILIES: [(&str, &str, Get); 11] = [
     (
         "tend_service_up",
         "Whether the service's process is running.",
@@ -577,6 +588,11 @@ const FAMILIES: [(&str, &str, Get); 10] = [
         "tend_service_check_restarts",
         "Restarts by the liveness watcher inside its window.",
         |r| r.check_restarts.map(|d| d as f64),
+    ),
+    (
+        "tend_service_events",
+        "Events posted about the service (tend-monit's alerts).",
+        |r| r.events.map(|d| d as f64),
     ),
 ];
 
@@ -649,6 +665,8 @@ mod tests {
             status_text: Some("serving".into()),
             watchdog: None,
             policy: None,
+            events: None,
+            last_event: None,
             error: None,
         }
     }

@@ -21,13 +21,20 @@ pub struct Mail {
     pub subject: Option<String>,
     pub message: Option<String>,
     pub queue: Option<String>,
+    /// `set logfile`: where every event is also a line (stderr without one, and for
+    /// `syslog`, which the caller's stderr reaches).
+    pub log: Option<String>,
 }
 
 const DEFAULT_SUBJECT: &str = "monit alert --  $EVENT $SERVICE";
 const DEFAULT_MESSAGE: &str = "$EVENT Service $SERVICE \n\n\tDate:        $DATE\n\tAction:      $ACTION\n\tHost:        $HOST\n\tDescription: $DESCRIPTION\n\nYour faithful employee,\nMonit";
 
-/// RFC 2822 date in UTC, as mail wants it.
-pub fn rfc2822(t: u64) -> String {
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// (year, month 1-12, day, weekday 0 = Sunday, seconds of the day) of a Unix time, UTC.
+fn civil(t: u64) -> (i64, i64, i64, usize, u64) {
     let days = (t / 86400) as i64;
     let secs = t % 86400;
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
@@ -42,10 +49,26 @@ pub fn rfc2822(t: u64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
     let wd = (days + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
+    (y, m, d, wd, secs)
+}
+
+/// The time as monit 5.2.5 begins a log line with it: `[UTC Dec  2 20:14:54]`.
+pub fn log_stamp(t: u64) -> String {
+    let (_, m, d, _, secs) = civil(t);
+    format!(
+        "[UTC {} {d:>2} {:02}:{:02}:{:02}]",
+        MONTHS[(m - 1) as usize],
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// RFC 2822 date in UTC, as mail wants it.
+pub fn rfc2822(t: u64) -> String {
+    let (y, m, d, wd, secs) = civil(t);
     const W: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const M: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const M: [&str; 12] = MONTHS;
     format!(
         "{}, {:02} {} {} {:02}:{:02}:{:02} +0000",
         W[wd],
@@ -64,10 +87,13 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// One event of one service.
+/// One event of one service, as monit posts one.
 #[derive(Clone, Copy, Debug)]
 pub struct Event<'a> {
     pub service: &'a str,
+    /// monit's name for it: `Does not exist`, `Exists`, `Execution failed`,
+    /// `Connection failed`, `Connection succeeded`, `Resource limit matched`,
+    /// `Resource limit succeeded`, `Timeout`, `Action done`.
     pub event: &'a str,
     pub action: &'a str,
     pub description: &'a str,
@@ -205,8 +231,15 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
             match &m.queue {
                 Some(q) => {
                     let _ = std::fs::create_dir_all(q);
-                    let f = Path::new(q)
-                        .join(format!("{t:012}-{}-{service}-{i}.mail", std::process::id()));
+                    // Numbered within the process: two events of one second (a death,
+                    // then the daemon running again) are two files, kept in order.
+                    static SEQ: std::sync::atomic::AtomicU32 =
+                        std::sync::atomic::AtomicU32::new(0);
+                    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let f = Path::new(q).join(format!(
+                        "{t:012}-{}-{seq:06}-{service}-{i}.mail",
+                        std::process::id()
+                    ));
                     match std::fs::write(&f, format!("{to}\n{mail}")) {
                         Ok(()) => problems.push(format!(
                             "alert to {to} not sent ({e}): queued in {}",
@@ -222,6 +255,81 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
         }
     }
     problems
+}
+
+impl Event<'_> {
+    /// A failure (logged as an error) rather than a recovery or a report.
+    fn failed(&self) -> bool {
+        matches!(
+            self.event,
+            "Does not exist"
+                | "Execution failed"
+                | "Connection failed"
+                | "Resource limit matched"
+                | "Timeout"
+        )
+    }
+}
+
+/// Post `ev` about the service in `servicedir`: one line in the log (`[UTC Dec  2
+/// 20:14:54] error    : 'db' process is not running`, as monit writes it), the count in
+/// the service's `supervise/tend-events` (what tend-summary reports), and a mail to every
+/// recipient. What went wrong is said on `report`; the event is never lost for it.
+pub fn post(m: &Mail, servicedir: &Path, ev: &Event, report: &dyn tend_sys::warn::Warn) {
+    let t = now();
+    let level = if ev.failed() { "error" } else { "info" };
+    let text = format!("'{}' {}", ev.service, ev.description);
+    match m.log.as_deref().filter(|l| *l != "syslog") {
+        Some(path) => {
+            let line = format!("{} {level:<9}: {text}\n", log_stamp(t));
+            let w = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(line.as_bytes()));
+            if let Err(e) = w {
+                report.warn(&format_args!("unable to append to {path}: {e}: {text}"));
+            }
+        }
+        None if ev.failed() => report.warn(&text),
+        None => report.say("info", &text),
+    }
+    count(servicedir, ev, t, report);
+    for problem in send(m, ev.service, ev.event, ev.action, ev.description) {
+        report.warn(&problem);
+    }
+}
+
+/// One more event in `supervise/tend-events`: `events=N`, then the last one's `event=`,
+/// `action=`, `description=` and `time=` (replaced whole, atomically).
+fn count(servicedir: &Path, ev: &Event, t: u64, report: &dyn tend_sys::warn::Warn) {
+    use tend_proto::health;
+    use tend_proto::servicedir::{
+        EVENTS_STATE, SUPERVISE,
+        within::{EVENTS_STATE as NAME, EVENTS_STATE_NEW as NEW},
+    };
+    let before = tend_client::status::read_side_file(servicedir, EVENTS_STATE)
+        .and_then(Result::ok)
+        .and_then(|d| health::get_num(&d, "events"))
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    health::put_num(&mut out, "events", before + 1);
+    health::put(&mut out, "event", ev.event.as_bytes());
+    health::put(&mut out, "action", ev.action.as_bytes());
+    health::put(&mut out, "description", ev.description.as_bytes());
+    health::put_num(&mut out, "time", t);
+    let dir = tend_sys::fd::open(
+        &servicedir.join(SUPERVISE),
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    );
+    if let Err(e) = dir.and_then(|d| tend_proto::status::write_atomic_at(&d, NEW, NAME, &out)) {
+        report.warn(&format_args!(
+            "unable to write {}/{EVENTS_STATE}: {}",
+            servicedir.display(),
+            e.desc()
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,16 @@ pub enum Action {
 }
 
 impl Action {
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Start => "start",
+            Action::Stop => "stop",
+            Action::Restart => "restart",
+            Action::Monitor => "monitor",
+            Action::Unmonitor => "unmonitor",
+        }
+    }
+
     pub fn from_word(w: &str) -> Option<Action> {
         Some(match w {
             "start" => Action::Start,
@@ -31,6 +41,32 @@ impl Action {
             "unmonitor" => Action::Unmonitor,
             _ => return None,
         })
+    }
+}
+
+/// monit's `Action done` event (`'db' restart action done`) for each service the
+/// action was asked of, once every step of it was done.
+pub fn post_done(
+    c: &Control,
+    scandir: &Path,
+    action: Action,
+    names: &[String],
+    report: &dyn tend_sys::warn::Warn,
+) {
+    let description = format!("{} action done", action.word());
+    for ch in c.checks.iter().filter(|ch| names.contains(&ch.name)) {
+        let ev = crate::alert::Event {
+            service: &ch.name,
+            event: "Action done",
+            action: "alert",
+            description: &description,
+        };
+        crate::alert::post(
+            &crate::service::mail(c, ch),
+            &scandir.join(&ch.name),
+            &ev,
+            report,
+        );
     }
 }
 

@@ -295,17 +295,32 @@ pub fn cpu_percent(ticks: u64, secs: f64) -> f64 {
     ticks as f64 / hz / secs.max(0.001) * 100.0 / ncpu
 }
 
-/// Per check: the last cycle's CPU ticks (for a rate) and each rule's recent results.
+/// Per check: the last cycle's CPU ticks (for a rate), each rule's recent results and
+/// whether it is matched now (fired and not yet passed again).
 #[derive(Debug, Default)]
 pub struct Meter {
     last: Option<(std::time::Instant, u64, u64)>,
     history: Vec<Vec<bool>>,
+    matched: Vec<bool>,
+}
+
+/// What one cycle found of one rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outcome {
+    pub rule: usize,
+    /// The value measured (kB, percent or a count, as the rule's limit).
+    pub value: f64,
+    /// Fired (its condition held N of the last M cycles) or passed again after firing.
+    pub fired: bool,
+    /// Fired without having been matched before, or passed again: an event to post.
+    pub changed: bool,
 }
 
 impl Meter {
-    /// Measure `pid` and return the rules whose condition held for N of the last M cycles
-    /// (each rule's history is cleared when it fires, as monit resets its counter).
-    pub fn cycle(&mut self, pid: i32, rules: &[Rule]) -> Vec<usize> {
+    /// Measure `pid`: the rules whose condition held for N of the last M cycles (each
+    /// rule's history is cleared when it fires, as monit resets its counter), and those
+    /// that fired before and passed this cycle.
+    pub fn cycle(&mut self, pid: i32, rules: &[Rule]) -> Vec<Outcome> {
         let (me, desc) = tree(pid);
         let total_rss = me.rss_kb + desc.iter().map(|p| p.rss_kb).sum::<u64>();
         let total_ticks = me.ticks + desc.iter().map(|p| p.ticks).sum::<u64>();
@@ -325,8 +340,9 @@ impl Meter {
         };
         self.last = Some((now, me.ticks, total_ticks));
         self.history.resize(rules.len(), Vec::new());
+        self.matched.resize(rules.len(), false);
         let total = mem_total_kb().max(1) as f64;
-        let mut fired = Vec::new();
+        let mut out = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             let kb_or_pc = |kb: u64| {
                 if r.percent {
@@ -345,7 +361,10 @@ impl Meter {
                 _ => continue,
             };
             // CPU needs two samples: the first cycle says nothing.
-            let held = value >= 0.0 && r.holds(value);
+            if value < 0.0 {
+                continue;
+            }
+            let held = r.holds(value);
             let h = &mut self.history[i];
             h.push(held);
             let m = r.cycles.1.max(1) as usize;
@@ -354,9 +373,71 @@ impl Meter {
             }
             if h.iter().filter(|&&x| x).count() >= r.cycles.0.max(1) as usize {
                 h.clear();
-                fired.push(i);
+                let changed = !std::mem::replace(&mut self.matched[i], true);
+                out.push(Outcome {
+                    rule: i,
+                    value,
+                    fired: true,
+                    changed,
+                });
+            } else if !held && std::mem::take(&mut self.matched[i]) {
+                out.push(Outcome {
+                    rule: i,
+                    value,
+                    fired: false,
+                    changed: true,
+                });
             }
         }
-        fired
+        out
+    }
+}
+
+impl Rule {
+    /// What it measures, in monit's words (`total mem amount`).
+    fn words(&self) -> &'static str {
+        match self.what.as_str() {
+            "memory" => "mem amount",
+            "totalmem" => "total mem amount",
+            "cpu" => "cpu usage",
+            "totalcpu" => "total cpu usage",
+            "children" => "children",
+            "threads" => "threads",
+            _ => "resource",
+        }
+    }
+
+    fn shown(&self, v: f64) -> String {
+        let memory = matches!(self.what.as_str(), "memory" | "totalmem");
+        if self.percent || self.what.contains("cpu") {
+            format!("{v:.1}%")
+        } else if memory {
+            crate::status::bytes_533((v * 1024.0) as u64)
+        } else {
+            format!("{v}")
+        }
+    }
+
+    /// monit's description of a match: `total mem amount of 1.6 MB matches resource
+    /// limit [total mem amount > 1 kB]`; and of a pass: `total mem amount check
+    /// succeeded [current total mem amount = 1.6 MB]`.
+    pub fn describe(&self, o: &Outcome) -> String {
+        if o.fired {
+            format!(
+                "{} of {} matches resource limit [{} {} {}]",
+                self.words(),
+                self.shown(o.value),
+                self.words(),
+                self.op,
+                self.shown(self.limit)
+            )
+        } else {
+            format!(
+                "{} check succeeded [current {} = {}]",
+                self.words(),
+                self.words(),
+                self.shown(o.value)
+            )
+        }
     }
 }

@@ -120,14 +120,20 @@ pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
     }
 }
 
+/// The connection test tend-check carries out (`then restart` or `then alert`), with its
+/// probe's arguments.
+fn connection_rule(c: &Check) -> Option<(&crate::model::Rule, Vec<String>)> {
+    c.rules.iter().find_map(|r| {
+        let ok = matches!(r.action, Action::Restart | Action::Alert);
+        Some((r, probe_of(&r.test).ok().filter(|_| ok)?))
+    })
+}
+
 /// The liveness watchers of a check's connection tests: `NAME-health`, a tend-check
 /// that probes every cycle and restarts the service after the test's cycles of failure
 /// (`then alert`: reports only).
 fn health(c: &Check, cycle: u32) -> Option<Service> {
-    let (rule, probe) = c.rules.iter().find_map(|r| {
-        let ok = matches!(r.action, Action::Restart | Action::Alert);
-        Some((r, probe_of(&r.test).ok().filter(|_| ok)?))
-    })?;
+    let (rule, probe) = connection_rule(c)?;
     let timeout = match &rule.test {
         Test::Connection { timeout, .. } => timeout.unwrap_or(5),
         _ => 5,
@@ -206,7 +212,7 @@ fn resources(c: &Check) -> Vec<crate::resource::Rule> {
 }
 
 /// Where the check's alerts go: the global `set alert` addresses and its own.
-fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
+pub fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
     let mut recipients: Vec<String> = control.alerts.iter().map(|a| a.address.clone()).collect();
     recipients.extend(c.alerts.iter().map(|a| a.address.clone()));
     recipients.dedup();
@@ -222,6 +228,7 @@ fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
         subject: f.subject.clone(),
         message: f.message.clone(),
         queue: control.eventqueue.as_ref().and_then(|q| q.basedir.clone()),
+        log: control.logfile.clone(),
     }
 }
 
@@ -254,6 +261,14 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
         cycle,
         mail: mail(control, c),
         depends: c.depends.iter().map(|(d, _)| d.clone()).collect(),
+        connection: connection_rule(c).map(|(r, _)| {
+            if r.action == Action::Restart {
+                "restart"
+            } else {
+                "alert"
+            }
+            .to_string()
+        }),
     };
     // The watcher as the interpreter of ./run: tend-supervise's exec of ./run is the
     // watcher's, with no shell in between (a restart's path, death → start program,

@@ -68,6 +68,9 @@ pub struct Settings {
     /// them from its siblings to find what depends on it (a dependency's own settings
     /// do not list its dependents: adding a dependent must not replace, so restart, it).
     pub depends: Vec<String>,
+    /// The action of its connection test (`restart`, `alert`), run by its `NAME-health`
+    /// tend-check: the watcher posts the test's failures and recoveries.
+    pub connection: Option<String>,
 }
 
 /// What `if N restarts within M cycles then …` does.
@@ -119,6 +122,8 @@ impl Settings {
             ("mail-from", &m.from),
             ("mail-subject", &m.subject),
             ("eventqueue", &m.queue),
+            ("logfile", &m.log),
+            ("connection", &self.connection),
         ] {
             if let Some(v) = v {
                 s += &format!("{k} {v}\n");
@@ -199,6 +204,8 @@ impl Settings {
                 "mail-from" => st.mail.from = Some(v.into()),
                 "mail-subject" => st.mail.subject = Some(v.into()),
                 "eventqueue" => st.mail.queue = Some(v.into()),
+                "logfile" => st.mail.log = Some(v.into()),
+                "connection" => st.connection = Some(v.into()),
                 "mail-message" => match &mut st.mail.message {
                     Some(m) => {
                         m.push('\n');
@@ -462,6 +469,11 @@ struct Watcher<'a> {
     to_start: std::collections::VecDeque<String>,
     /// The dependent being started: its name, its `event/` subscription, the deadline.
     starting: Option<(String, tend_proto::fifodir::Subscription, Instant)>,
+    /// The daemon died and was started again before its death was posted (the restart
+    /// does not wait for the mail server).
+    death_unposted: bool,
+    /// The connection test failed when last looked at.
+    connection_failed: bool,
 }
 
 /// Run the watcher in service directory `dir` (its working directory, as tend-supervise
@@ -490,16 +502,67 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         last_warning: String::new(),
         to_start: Default::default(),
         starting: None,
+        death_unposted: false,
+        connection_failed: false,
     };
+    w.connection_failed = w.connection_failing().is_some_and(|(f, _)| f);
     w.go()
 }
 
 impl Watcher<'_> {
-    /// An event: a line on stderr (the caller's) and a mail to every recipient.
+    /// An event: a line in the log, one more in `supervise/tend-events`, a mail to every
+    /// recipient (`alert::post`).
     fn alert(&self, event: &str, action: &str, description: &str) {
-        for problem in crate::alert::send(&self.st.mail, &self.st.name, event, action, description)
-        {
-            self.report.warn(&problem);
+        let ev = crate::alert::Event {
+            service: &self.st.name,
+            event,
+            action,
+            description,
+        };
+        crate::alert::post(&self.st.mail, &self.dir, &ev, self.report);
+    }
+
+    /// A death not posted yet (its restart went first): posted now.
+    fn post_death(&mut self) {
+        if std::mem::take(&mut self.death_unposted) {
+            self.alert("Does not exist", "restart", "process is not running");
+        }
+    }
+
+    /// The connection test's verdict (tend-check's `health=` in `supervise/`): failing
+    /// or not; None when there is none yet.
+    fn connection_failing(&self) -> Option<(bool, String)> {
+        let d =
+            tend_client::status::read_side_file(&self.dir, tend_proto::servicedir::CHECK_STATE)?
+                .ok()?;
+        let health = tend_proto::health::get(&d, "health")?;
+        let reason = tend_proto::health::get(&d, "reason").unwrap_or_default();
+        Some((
+            matches!(health, b"failing" | b"unhealthy"),
+            String::from_utf8_lossy(reason).into_owned(),
+        ))
+    }
+
+    /// tend-check wrote its verdict: a change between passing and failing is an event.
+    fn connection_event(&mut self) {
+        let Some(action) = self.st.connection.clone() else {
+            return;
+        };
+        let Some((failing, reason)) = self.connection_failing() else {
+            return;
+        };
+        if failing == self.connection_failed {
+            return;
+        }
+        self.connection_failed = failing;
+        if failing {
+            self.alert(
+                "Connection failed",
+                &action,
+                &format!("failed connection test -- {reason}"),
+            );
+        } else {
+            self.alert("Connection succeeded", "alert", "connection succeeded");
         }
     }
 
@@ -584,9 +647,21 @@ impl Watcher<'_> {
         // `unmonitor` then stops watching (the daemon runs on, not restarted again).
         let mut unmonitor_after = false;
         let died_before = self.state_file(DIED).exists();
+        self.death_unposted = died_before;
         if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
             if self.count_restart() {
+                if let Some((n, secs, a)) = &self.st.restart_limit {
+                    let cycles = secs / u64::from(self.st.cycle.max(1));
+                    let what = match a {
+                        LimitAction::Unmonitor => "unmonitor",
+                        LimitAction::Exec(_) => "exec",
+                        LimitAction::Alert => "alert",
+                    };
+                    let text =
+                        format!("service restarted {n} times within {cycles} cycles(s) - {what}");
+                    self.alert("Timeout", what, &text);
+                }
                 let limit = self.st.restart_limit.clone();
                 match limit.map(|l| l.2) {
                     Some(LimitAction::Unmonitor) => unmonitor_after = true,
@@ -630,10 +705,15 @@ impl Watcher<'_> {
         };
         self.record_pid(Some(pid));
         notify_ready();
-        // The death is mailed once the daemon runs again: the restart does not wait for
+        // The death is posted once the daemon runs again: the restart does not wait for
         // the mail server.
         if died_before {
-            self.alert("Does not exist", "restart", "process is not running");
+            self.post_death();
+            self.alert(
+                "Exists",
+                "alert",
+                &format!("process is running with pid {pid}"),
+            );
         }
         self.start_dependents();
         if unmonitor_after {
@@ -645,6 +725,14 @@ impl Watcher<'_> {
             // `O`: the supervisor runs ./run no more once it exits.
             let _ = tend_client::control::send(&self.dir, b"O");
         }
+        // tend-check's verdicts, when a connection test's events are this watcher's to
+        // post: woken only when tend-check writes one.
+        let verdicts = self
+            .st
+            .connection
+            .as_ref()
+            .and_then(|_| self.verdict_watch());
+        self.connection_event();
         let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
         let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
         let mut meter = crate::resource::Meter::default();
@@ -670,29 +758,41 @@ impl Watcher<'_> {
                 Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
                 None => PollTimeout::NONE,
             };
-            let (died, dep_event) = {
+            let (died, dep_event, verdict) = {
                 let mut fds = [
                     PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
                     PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
                     PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
+                    PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
                 ];
-                let n = match &self.starting {
-                    Some((_, sub, _)) => {
-                        fds[2] = PollFd::new(sub.fd(), PollFlags::POLLIN);
-                        3
-                    }
-                    None => 2,
-                };
+                let mut n = 2;
+                let (mut dep_at, mut verdict_at) = (None, None);
+                if let Some((_, sub, _)) = &self.starting {
+                    fds[n] = PollFd::new(sub.fd(), PollFlags::POLLIN);
+                    dep_at = Some(n);
+                    n += 1;
+                }
+                if let Some(fd) = &verdicts {
+                    fds[n] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+                    verdict_at = Some(n);
+                    n += 1;
+                }
                 match poll(&mut fds[..n], timeout) {
                     Ok(_) | Err(nix::errno::Errno::EINTR) => {}
                     Err(e) => return Err(err("poll", e.desc())),
                 }
+                let ready = |i: Option<usize>| i.is_some_and(|i| fds[i].any().unwrap_or(false));
                 (
                     fds[1].any().unwrap_or(false),
-                    n == 3 && fds[2].any().unwrap_or(false),
+                    ready(dep_at),
+                    ready(verdict_at),
                 )
             };
             self.signals();
+            if verdict && let Some(fd) = &verdicts {
+                drain(fd);
+                self.connection_event();
+            }
             if !died && !self.stop_asked {
                 if dep_event {
                     self.dependent_event();
@@ -707,8 +807,19 @@ impl Watcher<'_> {
             }
             if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
                 next_cycle = Some(t + cycle);
-                for i in meter.cycle(pid, &self.st.resources) {
-                    let r = self.st.resources[i].clone();
+                for o in meter.cycle(pid, &self.st.resources) {
+                    let r = self.st.resources[o.rule].clone();
+                    if o.changed {
+                        let (event, action) = if o.fired {
+                            ("Resource limit matched", r.action.as_str())
+                        } else {
+                            ("Resource limit succeeded", "alert")
+                        };
+                        self.alert(event, action, &r.describe(&o));
+                    }
+                    if !o.fired {
+                        continue;
+                    }
                     let text = format!(
                         "{} {} {}{}",
                         r.what,
@@ -753,7 +864,8 @@ impl Watcher<'_> {
                                 self.report.warn(&e);
                             }
                         }
-                        _ => self.report.warn(&format_args!("{}: {text}", self.st.name)),
+                        // `alert`: the event above says it all.
+                        _ => {}
                     }
                 }
             }
@@ -1002,7 +1114,14 @@ impl Watcher<'_> {
         }
         match found {
             Some(pid) => {
-                let _ = std::fs::remove_file(self.state_file(START_FAILED));
+                if std::fs::remove_file(self.state_file(START_FAILED)).is_ok() {
+                    self.post_death();
+                    self.alert(
+                        "Execution succeeded",
+                        "alert",
+                        &format!("process is running with pid {pid}"),
+                    );
+                }
                 Ok(Ok(pid))
             }
             None if self.stop_asked => Ok(Err(Exit::Stopped)),
@@ -1018,6 +1137,7 @@ impl Watcher<'_> {
                 );
                 let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
                 let _ = std::fs::write(self.state_file(START_FAILED), format!("{why}\n"));
+                self.post_death();
                 self.alert("Execution failed", "alert", &why);
                 Ok(Err(Exit::StartFailed(why)))
             }
@@ -1068,6 +1188,19 @@ impl Watcher<'_> {
             }
             self.signals();
         }
+    }
+
+    fn verdict_watch(&self) -> Option<OwnedFd> {
+        use rustix::fs::inotify;
+        let fd =
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?;
+        inotify::add_watch(
+            &fd,
+            self.dir.join(tend_proto::servicedir::SUPERVISE),
+            inotify::WatchFlags::MOVED_TO | inotify::WatchFlags::CLOSE_WRITE,
+        )
+        .ok()?;
+        Some(fd)
     }
 
     fn pidfile_watch(&self) -> Option<OwnedFd> {
@@ -1212,6 +1345,7 @@ mod tests {
                 subject: Some("Monit Alert".into()),
                 message: Some("Service: $SERVICE\nEvent: $EVENT".into()),
                 queue: Some("/var/vcap/monit/events".into()),
+                log: Some("/var/vcap/monit/monit.log".into()),
             },
             depends: vec!["db".into(), "cache".into()],
         };

@@ -104,6 +104,9 @@ in_supervise! {
     WATCHDOG_STATE, WATCHDOG_STATE_NEW = "tend-watchdog";
     /// The `lock-fd` lock the supervisor takes for ./run.
     SERVICE_LOCK, SERVICE_LOCK_NEW = "service-lock";
+    /// tend's own: the events posted about the service (tend-monit's alerts): how many,
+    /// and the last one (crates/proto/src/health.rs's `key=value` lines).
+    EVENTS_STATE, EVENTS_STATE_NEW = "tend-events";
 }
 
 /// What reading a numeric configuration file gave.
