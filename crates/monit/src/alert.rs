@@ -338,6 +338,9 @@ mod tests {
 
     #[test]
     fn dates() {
+        assert_eq!(log_stamp(0), "[UTC Jan  1 00:00:00]");
+        assert_eq!(log_stamp(1_796_162_610), "[UTC Dec  1 22:03:30]");
+        assert_eq!(log_stamp(1_795_000_000), "[UTC Nov 18 11:06:40]");
         assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
         assert_eq!(rfc2822(1_796_162_610), "Tue, 01 Dec 2026 22:03:30 +0000");
     }

@@ -441,3 +441,53 @@ impl Rule {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(what: &str, op: &str, limit: f64, percent: bool) -> Rule {
+        Rule {
+            what: what.into(),
+            op: op.into(),
+            limit,
+            percent,
+            cycles: (1, 1),
+            action: "alert".into(),
+            argv: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn described_in_monits_words() {
+        let r = rule("totalmem", ">", 1.0, false);
+        let fired = Outcome {
+            rule: 0,
+            value: 1638.4,
+            fired: true,
+            changed: true,
+        };
+        assert_eq!(
+            r.describe(&fired),
+            "total mem amount of 1.6 MB matches resource limit [total mem amount > 1 kB]"
+        );
+        let passed = Outcome {
+            fired: false,
+            ..fired
+        };
+        assert_eq!(
+            r.describe(&passed),
+            "total mem amount check succeeded [current total mem amount = 1.6 MB]"
+        );
+        let c = rule("cpu", ">", 80.0, true);
+        assert_eq!(
+            c.describe(&Outcome { value: 93.25, ..fired }),
+            "cpu usage of 93.2% matches resource limit [cpu usage > 80.0%]"
+        );
+        let k = rule("children", ">", 10.0, false);
+        assert_eq!(
+            k.describe(&Outcome { value: 12.0, ..fired }),
+            "children of 12 matches resource limit [children > 10]"
+        );
+    }
+}

@@ -1348,6 +1348,7 @@ mod tests {
                 log: Some("/var/vcap/monit/monit.log".into()),
             },
             depends: vec!["db".into(), "cache".into()],
+            connection: Some("restart".into()),
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
