@@ -312,6 +312,20 @@ fn test(file: PathBuf) -> ! {
     for i in &control.ignored {
         PROG.line("ignored", format_args!("{}: {}: {}", i.loc, i.what, i.why));
     }
+    for c in &control.checks {
+        if let Some(r) = tend_monit::bpm::route(c) {
+            PROG.line(
+                "info",
+                format_args!(
+                    "{}: check process {}: run from {} (bpm process {}), not through bpm",
+                    c.loc,
+                    c.name,
+                    r.file.display(),
+                    r.process
+                ),
+            );
+        }
+    }
     println!("Control file syntax OK");
     std::process::exit(code::OK)
 }

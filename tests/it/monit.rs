@@ -1982,6 +1982,119 @@ fn monit_every_event_logged_mailed_and_counted() {
     assert!(p.contains("tend_service_events{service=\"db\"} "), "{p}");
 }
 
+/// A stand-in for bpm: `bpm start JOB [-p PROCESS]` notes the call, then detaches a
+/// sleep with its pidfile where bpm keeps them; `bpm stop` kills it.
+const FAKE_BPM: &str = r#"#!/bin/sh
+root=$(cd "$(dirname "$0")/../../../../.." && pwd)
+job=$2; proc=${4:-$2}
+echo "$1 $job $proc" >> "$root/bpm.log"
+pid=$root/var/vcap/sys/run/bpm/$job/$proc.pid
+mkdir -p "$(dirname "$pid")"
+case $1 in
+start) setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 100000' sh "$pid" </dev/null >/dev/null 2>&1 & ;;
+stop) kill "$(cat "$pid")" ;;
+esac
+"#;
+
+/// issue 27's bpm route: a check whose start program is `bpm start JOB [-p PROCESS]`
+/// runs the process of the job's bpm.yml directly (tend-jobs' translation: its
+/// environment, its arguments), under the check's name, with no bpm, no pidfile and no
+/// watcher, and reports the same states; a check whose rules need the watcher keeps
+/// calling bpm.
+#[test]
+fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
+    let checks = |root: &str| {
+        let bpm = format!("{root}/var/vcap/jobs/bpm/bin/bpm");
+        let pid = |j: &str, p: &str| format!("{root}/var/vcap/sys/run/bpm/{j}/{p}.pid");
+        format!(
+            "check process web\n  with pidfile {}\n  start program \"{bpm} start web\"\n    with timeout 60 seconds\n  stop program \"{bpm} stop web\"\n  group vcap\n\n\
+             check process web-worker\n  with pidfile {}\n  start program \"{bpm} start web -p worker\"\n  stop program \"{bpm} stop web -p worker\"\n  depends on web\n  group vcap\n\n\
+             check process legacy\n  with pidfile {}\n  start program \"{bpm} start legacy\"\n  stop program \"{bpm} stop legacy\"\n  if 5 restarts within 5 cycles then timeout\n  group vcap\n",
+            pid("web", "web"),
+            pid("web", "worker"),
+            pid("legacy", "legacy")
+        )
+    };
+    let mut vm = Vm::new("monit-bpm", &checks("@ROOT@"));
+    vm.s.write("var/vcap/jobs/bpm/bin/bpm", FAKE_BPM, true);
+    vm.s.write(
+        "var/vcap/jobs/web/config/bpm.yml",
+        "processes:\n- name: web\n  executable: /bin/sleep\n  args: [\"1001\"]\n  env:\n    WEB_MODE: main\n- name: worker\n  executable: /bin/sleep\n  args: [\"1002\"]\n",
+        false,
+    );
+    vm.s.write(
+        "var/vcap/jobs/legacy/config/bpm.yml",
+        "processes:\n- name: legacy\n  executable: /bin/sleep\n  args: [\"1003\"]\n",
+        false,
+    );
+    // -t says which checks run from their bpm.yml.
+    let t = vm.monit(&["-t"]);
+    assert_code(&t, 0);
+    let err = text(&t.stderr);
+    assert!(
+        err.contains("check process web: run from ")
+            && err.contains("web/config/bpm.yml (bpm process web), not through bpm")
+            && err.contains("check process web-worker: run from ")
+            && err.contains("(bpm process worker)")
+            && !err.contains("check process legacy: run from"),
+        "{err}"
+    );
+    vm.start();
+    for n in ["web", "web-worker", "legacy"] {
+        vm.wait_state(n, "running");
+    }
+    // bpm itself ran only for the check whose restart limit needs the watcher.
+    assert_eq!(lines(&vm.s.join("bpm.log")), ["start legacy legacy"]);
+    // The processes of bpm.yml, with its arguments and environment, as the supervisors'
+    // children; `status` gives their pids.
+    let xml = text(&vm.monit(&["status"]).stdout);
+    let pid_of = |name: &str| -> i32 {
+        let block = xml
+            .split("\n\n")
+            .find(|b| b.starts_with(&format!("Process '{name}'\n")))
+            .unwrap_or_else(|| panic!("{xml}"));
+        block
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("pid"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{block}"))
+    };
+    let web = pid_of("web");
+    let cmdline = std::fs::read(format!("/proc/{web}/cmdline")).unwrap();
+    assert_eq!(cmdline, b"/bin/sleep\x001001\x00", "the process of bpm.yml");
+    let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
+    assert!(
+        environ.split(|&b| b == 0).any(|v| v == b"WEB_MODE=main"),
+        "bpm.yml's env"
+    );
+    let worker = pid_of("web-worker");
+    assert_eq!(
+        std::fs::read(format!("/proc/{worker}/cmdline")).unwrap(),
+        b"/bin/sleep\x001002\x00"
+    );
+    // Killed: its supervisor starts it again; the summary says running with the new pid.
+    kill9(web);
+    wait_until(Duration::from_secs(30), "web again", || {
+        let st = text(&vm.monit(&["status", "web"]).stdout);
+        let again = st.contains("running") && !st.contains(&format!(" {web}\n"));
+        again.then_some(())
+    });
+    // Stopped and started as monit would.
+    assert_code(&vm.monit(&["stop", "web-worker"]), 0);
+    vm.wait_state("web-worker", "not monitored");
+    wait_until(Duration::from_secs(10), "worker gone", || {
+        (!Path::new(&format!("/proc/{worker}")).exists() || proc_state(worker as u64) == 'Z')
+            .then_some(())
+    });
+    assert_code(&vm.monit(&["start", "web-worker"]), 0);
+    vm.wait_state("web-worker", "running");
+    assert_eq!(
+        lines(&vm.s.join("bpm.log")),
+        ["start legacy legacy"],
+        "bpm never called for the others"
+    );
+}
+
 /// Kill `pid` with SIGKILL (a daemon's death).
 fn kill9(pid: i32) {
     nix::sys::signal::kill(

@@ -233,8 +233,7 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
                     let _ = std::fs::create_dir_all(q);
                     // Numbered within the process: two events of one second (a death,
                     // then the daemon running again) are two files, kept in order.
-                    static SEQ: std::sync::atomic::AtomicU32 =
-                        std::sync::atomic::AtomicU32::new(0);
+                    static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
                     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let f = Path::new(q).join(format!(
                         "{t:012}-{}-{seq:06}-{service}-{i}.mail",

@@ -46,7 +46,7 @@ pub fn install(
     exe: &str,
     report: &dyn Warn,
 ) -> Result<Vec<String>, Error> {
-    let services = crate::service::render_all(c, exe).map_err(Error)?;
+    let services = crate::service::render_all(c, exe, report).map_err(Error)?;
     let o = tend_client::install::apply(
         scandir,
         crate::service::OWNER,

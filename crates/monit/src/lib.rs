@@ -17,6 +17,7 @@
 //! the command line and the HTTP interface live elsewhere.
 
 pub mod alert;
+pub mod bpm;
 pub mod cache;
 pub mod control;
 pub mod daemon;

@@ -481,12 +481,18 @@ mod tests {
         );
         let c = rule("cpu", ">", 80.0, true);
         assert_eq!(
-            c.describe(&Outcome { value: 93.25, ..fired }),
+            c.describe(&Outcome {
+                value: 93.25,
+                ..fired
+            }),
             "cpu usage of 93.2% matches resource limit [cpu usage > 80.0%]"
         );
         let k = rule("children", ">", 10.0, false);
         assert_eq!(
-            k.describe(&Outcome { value: 12.0, ..fired }),
+            k.describe(&Outcome {
+                value: 12.0,
+                ..fired
+            }),
             "children of 12 matches resource limit [children > 10]"
         );
     }

@@ -234,7 +234,13 @@ pub fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
 
 /// One check's service directory; `exe` is the tend-monit executable its `run` execs;
 /// `cycle` is `set daemon`'s seconds.
-pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Service, String> {
+pub fn render(
+    control: &Control,
+    c: &Check,
+    exe: &str,
+    cycle: u32,
+    report: &dyn tend_sys::warn::Warn,
+) -> Result<Service, String> {
     let (pidfile, matching) = match &c.target {
         Target::Pidfile(p) => (Some(p.clone()), None),
         Target::Matching(m) => (None, Some(m.clone())),
@@ -270,6 +276,9 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
             .to_string()
         }),
     };
+    if let Some(r) = crate::bpm::route(c) {
+        return crate::bpm::render(c, &r, &st, report);
+    }
     // The watcher as the interpreter of ./run: tend-supervise's exec of ./run is the
     // watcher's, with no shell in between (a restart's path, death → start program,
     // loses a dynamic /bin/sh's start-up). The kernel splits a `#!` line at no blank
@@ -302,12 +311,16 @@ pub fn render(control: &Control, c: &Check, exe: &str, cycle: u32) -> Result<Ser
 }
 
 /// Every process check's service, in file order.
-pub fn render_all(c: &Control, exe: &str) -> Result<Vec<Service>, String> {
+pub fn render_all(
+    c: &Control,
+    exe: &str,
+    report: &dyn tend_sys::warn::Warn,
+) -> Result<Vec<Service>, String> {
     // Without `set daemon`, monit's cycle is 30 seconds.
     let cycle = c.daemon.unwrap_or(30);
     let mut out = Vec::new();
     for ch in c.checks.iter().filter(|ch| ch.kind == Kind::Process) {
-        out.push(render(c, ch, exe, cycle)?);
+        out.push(render(c, ch, exe, cycle, report)?);
         if let Some(h) = health(ch, cycle) {
             if c.checks.iter().any(|o| o.name == h.name) {
                 return Err(format!(
