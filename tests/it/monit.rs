@@ -2234,7 +2234,7 @@ fn monit_bosh_example_runs_every_job() {
             .arg("summary");
         text(&run(c).stdout)
     };
-    let jobs = ["nats", "gorouter", "uaa"];
+    let jobs = ["nats", "gorouter", "uaa", "metrics"];
     let out = wait_until(Duration::from_secs(30), "every job running", || {
         let t = summary();
         jobs.iter()
@@ -2242,7 +2242,12 @@ fn monit_bosh_example_runs_every_job() {
             .then_some(t)
     });
     assert!(out.starts_with("The Monit daemon 5.2.5 uptime: "), "{out}");
-    for j in jobs {
+    // metrics is a bpm job: run from its bpm.yml, no bpm installed, no pidfile.
+    assert!(
+        !s.join("var/vcap/sys/run/bpm/metrics/metrics.pid").exists(),
+        "no pidfile for a bpm job"
+    );
+    for j in &jobs[..3] {
         let pidfile = s.join(format!("var/vcap/sys/run/{j}/{j}.pid"));
         let pid: i32 = std::fs::read_to_string(&pidfile)
             .unwrap()
