@@ -460,8 +460,9 @@ impl Vm {
     fn start(&mut self) {
         let mut c = cmd("tend-monit");
         c.current_dir(&self.s.path);
+        // Relative, as an operator in /var/vcap/bosh/etc may give it.
         c.arg("-c")
-            .arg(&self.rc)
+            .arg(self.rc.strip_prefix(&self.s.path).unwrap_or(&self.rc))
             .arg("-S")
             .arg(&self.scan)
             .arg("-I");
@@ -992,6 +993,12 @@ fn monit_http_answers_every_change_at_once() {
     };
     let field = |x: &str, n: &str, t: &str| xml_field(x, n, t).unwrap_or_default();
     let first = xml();
+    // The control file by its absolute path (tend-monit was given a relative one, as
+    // monit answers either).
+    assert!(
+        first.contains(&format!("<controlfile>{}</controlfile>", vm.rc.display())),
+        "{first}"
+    );
     let db = vm.pid("db").unwrap();
     assert_eq!(field(&first, "db", "pid"), db.to_string(), "{first}");
 

@@ -276,6 +276,8 @@ pub fn run(
             scandir.join(STATE).display()
         ))
     })?;
+    // The XML's <controlfile> is absolute, as monit's.
+    let controlfile = &std::path::absolute(controlfile).unwrap_or_else(|_| controlfile.into());
     let mut server = crate::http::Server::bind(&c).map_err(Error)?;
     let exe_s = exe.to_string_lossy().into_owned();
     ensure_scanner(scandir, exe)?;
