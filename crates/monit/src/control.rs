@@ -229,12 +229,6 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
         Step::Unmonitor(n) => (n, b"O".as_slice(), None, false),
     };
     let dir = scandir.join(name);
-    // A service that cannot say it is ready (one on the bpm route whose bpm.yml asks no
-    // readiness: no notification-fd) is ready once up, as monit sees it.
-    let target = match target {
-        Some(_) if up && !dir.join("notification-fd").exists() => Target::from_letter(b'u'),
-        t => t,
-    };
     let send = |letters: &[u8]| {
         tend_client::control::send(&dir, letters)
             .map_err(|e| StepError(format!("unable to control {}: {e:?}", dir.display())))

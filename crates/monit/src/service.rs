@@ -267,6 +267,9 @@ pub fn render(
         cycle,
         mail: mail(control, c),
         depends: c.depends.iter().map(|(d, _)| d.clone()).collect(),
+        foreground: false,
+        stop_signal: None,
+        stop_grace: None,
         connection: connection_rule(c).map(|(r, _)| {
             if r.action == Action::Restart {
                 "restart"
@@ -276,8 +279,23 @@ pub fn render(
             .to_string()
         }),
     };
+    let mut st = st;
+    let mut extra = Vec::new();
     if let Some(r) = crate::bpm::route(c) {
-        return crate::bpm::render(c, &r, &st, report);
+        let t = crate::bpm::translate(c, &r, report)?;
+        st.start = Some(Run {
+            argv: vec![format!("./{}", crate::bpm::RUN)],
+            uid: None,
+            gid: None,
+            timeout: st.start.as_ref().map_or(DEFAULT_TIMEOUT, |r| r.timeout),
+        });
+        st.stop = None;
+        st.pidfile = None;
+        st.matching = None;
+        st.foreground = true;
+        st.stop_signal = Some(t.signal);
+        st.stop_grace = Some(t.grace);
+        extra = t.files;
     }
     // The watcher as the interpreter of ./run: tend-supervise's exec of ./run is the
     // watcher's, with no shell in between (a restart's path, death → start program,
@@ -306,7 +324,10 @@ pub fn render(
             file("notification-fd", "3\n", 0o644),
             file("down", "", 0o644),
             file(MARKER, format!("{OWNER}\n"), 0o644),
-        ],
+        ]
+        .into_iter()
+        .chain(extra)
+        .collect(),
     })
 }
 

@@ -91,12 +91,8 @@ pub fn read(scandir: &Path, name: &str) -> Service {
             .join(crate::watch::START_FAILED)
             .exists()
     };
-    // A service that cannot say it is ready (no notification-fd: one on the bpm route
-    // whose bpm.yml asks none) is running once up; asked only while not ready.
-    let never_ready = || !dir.join("notification-fd").exists();
     s.state = match (r.want_up, running, r.ready) {
         (true, true, true) => State::Running,
-        (true, true, false) if never_ready() => State::Running,
         (true, true, false) if start_failed() => State::ExecutionFailed,
         (true, true, false) => State::Initializing,
         (true, false, _) => {
@@ -126,18 +122,11 @@ pub fn read(scandir: &Path, name: &str) -> Service {
     }
     if matches!(s.state, State::Running | State::ConnectionFailed) {
         // The daemon's pid, as the watcher found it (a few digits: a stack buffer).
-        // No such file: a check on the bpm route (crate::bpm), whose daemon is the
-        // supervisor's own child (a watcher writes its pid before it says ready).
+        // The daemon's pid, as the watcher found it (a few digits: a stack buffer).
         let mut b = [0u8; 24];
-        s.pid = match tend_sys::fd::read_regular_into(&dir.join(STATE_DIR).join("pid"), &mut b) {
-            Ok(n) => std::str::from_utf8(&b[..n])
-                .ok()
-                .and_then(|t| t.trim().parse().ok()),
-            Err(tend_sys::fd::NotRead::Sys(nix::errno::Errno::ENOENT)) => {
-                i32::try_from(r.pid).ok().filter(|&p| p > 0)
-            }
-            Err(_) => None,
-        };
+        s.pid = tend_sys::fd::read_regular_into(&dir.join(STATE_DIR).join("pid"), &mut b)
+            .ok()
+            .and_then(|n| std::str::from_utf8(&b[..n]).ok()?.trim().parse().ok());
     }
     s
 }

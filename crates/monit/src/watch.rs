@@ -71,6 +71,14 @@ pub struct Settings {
     /// The action of its connection test (`restart`, `alert`), run by its `NAME-health`
     /// tend-check: the watcher posts the test's failures and recoveries.
     pub connection: Option<String>,
+    /// The start program is the daemon itself, run in the foreground (a bpm process's
+    /// chain, `crate::bpm`): its pid is the child's, no pidfile is waited for.
+    pub foreground: bool,
+    /// Without a stop program: the signal that stops the daemon (`TERM` unless said)
+    /// and the seconds before SIGKILL (a foreground daemon's; bpm's `shutdown_signal`
+    /// and its 20 s).
+    pub stop_signal: Option<String>,
+    pub stop_grace: Option<u32>,
 }
 
 /// What `if N restarts within M cycles then …` does.
@@ -118,7 +126,14 @@ impl Settings {
         for x in &m.servers {
             s += &format!("mailserver {x}\n");
         }
+        if self.foreground {
+            s += "foreground\n";
+        }
+        if let Some(g) = self.stop_grace {
+            s += &format!("stop-grace {g}\n");
+        }
         for (k, v) in [
+            ("stop-signal", &self.stop_signal),
             ("mail-from", &m.from),
             ("mail-subject", &m.subject),
             ("eventqueue", &m.queue),
@@ -206,6 +221,9 @@ impl Settings {
                 "eventqueue" => st.mail.queue = Some(v.into()),
                 "logfile" => st.mail.log = Some(v.into()),
                 "connection" => st.connection = Some(v.into()),
+                "foreground" => st.foreground = true,
+                "stop-signal" => st.stop_signal = Some(v.into()),
+                "stop-grace" => st.stop_grace = Some(num()?),
                 "mail-message" => match &mut st.mail.message {
                     Some(m) => {
                         m.push('\n');
@@ -1104,6 +1122,9 @@ impl Watcher<'_> {
             Ok(c) => c,
             Err(e) => return Ok(Err(Exit::StartFailed(e))),
         };
+        if self.st.foreground {
+            return Ok(Ok(child.as_raw()));
+        }
         let deadline = Instant::now() + Duration::from_secs(u64::from(run.timeout));
         let found = self.wait_for_pid(Some(child), Some(deadline))?;
         // A start program still running past its timeout is killed, as monit does; one
@@ -1224,7 +1245,11 @@ impl Watcher<'_> {
     /// Stop the daemon: its stop program (or SIGTERM without one), then wait up to the
     /// timeout for it to go.
     fn stop(&mut self, pid: i32, pidfd: Option<&OwnedFd>) {
-        let timeout = self.st.stop.as_ref().map_or(DEFAULT_TIMEOUT, |r| r.timeout);
+        let timeout = match (&self.st.stop, self.st.stop_grace) {
+            (Some(r), _) => r.timeout,
+            (None, Some(g)) => g,
+            (None, None) => DEFAULT_TIMEOUT,
+        };
         match &self.st.stop {
             Some(run) => {
                 if let Err(e) = spawn(run) {
@@ -1233,8 +1258,14 @@ impl Watcher<'_> {
                 }
             }
             None => {
+                let sig = match self.st.stop_signal.as_deref() {
+                    Some("INT") => rustix::process::Signal::INT,
+                    Some("QUIT") => rustix::process::Signal::QUIT,
+                    Some("KILL") => rustix::process::Signal::KILL,
+                    _ => rustix::process::Signal::TERM,
+                };
                 if let Some(fd) = pidfd {
-                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::TERM);
+                    let _ = rustix::process::pidfd_send_signal(fd, sig);
                 }
             }
         }
@@ -1243,6 +1274,16 @@ impl Watcher<'_> {
         loop {
             let now = Instant::now();
             if now >= deadline {
+                if self.st.foreground {
+                    // Its own child, as bpm's: killed after the grace.
+                    self.report.warn(&format_args!(
+                        "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
+                        self.st.name
+                    ));
+                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+                    let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
+                    return;
+                }
                 self.report.warn(&format_args!(
                     "{}: pid {pid} still runs {timeout} s after the stop program",
                     self.st.name
@@ -1349,6 +1390,9 @@ mod tests {
             },
             depends: vec!["db".into(), "cache".into()],
             connection: Some("restart".into()),
+            foreground: true,
+            stop_signal: Some("INT".into()),
+            stop_grace: Some(20),
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
     }
