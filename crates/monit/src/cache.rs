@@ -52,9 +52,11 @@ pub struct StateCache {
 }
 
 impl StateCache {
-    /// A cache keeping /proc numbers for `cycle`. Without inotify (no more instances
-    /// allowed) every request reads every service, as before there was a cache.
-    pub fn new(cycle: Duration) -> StateCache {
+    /// A cache keeping /proc numbers for one `set daemon` cycle (monit's 30 s without
+    /// one). Without inotify (no more instances allowed) every request reads every
+    /// service, as before there was a cache.
+    pub fn new(c: &crate::model::Control) -> StateCache {
+        let cycle = Duration::from_secs(u64::from(c.daemon.unwrap_or(30).max(1)));
         StateCache {
             inotify: inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)
                 .ok(),
@@ -90,11 +92,10 @@ impl StateCache {
                 }
             };
             // Watch first, then read: a change after the read is always seen.
-            let dir = scandir.join(name);
             if let Some(fd) = &self.inotify {
                 for (slot, sub) in self.entries[i].watches.iter_mut().zip(WATCHED) {
                     if slot.is_none() {
-                        *slot = inotify::add_watch(fd, dir.join(sub), mask()).ok();
+                        *slot = inotify::add_watch(fd, scandir.join(name).join(sub), mask()).ok();
                     }
                 }
             }

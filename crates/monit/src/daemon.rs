@@ -297,7 +297,7 @@ pub fn run(
             crate::control::process_order(&c).len()
         ),
     );
-    let c_daemon = c.daemon.unwrap_or(30);
+    let cache = crate::cache::StateCache::new(&c);
     let mut b = Backend {
         control: c,
         scandir,
@@ -306,7 +306,7 @@ pub fn run(
         id: daemon_id(scandir),
         started,
         pending: Vec::new(),
-        cache: crate::cache::StateCache::new(Duration::from_secs(u64::from(c_daemon.max(1)))),
+        cache,
     };
     use nix::poll::{PollFd, PollFlags};
     loop {
@@ -344,9 +344,7 @@ pub fn run(
                     if let Some(n) = reread() {
                         b.control = n;
                         // Services may be replaced and the cycle changed: start afresh.
-                        b.cache = crate::cache::StateCache::new(Duration::from_secs(u64::from(
-                            b.control.daemon.unwrap_or(30).max(1),
-                        )));
+                        b.cache = crate::cache::StateCache::new(&b.control);
                         match install(&b.control, scandir, &exe_s, report) {
                             Ok(_) => start_all(&b.control, scandir, report),
                             Err(e) => report.warn(&e),

@@ -264,6 +264,8 @@ pub fn mem_total_kb() -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Usage {
     pub ppid: i32,
+    /// The process's threads.
+    pub threads: u64,
     /// Resident kB of the process, and of it with all its descendants.
     pub kb: u64,
     pub kb_total: u64,
@@ -279,6 +281,7 @@ pub fn usage(pid: i32) -> Usage {
     let (me, desc) = tree(pid);
     Usage {
         ppid: me.ppid,
+        threads: me.threads,
         kb: me.rss_kb,
         kb_total: me.rss_kb + desc.iter().map(|p| p.rss_kb).sum::<u64>(),
         children: desc.len() as u64,
@@ -321,24 +324,19 @@ impl Meter {
     /// rule's history is cleared when it fires, as monit resets its counter), and those
     /// that fired before and passed this cycle.
     pub fn cycle(&mut self, pid: i32, rules: &[Rule]) -> Vec<Outcome> {
-        let (me, desc) = tree(pid);
-        let total_rss = me.rss_kb + desc.iter().map(|p| p.rss_kb).sum::<u64>();
-        let total_ticks = me.ticks + desc.iter().map(|p| p.ticks).sum::<u64>();
+        let u = usage(pid);
         let now = std::time::Instant::now();
-        let hz = 100.0; // USER_HZ on Linux
-        let ncpu = ncpu();
         let (cpu, totalcpu) = match self.last {
             Some((t, own, all)) => {
-                let secs = now.duration_since(t).as_secs_f64().max(0.001);
-                let pc = |d: u64| d as f64 / hz / secs * 100.0 / ncpu;
+                let secs = now.duration_since(t).as_secs_f64();
                 (
-                    pc(me.ticks.saturating_sub(own)),
-                    pc(total_ticks.saturating_sub(all)),
+                    cpu_percent(u.ticks.saturating_sub(own), secs),
+                    cpu_percent(u.ticks_total.saturating_sub(all), secs),
                 )
             }
             None => (-1.0, -1.0),
         };
-        self.last = Some((now, me.ticks, total_ticks));
+        self.last = Some((now, u.ticks, u.ticks_total));
         self.history.resize(rules.len(), Vec::new());
         self.matched.resize(rules.len(), false);
         let total = mem_total_kb().max(1) as f64;
@@ -352,10 +350,10 @@ impl Meter {
                 }
             };
             let value = match r.what.as_str() {
-                "memory" => kb_or_pc(me.rss_kb),
-                "totalmem" => kb_or_pc(total_rss),
-                "children" => desc.len() as f64,
-                "threads" => me.threads as f64,
+                "memory" => kb_or_pc(u.kb),
+                "totalmem" => kb_or_pc(u.kb_total),
+                "children" => u.children as f64,
+                "threads" => u.threads as f64,
                 "cpu" => cpu,
                 "totalcpu" => totalcpu,
                 _ => continue,

@@ -246,7 +246,7 @@ pub fn render(
         Target::Matching(m) => (None, Some(m.clone())),
         _ => return Err(format!("check {}: not a process check", c.name)),
     };
-    let st = Settings {
+    let mut st = Settings {
         name: c.name.clone(),
         pidfile,
         matching,
@@ -279,7 +279,6 @@ pub fn render(
             .to_string()
         }),
     };
-    let mut st = st;
     let mut extra = Vec::new();
     if let Some(r) = crate::bpm::route(c) {
         let t = crate::bpm::translate(c, &r, report)?;

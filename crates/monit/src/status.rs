@@ -106,22 +106,10 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         (false, true, _) => State::StopPending,
         (false, false, _) => State::NotMonitored,
     };
-    if s.state == State::Running {
-        // The connection test's verdict, kept by tend-check in the service's supervise/.
-        // Read as every status-side file is (a FIFO there must not hang the report).
-        // Its first line is `health=`: the file's first KiB is enough, on the stack (no
-        // allocation per service of a report).
-        let mut b = [0u8; 1024];
-        let n =
-            tend_sys::fd::read_regular_into(&dir.join(tend_proto::servicedir::CHECK_STATE), &mut b)
-                .unwrap_or(0);
-        let health = tend_proto::health::get(&b[..n], "health");
-        if matches!(health, Some(b"failing" | b"unhealthy")) {
-            s.state = State::ConnectionFailed;
-        }
+    if s.state == State::Running && connection_verdict(&dir).is_some_and(|(failing, _)| failing) {
+        s.state = State::ConnectionFailed;
     }
     if matches!(s.state, State::Running | State::ConnectionFailed) {
-        // The daemon's pid, as the watcher found it (a few digits: a stack buffer).
         // The daemon's pid, as the watcher found it (a few digits: a stack buffer).
         let mut b = [0u8; 24];
         s.pid = tend_sys::fd::read_regular_into(&dir.join(STATE_DIR).join("pid"), &mut b)
@@ -129,6 +117,23 @@ pub fn read(scandir: &Path, name: &str) -> Service {
             .and_then(|n| std::str::from_utf8(&b[..n]).ok()?.trim().parse().ok());
     }
     s
+}
+
+/// The connection test's verdict, kept by tend-check in the service's supervise/:
+/// failing or not, and why; None when there is none. Read as every status-side file is
+/// (a FIFO there must not hang the report); its first lines (`health=`, `result=`,
+/// `reason=`) are in its first KiB, read on the stack: no allocation per service of a
+/// report, nor per verdict a watcher is woken for.
+pub fn connection_verdict(dir: &Path) -> Option<(bool, String)> {
+    let mut b = [0u8; 1024];
+    let n = tend_sys::fd::read_regular_into(&dir.join(tend_proto::servicedir::CHECK_STATE), &mut b)
+        .ok()?;
+    let health = tend_proto::health::get(&b[..n], "health")?;
+    let reason = tend_proto::health::get(&b[..n], "reason").unwrap_or_default();
+    Some((
+        matches!(health, b"failing" | b"unhealthy"),
+        String::from_utf8_lossy(reason).into_owned(),
+    ))
 }
 
 /// monit's uptime text: `[Nd ][Nh ]Nm ` (5.2.5 keeps the trailing blank).
@@ -258,7 +263,9 @@ pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String 
                     .unwrap_or_else(|| "-".into())
             };
             let u = crate::resource::usage(pid);
-            let (cpu, cpu_total) = cpu_since_last(pid, &u);
+            // A rate needs two samples, and this command makes one: 0, as monit's first
+            // cycle (the daemon's XML gives rates between its cycles).
+            let (cpu, cpu_total) = (0.0, 0.0);
             let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
             out += &row("pid", &pid.to_string());
             out += &row("parent pid", &field("PPid:", 0));
@@ -314,41 +321,6 @@ pub fn action_number(action: &str) -> u8 {
         "monitor" => 7,
         _ => 0,
     }
-}
-
-/// The CPU a process (and its tree) used since the last report on it, in percent of all
-/// CPUs, as monit gives it between two cycles; 0.0 the first time (monit's first cycle).
-/// The samples live as long as the daemon, one per pid reported, pruned of the pids not
-/// asked about for an hour.
-fn cpu_since_last(pid: i32, u: &crate::resource::Usage) -> (f64, f64) {
-    use std::collections::HashMap;
-    use std::sync::Mutex;
-    use std::time::{Duration, Instant};
-    /// When, the ticks then (own, tree's), and the rates computed then.
-    type Samples = HashMap<i32, (Instant, u64, u64, (f64, f64))>;
-    static LAST: Mutex<Option<Samples>> = Mutex::new(None);
-    /// A shorter window measures clock ticks (10 ms) more than use: within it, the last
-    /// rates are given again.
-    const WINDOW: Duration = Duration::from_secs(1);
-    let now = Instant::now();
-    let Ok(mut guard) = LAST.lock() else {
-        return (0.0, 0.0);
-    };
-    let last = guard.get_or_insert_with(HashMap::new);
-    let rates = match last.get(&pid) {
-        Some(&(t, _, _, rates)) if now.duration_since(t) < WINDOW => return rates,
-        Some(&(t, own, all, _)) if u.ticks >= own => {
-            let secs = now.duration_since(t).as_secs_f64();
-            (
-                crate::resource::cpu_percent(u.ticks - own, secs),
-                crate::resource::cpu_percent(u.ticks_total.saturating_sub(all), secs),
-            )
-        }
-        _ => (0.0, 0.0),
-    };
-    last.insert(pid, (now, u.ticks, u.ticks_total, rates));
-    last.retain(|_, (t, ..)| now.duration_since(*t) < Duration::from_secs(3600));
-    rates
 }
 
 /// What the XML documents share: the daemon's identity and the services' rows.

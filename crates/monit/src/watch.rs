@@ -92,6 +92,17 @@ pub enum LimitAction {
     Alert,
 }
 
+impl LimitAction {
+    /// Its word in `monit-check` and in the `Timeout` event.
+    pub fn word(&self) -> &'static str {
+        match self {
+            LimitAction::Unmonitor => "unmonitor",
+            LimitAction::Exec(_) => "exec",
+            LimitAction::Alert => "alert",
+        }
+    }
+}
+
 impl Settings {
     /// The file's text: one `key value` per line; arguments one per line (a newline
     /// inside one is refused when rendering).
@@ -104,12 +115,7 @@ impl Settings {
             s += &format!("matching {m}\n");
         }
         if let Some((n, secs, a)) = &self.restart_limit {
-            let what = match a {
-                LimitAction::Unmonitor => "unmonitor",
-                LimitAction::Exec(_) => "exec",
-                LimitAction::Alert => "alert",
-            };
-            s += &format!("restart-limit {n} {secs} {what}\n");
+            s += &format!("restart-limit {n} {secs} {}\n", a.word());
             if let LimitAction::Exec(argv) = a {
                 for x in argv {
                     s += &format!("restart-limit-arg {x}\n");
@@ -523,7 +529,7 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         death_unposted: false,
         connection_failed: false,
     };
-    w.connection_failed = w.connection_failing().is_some_and(|(f, _)| f);
+    w.connection_failed = crate::status::connection_verdict(&w.dir).is_some_and(|(f, _)| f);
     w.go()
 }
 
@@ -547,26 +553,12 @@ impl Watcher<'_> {
         }
     }
 
-    /// The connection test's verdict (tend-check's `health=` in `supervise/`): failing
-    /// or not; None when there is none yet.
-    fn connection_failing(&self) -> Option<(bool, String)> {
-        let d =
-            tend_client::status::read_side_file(&self.dir, tend_proto::servicedir::CHECK_STATE)?
-                .ok()?;
-        let health = tend_proto::health::get(&d, "health")?;
-        let reason = tend_proto::health::get(&d, "reason").unwrap_or_default();
-        Some((
-            matches!(health, b"failing" | b"unhealthy"),
-            String::from_utf8_lossy(reason).into_owned(),
-        ))
-    }
-
     /// tend-check wrote its verdict: a change between passing and failing is an event.
     fn connection_event(&mut self) {
         let Some(action) = self.st.connection.clone() else {
             return;
         };
-        let Some((failing, reason)) = self.connection_failing() else {
+        let Some((failing, reason)) = crate::status::connection_verdict(&self.dir) else {
             return;
         };
         if failing == self.connection_failed {
@@ -671,11 +663,7 @@ impl Watcher<'_> {
             if self.count_restart() {
                 if let Some((n, secs, a)) = &self.st.restart_limit {
                     let cycles = secs / u64::from(self.st.cycle.max(1));
-                    let what = match a {
-                        LimitAction::Unmonitor => "unmonitor",
-                        LimitAction::Exec(_) => "exec",
-                        LimitAction::Alert => "alert",
-                    };
+                    let what = a.word();
                     let text =
                         format!("service restarted {n} times within {cycles} cycles(s) - {what}");
                     self.alert("Timeout", what, &text);
