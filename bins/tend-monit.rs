@@ -312,9 +312,15 @@ fn test(file: PathBuf) -> ! {
     for i in &control.ignored {
         PROG.line("ignored", format_args!("{}: {}: {}", i.loc, i.what, i.why));
     }
+    // A check on the bpm route is only as good as its bpm.yml: read now, as the daemon
+    // will, so a bad one is named here rather than when the daemon installs.
+    let mut bad = 0;
     for c in &control.checks {
-        if let Some(r) = tend_monit::bpm::route(c) {
-            PROG.line(
+        let Some(r) = tend_monit::bpm::route(c) else {
+            continue;
+        };
+        match tend_monit::bpm::translate(c, &r, &PROG) {
+            Ok(_) => PROG.line(
                 "info",
                 format_args!(
                     "{}: check process {}: run from {} (bpm process {}), not through bpm",
@@ -323,8 +329,21 @@ fn test(file: PathBuf) -> ! {
                     r.file.display(),
                     r.process
                 ),
-            );
+            ),
+            Err(e) => {
+                bad += 1;
+                PROG.line("error", format_args!("{}: {e}", c.loc));
+            }
         }
+    }
+    if bad > 0 {
+        PROG.fatal(
+            code::NO,
+            format_args!(
+                "{}: {bad} check(s) with a bpm.yml it cannot run",
+                file.display()
+            ),
+        )
     }
     println!("Control file syntax OK");
     std::process::exit(code::OK)

@@ -2125,6 +2125,77 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     assert!(lines(&vm.s.join("bpm.log")).is_empty(), "bpm never called");
 }
 
+/// A bpm.yml tend-monit cannot run (not YAML, NUL and CR in it; no such process; no
+/// processes) is named by `-t`, one line each with the check's file and line, exit 1;
+/// the daemon refuses to install rather than run half a job.
+#[test]
+fn monit_bpm_yml_it_cannot_run_named_by_t() {
+    let checks = |root: &str| {
+        let bpm = format!("{root}/var/vcap/jobs/bpm/bin/bpm");
+        ["garbage", "noproc", "empty"]
+            .iter()
+            .map(|j| {
+                let p = if *j == "noproc" { " -p nope" } else { "" };
+                format!(
+                    "check process {j}\n  with pidfile {root}/run/{j}.pid\n  start program \"{bpm} start {j}{p}\"\n  group vcap\n"
+                )
+            })
+            .collect::<String>()
+    };
+    let vm = Vm::new("monit-bpm-bad", &checks("@ROOT@"));
+    vm.s.write("var/vcap/jobs/bpm/bin/bpm", FAKE_BPM, true);
+    vm.s.write(
+        "var/vcap/jobs/garbage/config/bpm.yml",
+        "processes: [\u{0}\r\n  - name: x\n    executable: {{\n",
+        false,
+    );
+    vm.s.write(
+        "var/vcap/jobs/noproc/config/bpm.yml",
+        "processes:\n- name: noproc\n  executable: /bin/true\n",
+        false,
+    );
+    vm.s.write("var/vcap/jobs/empty/config/bpm.yml", "", false);
+    let t = vm.monit(&["-t"]);
+    assert_code(&t, 1);
+    let err = text(&t.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(errors.len(), 3, "{err}");
+    for (job, line) in [("garbage", 2), ("noproc", 6), ("empty", 10)] {
+        assert!(
+            errors
+                .iter()
+                .any(|l| l.contains(&format!("monitrc:{line}: check {job}: "))
+                    && l.contains(&format!("{job}/config/bpm.yml: "))),
+            "{job}: {err}"
+        );
+    }
+    assert!(
+        errors.iter().any(|l| l.ends_with("no process nope")),
+        "{err}"
+    );
+    assert!(!text(&t.stdout).contains("syntax OK"));
+    // The daemon: a one-line refusal, nothing installed. (Its stderr to a file: the
+    // scanner it started first keeps the descriptor open past its exit.)
+    let mut c = cmd("tend-monit");
+    c.current_dir(&vm.s.path)
+        .arg("-c")
+        .arg(&vm.rc)
+        .arg("-S")
+        .arg(&vm.scan)
+        .arg("-I")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(vm.s.join("daemon.err")).unwrap());
+    assert!(!c.status().unwrap().success());
+    let derr = std::fs::read_to_string(vm.s.join("daemon.err")).unwrap();
+    assert!(
+        derr.contains("tend-monit: fatal: ") && derr.contains("bpm.yml"),
+        "{derr}"
+    );
+    for job in ["garbage", "noproc", "empty"] {
+        assert!(!vm.scan.join(job).exists(), "{job} installed");
+    }
+}
+
 /// Kill `pid` with SIGKILL (a daemon's death).
 fn kill9(pid: i32) {
     nix::sys::signal::kill(
