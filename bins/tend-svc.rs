@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tend_cli::{Program, code, parse_uint, shown};
 use tend_client::{SvcOutcome, Target};
 
-const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir";
+const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyrlPCKoduDUxOQ ] servicedir...";
 // -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
 // (the man page documents it).
 const PROG: Program = Program::new("tend-svc", USAGE);
@@ -18,16 +18,19 @@ struct Options {
     letters: Vec<u8>,
     wait: Option<Target>,
     timeout_ms: u32,
-    servicedir: OsString,
+    servicedirs: Vec<OsString>,
 }
 
 fn options(args: impl IntoIterator<Item = OsString>) -> Options {
-    let parsed = PROG.parse(args, "abqhkti12pcyroduDUxOQT:w:s:");
+    // The command letters are proto's, once (tests/it/versions.rs holds the usage line to
+    // them).
+    let spec = format!("{}T:w:s:", tend_proto::control::LETTERS);
+    let parsed = PROG.parse(args, &spec);
     let mut o = Options {
         letters: Vec::new(),
         wait: None,
         timeout_ms: 0,
-        servicedir: OsString::new(),
+        servicedirs: Vec::new(),
     };
     let mut scandir = None;
     for (opt, value) in &parsed.opts {
@@ -46,24 +49,32 @@ fn options(args: impl IntoIterator<Item = OsString>) -> Options {
             }
         }
     }
-    let mut operands = parsed.operands.into_iter();
-    o.servicedir = operands.next().unwrap_or_else(|| PROG.usage_exit());
-    if operands.next().is_some() {
-        PROG.warn("ignoring extra arguments");
+    if parsed.operands.is_empty() {
+        PROG.usage_exit();
     }
-    if o.servicedir.is_empty() {
+    if parsed.operands.iter().any(|d| d.is_empty()) {
         PROG.fatal(code::USAGE, "invalid service path");
     }
     let scandir = tend_client::scandir_option(scandir.as_deref());
-    o.servicedir = tend_client::service_path(&o.servicedir, scandir.as_deref());
+    o.servicedirs = parsed
+        .operands
+        .iter()
+        .map(|d| tend_client::service_path(d, scandir.as_deref()))
+        .collect();
     o
 }
 
-pub fn main() {
-    let o = options(tend_cli::args());
-    let start = Instant::now();
-    let dir = PathBuf::from(&o.servicedir);
-    let name = shown(&o.servicedir);
+/// How one service directory's command ended.
+enum Ended {
+    Done,
+    /// Exit code and message.
+    Failed(i32, String),
+}
+
+/// Send the letters to one service directory and wait for `o.wait`, by `deadline`.
+fn control_one(o: &Options, servicedir: &OsString, deadline: Option<Instant>) -> Ended {
+    let dir = PathBuf::from(servicedir);
+    let name = shown(servicedir);
     let mut wait = o.wait;
     if let Some(t) = wait.filter(|t| t.ready) {
         match tend_client::notifies_readiness(&dir) {
@@ -74,20 +85,43 @@ pub fn main() {
                 ));
                 wait = Some(t.without_ready());
             }
-            Err(e) => PROG.fatal(
-                code::SYSTEM,
-                format_args!("unable to access {name}/notification-fd: {}", e.desc()),
-            ),
+            Err(e) => {
+                return Ended::Failed(
+                    code::SYSTEM,
+                    format!("unable to access {name}/notification-fd: {}", e.desc()),
+                );
+            }
         }
     }
-    let deadline = (o.timeout_ms > 0).then(|| start + Duration::from_millis(o.timeout_ms.into()));
     match tend_client::svc(&dir, &o.letters, wait, deadline) {
-        Ok(SvcOutcome::Sent | SvcOutcome::Reached) => std::process::exit(code::OK),
-        Ok(SvcOutcome::Failed) => PROG.fatal(
+        Ok(SvcOutcome::Sent | SvcOutcome::Reached) => Ended::Done,
+        Ok(SvcOutcome::Failed) => Ended::Failed(
             code::NO,
-            format_args!("{name} failed permanently or its supervisor died"),
+            format!("{name} failed permanently or its supervisor died"),
         ),
-        Ok(SvcOutcome::TimedOut) => PROG.fatal(code::TIMEOUT, "timed out"),
-        Err(e) => PROG.fatal(e.code(), e.describe(&name)),
+        Ok(SvcOutcome::TimedOut) => Ended::Failed(code::TIMEOUT, "timed out".into()),
+        Err(e) => Ended::Failed(e.code(), e.describe(&name).to_string()),
     }
+}
+
+pub fn main() {
+    let o = options(tend_cli::args());
+    let start = Instant::now();
+    let deadline = (o.timeout_ms > 0).then(|| start + Duration::from_millis(o.timeout_ms.into()));
+    // One directory: its failure is fatal, as s6-svc 2.11 says it. Several (s6 2.14): each
+    // is done in turn, a failure is a warning, and the exit code is the last failure's.
+    if let [only] = o.servicedirs.as_slice() {
+        match control_one(&o, only, deadline) {
+            Ended::Done => std::process::exit(code::OK),
+            Ended::Failed(c, msg) => PROG.fatal(c, msg),
+        }
+    }
+    let mut exit = code::OK;
+    for dir in &o.servicedirs {
+        if let Ended::Failed(c, msg) = control_one(&o, dir, deadline) {
+            PROG.warn(msg);
+            exit = c;
+        }
+    }
+    std::process::exit(exit)
 }

@@ -57,7 +57,7 @@ impl ReadError {
 
 impl ReadError {
     /// What is wrong, in tend's words rather than s6-svstat's errno (tend-summary's
-    /// error column): `status: 0 bytes, expected 35`, `supervise: a regular file, not a
+    /// error column): `status: 0 bytes, expected 35 or 43`, `supervise: a regular file, not a
     /// directory`.
     pub fn detail(&self, servicedir: &Path) -> String {
         match self {
@@ -86,8 +86,8 @@ pub enum BadStatus {
     Sys(Errno),
     /// Not a regular file (which kind).
     NotAFile(&'static str),
-    /// Shorter than a record: how many bytes it had.
-    Short(usize),
+    /// Neither 35 nor 43 bytes: how many it had (44 meaning "more than 43").
+    Size(usize),
 }
 
 impl BadStatus {
@@ -96,20 +96,27 @@ impl BadStatus {
     pub fn errno(self) -> Errno {
         match self {
             BadStatus::Sys(e) => e,
-            BadStatus::NotAFile(_) | BadStatus::Short(_) => Errno::EPIPE,
+            BadStatus::NotAFile(_) | BadStatus::Size(_) => Errno::EPIPE,
         }
     }
 
-    /// What is wrong: `status: 0 bytes, expected 35`.
+    /// What is wrong: `status: 0 bytes, expected 35 or 43`.
     pub fn detail(self) -> String {
         match self {
             BadStatus::Sys(e) => format!("status: {}", e.desc()),
             BadStatus::NotAFile(kind) => format!("status: {kind}, not a regular file"),
-            BadStatus::Short(n) => format!(
-                "status: {n} byte{}, expected {}",
-                if n == 1 { "" } else { "s" },
-                tend_proto::status::STATUS_SIZE
-            ),
+            BadStatus::Size(n) => {
+                let (big, plain) = (
+                    tend_proto::status::STATUS_SIZE_PGID,
+                    tend_proto::status::STATUS_SIZE,
+                );
+                let size = match n {
+                    1 => "1 byte".to_string(),
+                    n if n > big => format!("more than {big} bytes"),
+                    n => format!("{n} bytes"),
+                };
+                format!("status: {size}, expected {plain} or {big}")
+            }
         }
     }
 }
@@ -213,16 +220,16 @@ pub fn read(servicedir: &Path) -> Result<Snapshot, ReadError> {
     Ok(snap)
 }
 
-/// Read and decode `supervise/status` (s6 reads the first 35 bytes and takes a shorter
-/// file, or a FIFO, as EPIPE).
+/// Read and decode `supervise/status`: 35 bytes (s6 2.11, 2.14+) or 43 (s6 2.13), told
+/// apart by the size; any other size, or a FIFO, is not a record (s6's EPIPE).
 pub fn read_record(servicedir: &Path) -> Result<StatusRecord, BadStatus> {
-    let mut buf = [0u8; tend_proto::status::STATUS_SIZE];
+    let mut buf = [0u8; tend_proto::status::STATUS_SIZE_PGID + 1];
     let got = tend_sys::fd::read_regular_into(&servicedir.join(servicedir::STATUS), &mut buf)
         .map_err(|e| match e {
             tend_sys::fd::NotRead::Sys(e) => BadStatus::Sys(e),
             tend_sys::fd::NotRead::NotAFile(kind) => BadStatus::NotAFile(kind),
         })?;
-    StatusRecord::decode(&buf[..got]).ok_or(BadStatus::Short(got))
+    StatusRecord::decode(&buf[..got]).ok_or(BadStatus::Size(got))
 }
 
 /// Whole seconds from `then` to `now`, in skalibs' wrapping arithmetic.
@@ -368,6 +375,12 @@ impl Snapshot {
         self.pid() != 0 && !self.record.finishing
     }
 
+    /// s6 2.13.2+'s first record, before any ./run: paused with pid 0 (s6-svstat 2.15
+    /// prints `down (not started yet)`).
+    pub fn not_started(&self) -> bool {
+        self.record.pid == 0 && !self.record.finishing && self.record.paused
+    }
+
     fn wstat(&self) -> u16 {
         self.record.wstat
     }
@@ -382,7 +395,7 @@ impl Snapshot {
 
     /// Exit code of the last ./run: None if up or if it did not exit normally.
     pub fn exitcode(&self) -> Option<u32> {
-        if self.is_up() {
+        if self.is_up() || self.not_started() {
             None
         } else {
             Wstat::from(self.wstat()).exit_code().map(u32::from)
@@ -391,7 +404,7 @@ impl Snapshot {
 
     /// Signal that killed the last ./run: None if up or if it was not signalled.
     pub fn signum(&self) -> Option<u32> {
-        if self.is_up() {
+        if self.is_up() || self.not_started() {
             None
         } else {
             self.term_signal()
@@ -418,7 +431,8 @@ impl Snapshot {
             Field::WantedUp => boolean(self.record.want_up).into(),
             Field::NormallyUp => boolean(self.normally_up).into(),
             Field::Ready => boolean(self.ready_field()).into(),
-            Field::Paused => boolean(self.record.paused).into(),
+            // s6 2.15: only a live process is paused (the not-started mark is not).
+            Field::Paused => boolean(self.record.paused && self.pid() != 0).into(),
             Field::Pid => {
                 if self.is_up() {
                     self.pid().to_string()
@@ -460,6 +474,7 @@ impl Snapshot {
         } else {
             out.push_str("down (");
             match self.term_signal() {
+                _ if self.not_started() => out.push_str("not started yet"),
                 Some(s) if numeric => {
                     let _ = write!(out, "signal {s}");
                 }
@@ -472,7 +487,9 @@ impl Snapshot {
             }
             out.push_str(") ");
         }
-        let _ = write!(out, "{} seconds", self.updown_for());
+        if !self.not_started() {
+            let _ = write!(out, "{} seconds", self.updown_for());
+        }
         if up && !self.normally_up {
             out.push_str(", normally down");
         }
@@ -488,7 +505,7 @@ impl Snapshot {
         if up && !self.record.want_up {
             out.push_str(", want down");
         }
-        if self.record.ready {
+        if self.record.ready && !self.not_started() {
             let _ = write!(out, ", ready {} seconds", self.ready_for());
         }
         if let Some((_, reason)) = &self.policy {

@@ -94,7 +94,7 @@ pub struct Row {
     /// and the last one's name.
     pub events: Option<u64>,
     pub last_event: Option<String>,
-    /// What could not be read, one line (`status: 0 bytes, expected 35`,
+    /// What could not be read, one line (`status: 0 bytes, expected 35 or 43`,
     /// `supervise/tend-check: a FIFO, not a regular file`); the other fields stand.
     pub error: Option<String>,
 }

@@ -1,6 +1,6 @@
 //! `supervise/control`: a FIFO the supervisor reads one byte at a time. Each byte is a
-//! command letter; unknown bytes are ignored (newer s6-svc versions send letters 2.11
-//! does not know).
+//! command letter; unknown bytes are ignored. The letters are s6 2.15.1's: 2.11's, with
+//! 2.13's `P C K` (the process group) and 2.15.1's `l` (reload).
 
 use crate::servicedir;
 use nix::errno::Errno;
@@ -21,6 +21,14 @@ pub enum ControlCommand {
     Pause,
     /// c: SIGCONT and clear paused.
     Continue,
+    /// P: SIGSTOP to ./run's process group and mark paused (s6 2.13).
+    PauseGroup,
+    /// C: SIGCONT to ./run's process group and clear paused (s6 2.13).
+    ContinueGroup,
+    /// K: SIGKILL to ./run's process group (s6 2.13).
+    KillGroup,
+    /// l: send the `reload-signal` file's signal (default SIGHUP) to ./run (s6 2.15.1).
+    Reload,
     /// r: send the down-signal; restart follows if wanted up.
     Restart,
     /// o: run once (down: start it; up: do not restart).
@@ -42,7 +50,7 @@ pub enum ControlCommand {
 }
 
 impl ControlCommand {
-    /// Decode one byte; None for bytes 2.11 ignores.
+    /// Decode one byte; None for bytes s6-supervise ignores.
     pub fn from_byte(b: u8) -> Option<ControlCommand> {
         use ControlCommand::*;
         use nix::sys::signal::Signal as S;
@@ -59,6 +67,10 @@ impl ControlCommand {
             b'y' => Signal(S::SIGWINCH),
             b'p' => Pause,
             b'c' => Continue,
+            b'P' => PauseGroup,
+            b'C' => ContinueGroup,
+            b'K' => KillGroup,
+            b'l' => Reload,
             b'r' => Restart,
             b'o' => Once,
             b'd' => Down,
@@ -71,10 +83,46 @@ impl ControlCommand {
             _ => return None,
         })
     }
+
+    /// The letter on the wire (`from_byte`'s inverse); None for a signal no letter
+    /// names.
+    pub fn byte(self) -> Option<u8> {
+        use ControlCommand::*;
+        use nix::sys::signal::Signal as S;
+        Some(match self {
+            Signal(S::SIGALRM) => b'a',
+            Signal(S::SIGABRT) => b'b',
+            Signal(S::SIGQUIT) => b'q',
+            Signal(S::SIGHUP) => b'h',
+            Signal(S::SIGKILL) => b'k',
+            Signal(S::SIGTERM) => b't',
+            Signal(S::SIGINT) => b'i',
+            Signal(S::SIGUSR1) => b'1',
+            Signal(S::SIGUSR2) => b'2',
+            Signal(S::SIGWINCH) => b'y',
+            Signal(_) => return None,
+            Pause => b'p',
+            Continue => b'c',
+            PauseGroup => b'P',
+            ContinueGroup => b'C',
+            KillGroup => b'K',
+            Reload => b'l',
+            Restart => b'r',
+            Once => b'o',
+            Down => b'd',
+            Up => b'u',
+            DownPermanent => b'D',
+            UpPermanent => b'U',
+            Exit => b'x',
+            OnceNoStart => b'O',
+            QuitKeep => b'Q',
+        })
+    }
 }
 
-/// Letters a client may send (2.11's set).
-pub const LETTERS: &str = "abqhktiy12pcrodDuUxOQ";
+/// Letters a client may send: s6-svc 2.15.1's set (2.11's, with `l P C K`), in its usage
+/// line's order (signals, then the rest).
+pub const LETTERS: &str = "abqhkti12pcyrlPCKoduDUxOQ";
 
 /// Open a control FIFO for writing without blocking. ENXIO means nobody reads it:
 /// the supervisor is not running.
@@ -224,8 +272,18 @@ mod tests {
         for b in LETTERS.bytes() {
             assert!(ControlCommand::from_byte(b).is_some(), "{}", b as char);
         }
-        for b in [b'l', b'P', b'C', b'K', b'z', 0u8, b'\n', 0xff] {
+        for b in [b'z', b'T', b'w', 0u8, b'\n', 0xff] {
             assert_eq!(ControlCommand::from_byte(b), None);
         }
+    }
+
+    #[test]
+    fn byte_is_from_byte_inverse() {
+        for b in LETTERS.bytes() {
+            let cmd = ControlCommand::from_byte(b).unwrap();
+            assert_eq!(cmd.byte(), Some(b), "{}", b as char);
+        }
+        let no_letter = ControlCommand::Signal(nix::sys::signal::Signal::SIGPIPE);
+        assert_eq!(no_letter.byte(), None);
     }
 }

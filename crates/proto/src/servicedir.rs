@@ -17,6 +17,12 @@ pub const TIMEOUT_FINISH: &str = "timeout-finish";
 pub const DOWN_SIGNAL: &str = "down-signal";
 pub const MAX_DEATH_TALLY: &str = "max-death-tally";
 pub const LOCK_FD: &str = "lock-fd";
+/// s6 2.15.1: the signal `s6-svc -l` sends (default SIGHUP).
+pub const RELOAD_SIGNAL: &str = "reload-signal";
+/// s6 2.15: present, the timeout-kill SIGKILL goes to ./run's process group.
+pub const FLAG_TIMEOUT_KILLPG: &str = "flag-timeout-killpg";
+/// s6 2.13.1: present, ./run is PID 1 of a new PID namespace.
+pub const FLAG_NEWPIDNS: &str = "flag-newpidns";
 /// tend's own: the crash-restart policy (supervise's `policy`; s6 ignores it).
 pub const RESTART_POLICY: &str = "restart-policy";
 /// The logger's service directory, beside ./run.

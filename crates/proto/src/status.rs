@@ -1,7 +1,11 @@
-//! `supervise/status`: s6 2.11's 35-byte record, and its atomic replacement.
+//! `supervise/status`: s6's record in both of its sizes, and its atomic replacement.
 //!
-//! Layout: stamp (TAI64N, 12) | readystamp (TAI64N, 12) | pid (u64 BE) | wstat (u16 BE) |
-//! flags (paused 0x01, finishing 0x02, want-up 0x04, ready 0x08).
+//! Layout of 35 bytes (s6 2.11, 2.12, and 2.14 on): stamp (TAI64N, 12) | readystamp
+//! (TAI64N, 12) | pid (u64 BE) | wstat (u16 BE) | flags (paused 0x01, finishing 0x02,
+//! want-up 0x04, ready 0x08). s6 2.13.0.0 to 2.13.2.0 write 43 bytes: a pgid (u64 BE) at
+//! 32..40 between pid and wstat, the rest moved up by 8; their readers fail (EPIPE) on 35
+//! bytes, and the 35-byte readers misread 43. Readers here choose by the file's size; a
+//! writer writes the [`Layout`] its host's s6 reads (see [`Layout::from_env`]).
 
 use crate::Tai64n;
 use nix::errno::Errno;
@@ -14,6 +18,52 @@ use tend_sys::Error;
 use tend_sys::fd::{open, openat, write_all};
 
 pub const STATUS_SIZE: usize = 35;
+/// s6 2.13's size, with the pgid.
+pub const STATUS_SIZE_PGID: usize = 43;
+
+/// The environment variable that chooses the layout a supervisor writes: `43` for s6
+/// 2.13's, anything else (or unset) for 35 bytes. Inherited down a tree (tend-svscan's
+/// `--status-size` sets it for its supervisors).
+pub const LAYOUT_ENV: &str = "TEND_STATUS_SIZE";
+
+/// Which of s6's two status sizes a supervisor writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// 35 bytes: s6 2.11, 2.12, 2.14 and later.
+    #[default]
+    Plain,
+    /// 43 bytes: s6 2.13, the pgid field holding the pid (./run leads its own process
+    /// group, which is what 2.14 and later say the pid is).
+    Pgid,
+}
+
+impl Layout {
+    /// The size a value of [`LAYOUT_ENV`] asks for; None for a value that names neither.
+    pub fn parse(v: &[u8]) -> Option<Layout> {
+        match v {
+            b"35" => Some(Layout::Plain),
+            b"43" => Some(Layout::Pgid),
+            _ => None,
+        }
+    }
+
+    /// The layout [`LAYOUT_ENV`] asks for (its last occurrence, so a value appended by a
+    /// scanner wins over one it inherited); [`Layout::Plain`] when unset or unknown.
+    pub fn from_env() -> Layout {
+        std::env::vars_os()
+            .filter(|(k, _)| k == LAYOUT_ENV)
+            .last()
+            .and_then(|(_, v)| Layout::parse(std::os::unix::ffi::OsStrExt::as_bytes(v.as_os_str())))
+            .unwrap_or_default()
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            Layout::Plain => STATUS_SIZE,
+            Layout::Pgid => STATUS_SIZE_PGID,
+        }
+    }
+}
 
 const PAUSED: u8 = 0x01;
 const FINISHING: u8 = 0x02;
@@ -38,6 +88,21 @@ pub struct StatusRecord {
 }
 
 impl StatusRecord {
+    /// The record in `layout` (its first `layout.size()` bytes of the array).
+    pub fn encode_as(&self, layout: Layout) -> [u8; STATUS_SIZE_PGID] {
+        let mut b = [0u8; STATUS_SIZE_PGID];
+        let plain = self.encode();
+        match layout {
+            Layout::Plain => b[..STATUS_SIZE].copy_from_slice(&plain),
+            Layout::Pgid => {
+                b[..32].copy_from_slice(&plain[..32]);
+                b[32..40].copy_from_slice(&self.pid.to_be_bytes());
+                b[40..43].copy_from_slice(&plain[32..35]);
+            }
+        }
+        b
+    }
+
     pub fn encode(&self) -> [u8; STATUS_SIZE] {
         let mut b = [0u8; STATUS_SIZE];
         b[0..12].copy_from_slice(&self.stamp.encode());
@@ -51,8 +116,24 @@ impl StatusRecord {
         b
     }
 
-    /// Decode the first 35 bytes; None if there are fewer (s6 fails with EPIPE then).
+    /// Decode a whole status file, its layout chosen by its size (35 or 43); None for
+    /// any other size (s6 fails with EPIPE on a short one).
     pub fn decode(b: &[u8]) -> Option<StatusRecord> {
+        match b.len() {
+            STATUS_SIZE => StatusRecord::decode_plain(b),
+            STATUS_SIZE_PGID => {
+                // 2.13's pgid (bytes 32..40) is dropped: tend's ./run leads its group.
+                let mut plain = [0u8; STATUS_SIZE];
+                plain[..32].copy_from_slice(&b[..32]);
+                plain[32..].copy_from_slice(&b[40..43]);
+                StatusRecord::decode_plain(&plain)
+            }
+            _ => None,
+        }
+    }
+
+    /// Decode the 35-byte layout from the first 35 bytes of `b`.
+    fn decode_plain(b: &[u8]) -> Option<StatusRecord> {
         if b.len() < STATUS_SIZE {
             return None;
         }
@@ -103,7 +184,7 @@ impl StatusRecord {
     pub fn read(servicedir: &Path) -> Result<StatusRecord, Error> {
         let path = servicedir.join(crate::servicedir::STATUS);
         // Anything but a regular file reads as empty, as a FIFO without a writer gives s6.
-        let data = match tend_sys::fd::read_regular(&path, STATUS_SIZE + 1) {
+        let data = match tend_sys::fd::read_regular(&path, STATUS_SIZE_PGID + 1) {
             Ok(d) => d,
             Err(tend_sys::fd::NotRead::NotAFile(_)) => Vec::new(),
             Err(tend_sys::fd::NotRead::Sys(e)) => return Err(Error::at("read", &path, e)),
@@ -116,6 +197,7 @@ impl StatusRecord {
 /// to an open `supervise/` directory, with paths prepared once (no allocation per write).
 pub struct StatusFile {
     dir: std::os::fd::OwnedFd,
+    layout: Layout,
 }
 
 use crate::servicedir::within::{STATUS, STATUS_NEW};
@@ -129,7 +211,15 @@ impl StatusFile {
             Mode::empty(),
         )
         .map_err(|e| Error::at("open", supervise_dir, e))?;
-        Ok(StatusFile { dir })
+        Ok(StatusFile {
+            dir,
+            layout: Layout::Plain,
+        })
+    }
+
+    /// Write `layout` from now on.
+    pub fn set_layout(&mut self, layout: Layout) {
+        self.layout = layout;
     }
 
     /// The open `supervise/` directory, for the supervisor's other atomic writes.
@@ -139,7 +229,8 @@ impl StatusFile {
 
     /// Atomically replace the status file, so readers never see a torn record.
     pub fn write(&self, rec: &StatusRecord) -> Result<(), Errno> {
-        write_atomic_at(&self.dir, STATUS_NEW, STATUS, &rec.encode())
+        let b = rec.encode_as(self.layout);
+        write_atomic_at(&self.dir, STATUS_NEW, STATUS, &b[..self.layout.size()])
     }
 }
 
@@ -230,5 +321,42 @@ mod tests {
         };
         assert_eq!((killed.exitcode(), killed.signal()), (None, Some(9)));
         assert_eq!(StatusRecord::decode(&[0u8; 34]), None);
+    }
+
+    #[test]
+    fn sizes_other_than_35_and_43_are_refused() {
+        for n in [0, 1, 34, 36, 42, 44, 70] {
+            assert_eq!(StatusRecord::decode(&vec![0u8; n]), None, "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn pgid_layout_golden_bytes() {
+        // As s6 2.13.1's s6-supervise wrote it, up as pid 0x467e (its pgid the same),
+        // want up; then down, killed by signal 9, ready, want up.
+        let up: [u8; 43] = [
+            0x40, 0, 0, 0, 0x6b, 0x13, 0x6a, 0x87, 0x16, 0x31, 0x24, 0x90, 0x40, 0, 0, 0, 0x6b,
+            0x13, 0x6a, 0x87, 0x15, 0xf5, 0xae, 0x62, 0, 0, 0, 0, 0, 0, 0x46, 0x7e, 0, 0, 0, 0, 0,
+            0, 0x46, 0x7e, 0, 0, 0x04,
+        ];
+        let r = StatusRecord::decode(&up).unwrap();
+        assert_eq!(
+            (r.pid, r.wstat, r.want_up, r.ready),
+            (0x467e, 0, true, false)
+        );
+        assert!(r.is_up());
+        assert_eq!(r.encode_as(Layout::Pgid), up);
+        let mut down = [0u8; 43];
+        down[40..43].copy_from_slice(&[0x00, 0x09, 0x0c]);
+        let r = StatusRecord::decode(&down).unwrap();
+        assert_eq!(
+            (r.pid, r.signal(), r.ready, r.want_up),
+            (0, Some(9), true, true)
+        );
+        assert_eq!(r.encode_as(Layout::Pgid), down);
+        assert_eq!(r.encode_as(Layout::Plain)[..35], r.encode());
+        assert_eq!(Layout::parse(b"43"), Some(Layout::Pgid));
+        assert_eq!(Layout::parse(b"35"), Some(Layout::Plain));
+        assert_eq!(Layout::parse(b"2.13"), None);
     }
 }

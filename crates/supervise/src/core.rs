@@ -37,6 +37,10 @@ pub struct Settings {
     pub timeout_kill: Ms,
     /// 0: let ./finish run forever.
     pub timeout_finish: Ms,
+    /// `flag-timeout-killpg` (s6 2.15): the timeout-kill SIGKILL goes to ./run's group.
+    pub timeout_kill_group: bool,
+    /// `reload-signal` (s6 2.15.1): what `l` sends.
+    pub reload_signal: Signal,
 }
 
 impl Default for Settings {
@@ -45,6 +49,8 @@ impl Default for Settings {
             down_signal: Signal::SIGTERM,
             timeout_kill: 0,
             timeout_finish: 5000,
+            timeout_kill_group: false,
+            reload_signal: Signal::SIGHUP,
         }
     }
 }
@@ -124,6 +130,8 @@ pub struct Core {
     /// Exit once the service is down and ./finish is done (`x`, SIGHUP, SIGTERM).
     exit_after: bool,
     paused: bool,
+    /// No ./run started yet: the status says so as s6 2.13.2+ does (paused, pid 0).
+    not_started: bool,
     ready: bool,
     /// ./run's pid when Up, ./finish's pid when Finishing (0 if finish was not forked).
     pid: i32,
@@ -154,6 +162,7 @@ impl Core {
             want_up: normally_up,
             exit_after: false,
             paused: false,
+            not_started: true,
             ready: true,
             pid: 0,
             wstat: 0,
@@ -219,7 +228,7 @@ impl Core {
                 self.pid.max(0) as u64
             },
             wstat: self.wstat,
-            paused: self.paused,
+            paused: self.paused || (self.not_started && self.phase == Phase::Down),
             finishing: self.phase == Phase::Finishing,
             want_up: self.want_up,
             ready: self.ready,
@@ -237,6 +246,17 @@ impl Core {
         a
     }
 
+    /// The start's announcement is out: later records drop the not-started mark (s6
+    /// writes it once, before anything else).
+    pub fn started(&mut self) {
+        self.not_started = false;
+    }
+
+    /// The signal `l` sends, read from `reload-signal` when the letter comes (as s6 does).
+    pub fn set_reload_signal(&mut self, sig: Signal) {
+        self.settings.reload_signal = sig;
+    }
+
     /// The earliest pending deadline, for the poll timeout.
     pub fn next_deadline(&self) -> Option<Ms> {
         [self.spawn_at, self.kill_at, self.finish_kill_at]
@@ -252,6 +272,7 @@ impl Core {
         self.pid = pid;
         self.ready = false;
         self.paused = false;
+        self.not_started = false;
         self.stamp = now.wall;
         self.last_spawn = Some(now.mono);
         self.spawn_at = None;
@@ -391,7 +412,16 @@ impl Core {
             && t <= now.mono
         {
             self.kill_at = None;
-            if self.phase == Phase::Up {
+            if self.phase == Phase::Up && self.settings.timeout_kill_group {
+                a.push(Action::KillGroup {
+                    pid: self.pid,
+                    sig: Signal::SIGKILL,
+                });
+                a.push(Action::KillGroup {
+                    pid: self.pid,
+                    sig: Signal::SIGCONT,
+                });
+            } else if self.phase == Phase::Up {
                 a.push(Action::Kill {
                     pid: self.pid,
                     sig: Signal::SIGKILL,
@@ -479,6 +509,37 @@ impl Core {
                     });
                     self.paused = false;
                     a.push(Action::WriteStatus);
+                }
+            }
+            C::PauseGroup | C::ContinueGroup => {
+                if up {
+                    let stop = cmd == C::PauseGroup;
+                    a.push(Action::KillGroup {
+                        pid: self.pid,
+                        sig: if stop {
+                            Signal::SIGSTOP
+                        } else {
+                            Signal::SIGCONT
+                        },
+                    });
+                    self.paused = stop;
+                    a.push(Action::WriteStatus);
+                }
+            }
+            C::KillGroup => {
+                if up {
+                    a.push(Action::KillGroup {
+                        pid: self.pid,
+                        sig: Signal::SIGKILL,
+                    });
+                }
+            }
+            C::Reload => {
+                if up {
+                    a.push(Action::Kill {
+                        pid: self.pid,
+                        sig: self.settings.reload_signal,
+                    });
                 }
             }
             C::Restart => {
@@ -917,6 +978,30 @@ mod tests {
     }
 
     #[test]
+    fn not_started_mark_until_the_first_start() {
+        // s6 2.13.2+: the first record is paused with pid 0; 2.15's s6-svstat reads that
+        // as "not started yet".
+        let mut c = Core::new(at(0), false);
+        assert!(c.record().paused && c.record().pid == 0);
+        c.started();
+        assert!(!c.record().paused);
+        let mut c = Core::new(at(0), true);
+        c.start(at(0));
+        c.spawned(100, at(0));
+        assert!(!c.record().paused);
+    }
+
+    #[test]
+    fn timeout_kill_to_the_group_with_flag_timeout_killpg() {
+        let mut c = up();
+        c.settings.timeout_kill = 300;
+        c.settings.timeout_kill_group = true;
+        c.control(C::Down, at(1000));
+        let g = |sig| KillGroup { pid: 100, sig };
+        assert_eq!(acts(c.tick(at(1300))), vec![g(Signal::SIGKILL), g(CONT)]);
+    }
+
+    #[test]
     fn readiness() {
         let mut c = up();
         assert_eq!(acts(c.became_ready(at(50))), vec![Publish(b"U")]);
@@ -977,6 +1062,7 @@ mod tests {
     #[test]
     fn control_matrix() {
         let k = |sig| Kill { pid: 100, sig };
+        let g = |sig| KillGroup { pid: 100, sig };
         let signal_letters = [
             (b'a', Signal::SIGALRM),
             (b'b', Signal::SIGABRT),
@@ -1003,6 +1089,18 @@ mod tests {
             (b'c', "down", vec![], false, false),
             (b'c', "up", vec![k(CONT), WriteStatus], true, false),
             (b'c', "finishing", vec![], true, false),
+            (b'P', "down", vec![], false, false),
+            (b'P', "up", vec![g(Signal::SIGSTOP), WriteStatus], true, false),
+            (b'P', "finishing", vec![], true, false),
+            (b'C', "down", vec![], false, false),
+            (b'C', "up", vec![g(CONT), WriteStatus], true, false),
+            (b'C', "finishing", vec![], true, false),
+            (b'K', "down", vec![], false, false),
+            (b'K', "up", vec![g(Signal::SIGKILL)], true, false),
+            (b'K', "finishing", vec![], true, false),
+            (b'l', "down", vec![], false, false),
+            (b'l', "up", vec![k(Signal::SIGHUP)], true, false),
+            (b'l', "finishing", vec![], true, false),
             (b'r', "down", vec![], false, false),
             (b'r', "up", vec![k(TERM)], true, false),
             (b'r', "finishing", vec![], true, false),

@@ -168,6 +168,11 @@ pub struct Supervisor {
     deaths: Vec<u8>,
     max_deaths: usize,
     exiting: bool,
+    /// The pid of the ./run that died last: ./finish's fourth argument (s6 2.14+).
+    last_run_pid: i32,
+    /// Our own PID namespace, to return to after starting a `flag-newpidns` ./run
+    /// (opened the first time one is asked for).
+    own_pidns: Option<OwnedFd>,
 }
 
 const WATCHED: [Signal; 5] = [
@@ -236,7 +241,8 @@ impl Supervisor {
         make_event_dir()?;
         let lock = take_lock()?;
         let (control, control_writer) = open_control()?;
-        let status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
+        let mut status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
+        status.set_layout(tend_proto::status::Layout::from_env());
         // Replaced, not truncated in place: a FIFO planted there must not block us.
         write_atomic_at(
             status.dir(),
@@ -270,6 +276,8 @@ impl Supervisor {
             deaths: Vec::with_capacity(max_deaths * death_tally::RECORD_SIZE),
             max_deaths,
             exiting: false,
+            last_run_pid: 0,
+            own_pidns: None,
         })
     }
 
@@ -277,6 +285,7 @@ impl Supervisor {
     pub fn run(mut self) -> i32 {
         let acts = self.core.start(now());
         self.apply(acts);
+        self.core.started();
         while !self.exiting {
             self.wait_and_dispatch();
         }
@@ -356,6 +365,7 @@ impl Supervisor {
             let t = now();
             match self.core.phase() {
                 Phase::Up => {
+                    self.last_run_pid = pid.as_raw();
                     self.notify_pipe = None;
                     self.warn_if_quick_death(wstat, t);
                     let finish_exists = Path::new(sd::FINISH).exists();
@@ -415,6 +425,12 @@ impl Supervisor {
                     let hook = crate::runit::before(b, up);
                     if hook == crate::runit::Hook::Replaced {
                         continue;
+                    }
+                    if cmd == ControlCommand::Reload {
+                        let sig = self
+                            .report
+                            .setting(sd::RELOAD_SIGNAL, sd::read_signal(sd::RELOAD_SIGNAL));
+                        self.core.set_reload_signal(sig.unwrap_or(Signal::SIGHUP));
                     }
                     let acts = self.core.control(cmd, now());
                     for &a in acts.as_slice() {
@@ -706,6 +722,7 @@ impl Supervisor {
         {
             settings.down_signal = sig;
         }
+        settings.timeout_kill_group = Path::new(sd::FLAG_TIMEOUT_KILLPG).exists();
         self.core.set_settings(settings);
         self.core.set_policy(self.read_policy());
         (notification, lockfd)
@@ -753,11 +770,59 @@ impl Supervisor {
             });
         }
         let t = now();
+        let newpidns = Path::new(sd::FLAG_NEWPIDNS).exists() && self.enter_new_pidns();
+        let pending = process::spawn_start(&self.run, &opts);
+        if newpidns {
+            self.leave_new_pidns();
+        }
         RunStart {
-            pending: process::spawn_start(&self.run, &opts),
+            pending,
             pipe_read,
             pipe_write,
             t,
+        }
+    }
+
+    /// `flag-newpidns`: make the next child the first process (PID 1) of a new PID
+    /// namespace, so that when it exits the kernel kills what is left in it. False (with a
+    /// warning) when that cannot be done: ./run then starts in our namespace.
+    fn enter_new_pidns(&mut self) -> bool {
+        if self.own_pidns.is_none() {
+            match tend_sys::fd::open(
+                "/proc/self/ns/pid",
+                OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => self.own_pidns = Some(fd),
+                Err(e) => {
+                    self.report
+                        .warn(Error::at("open", Path::new("/proc/self/ns/pid"), e));
+                    return false;
+                }
+            }
+        }
+        match nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWPID) {
+            Ok(()) => true,
+            Err(e) => {
+                self.report.warn(format_args!(
+                    "unable to create a PID namespace for {}: {}",
+                    sd::FLAG_NEWPIDNS,
+                    e.desc()
+                ));
+                false
+            }
+        }
+    }
+
+    /// Later children (./finish, the next ./run) start in our own namespace again.
+    fn leave_new_pidns(&self) {
+        if let Some(ns) = &self.own_pidns
+            && let Err(e) = nix::sched::setns(ns, nix::sched::CloneFlags::CLONE_NEWPID)
+        {
+            self.report.warn(format_args!(
+                "unable to return to our PID namespace: {}",
+                e.desc()
+            ));
         }
     }
 
@@ -835,7 +900,13 @@ impl Supervisor {
         // ./finish shares ./run's prepared environment rather than keeping a copy.
         let finish = Prepared {
             candidates: vec![CString::from(c"./finish")],
-            argv: vec![CString::from(c"./finish"), arg(code), arg(sig), dir],
+            argv: vec![
+                CString::from(c"./finish"),
+                arg(code),
+                arg(sig),
+                dir,
+                arg(self.last_run_pid),
+            ],
             envp: std::mem::take(&mut self.run.envp),
             inherit_env: self.run.inherit_env,
         };
