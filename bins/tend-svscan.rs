@@ -2,26 +2,53 @@
 #![forbid(unsafe_code)]
 
 use std::time::Duration;
-use tend_cli::{Program, code, parse_uint};
-use tend_scan::scanner::{CRASH, DEFAULT_MAX, FINISH};
+use tend_cli::{Program, code, expand_long, parse_uint};
+use tend_proto::status::Layout;
+use tend_scan::scanner::{
+    CRASH, DEFAULT_MAX, DEFAULT_NAME_MAX, FINISH, MAX_MAX, MIN_MAX, NAME_MAX_MAX, NAME_MAX_MIN,
+    SERVICES_MAX, SERVICES_MIN,
+};
 use tend_scan::{Ending, Options, exec_script};
 use tend_sys::diagnose::describe;
 
-const USAGE: &str =
-    "tend-svscan [ -d notif ] [ -X consoleholder ] [ -c max ] [ -t rescan ] [ scandir ]";
+const USAGE: &str = "tend-svscan [ -C services_max ] [ -L name_max ] [ -t timeout ] [ -d notif ] [ -X consoleholder ] [ -c max ] [ -S 35|43 ] [ scandir ]";
 const PROG: Program = Program::new("tend-svscan", USAGE);
+const SPEC: &str = "C:L:d:X:c:t:S:";
+/// s6-svscan 2.15's long options, and tend's `--status-size`.
+const LONG: &[(&str, char)] = &[
+    ("services-max", 'C'),
+    ("name-max", 'L'),
+    ("timeout", 't'),
+    ("notification-fd", 'd'),
+    ("console-holder", 'X'),
+    ("status-size", 'S'),
+];
 
 fn options() -> Options {
-    let p = PROG.parse(tend_cli::args(), "d:X:c:t:");
-    let num = |c: char| -> Option<u64> {
+    let p = PROG.parse(expand_long(tend_cli::args(), SPEC, LONG), SPEC);
+    let num = |c: char| -> Option<usize> {
         p.value(c)
             .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
     };
+    // -C (2.12+) wins over 2.11's -c; each clamped as its s6 clamps it.
+    let max = match (num('C'), num('c')) {
+        (Some(n), _) => n.clamp(SERVICES_MIN, SERVICES_MAX),
+        (None, Some(n)) => n.clamp(MIN_MAX, MAX_MAX),
+        (None, None) => DEFAULT_MAX,
+    };
+    let status_size = p.value('S').map(|v| {
+        Layout::parse(v.as_encoded_bytes())
+            .unwrap_or_else(|| PROG.fatal(code::USAGE, "the status size must be 35 or 43"))
+    });
     Options {
         notify: num('d').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
         console: num('X').map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
-        max: num('c').map_or(DEFAULT_MAX, |n| usize::try_from(n).unwrap_or(usize::MAX)),
-        rescan: num('t').filter(|&t| t > 0).map(Duration::from_millis),
+        max,
+        name_max: num('L').map_or(DEFAULT_NAME_MAX, |n| n.clamp(NAME_MAX_MIN, NAME_MAX_MAX)),
+        status_size,
+        rescan: num('t')
+            .filter(|&t| t > 0)
+            .map(|t| Duration::from_millis(t as u64)),
         dir: p.operands.into_iter().next(),
     }
 }

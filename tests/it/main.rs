@@ -58,3 +58,5 @@ mod syslog;
 mod syslogd;
 // The UCSPI socket servers and client against s6-ipcserver and friends, both ways.
 mod ucspi;
+// s6 2.11.3, 2.13.1 and 2.15.1 beside tend in both status sizes, every client x supervisor.
+mod versions;

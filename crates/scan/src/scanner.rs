@@ -45,6 +45,14 @@ pub const CATCH_ALL_LOGGER: &str = "s6-svscan-log";
 pub const DEFAULT_MAX: usize = 500;
 pub const MIN_MAX: usize = 2;
 pub const MAX_MAX: usize = 90000;
+/// `-C`'s bounds (s6 2.15's clamp).
+pub const SERVICES_MIN: usize = 4;
+pub const SERVICES_MAX: usize = 160_000;
+/// `-L`: the longest service name started (s6 2.15's default and clamp); longer names are
+/// skipped with a warning.
+pub const DEFAULT_NAME_MAX: usize = 251;
+pub const NAME_MAX_MIN: usize = 11;
+pub const NAME_MAX_MAX: usize = 1019;
 
 /// What tend-svscan was asked to do.
 #[derive(Debug, Clone, Default)]
@@ -53,8 +61,14 @@ pub struct Options {
     pub notify: Option<RawFd>,
     /// `-X`: the console, given as stderr to the catch-all logger's supervisor.
     pub console: Option<RawFd>,
-    /// `-c`: at most this many services (clamped to 2..=90000).
+    /// At most this many services (already clamped: `-c` to 2..=90000, `-C` to
+    /// 4..=160000).
     pub max: usize,
+    /// `-L`: longer service names are not started (already clamped to 11..=1019).
+    pub name_max: usize,
+    /// `-S`: the status size the supervisors write ([`tend_proto::status::LAYOUT_ENV`],
+    /// appended to their environment); None leaves the inherited one.
+    pub status_size: Option<tend_proto::status::Layout>,
     /// `-t`: scan this often (never if None).
     pub rescan: Option<Duration>,
     /// The scan directory (the current directory if None).
@@ -119,6 +133,7 @@ struct Scanner<'w> {
     script: Prepared,
     spawn_opts: SpawnOptions,
     logname: Vec<u8>,
+    name_max: usize,
     warn: &'w dyn Warn,
 }
 
@@ -149,7 +164,7 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
         }
         let _ = nix::unistd::close(fd);
     }
-    let max = opts.max.clamp(MIN_MAX, MAX_MAX);
+    let max = opts.max;
     let mut s = Scanner {
         table: Table::new(max),
         wants: Wants::default(),
@@ -166,8 +181,18 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
             ..Default::default()
         },
         logname: Vec::with_capacity(256),
+        name_max: opts.name_max,
         warn,
     };
+    if let Some(layout) = opts.status_size {
+        // After the inherited environment: the supervisor reads the last occurrence.
+        let size = layout.size().to_string();
+        s.supervisor.set_env_tail(&[&[
+            tend_proto::status::LAYOUT_ENV.as_bytes(),
+            b"=",
+            size.as_bytes(),
+        ]]);
+    }
     let ending = s.run_loop();
     Ok(ending)
 }
@@ -419,6 +444,13 @@ impl Scanner<'_> {
     fn check(&mut self, name: &CStr, now: Instant) {
         let bytes = name.to_bytes();
         if bytes.first() == Some(&b'.') {
+            return;
+        }
+        if bytes.len() > self.name_max {
+            self.warn.warn(&format_args!(
+                "name too long - not spawning service: {}",
+                shown(bytes)
+            ));
             return;
         }
         let st = match stat(name) {
