@@ -259,7 +259,7 @@ fn usage_errors_exit_100() {
         assert_code(&o, 100);
         assert_eq!(
             text(&o.stderr),
-            "tend-svscan: usage: tend-svscan [ -d notif ] [ -X consoleholder ] [ -c max ] [ -t rescan ] [ scandir ]\n"
+            "tend-svscan: usage: tend-svscan [ -C services_max ] [ -L name_max ] [ -t timeout ] [ -d notif ] [ -X consoleholder ] [ -c max ] [ -S 35|43 ] [ scandir ]\n"
         );
     }
     for args in [&["-x", "d"][..], &[], &["-a"]] {

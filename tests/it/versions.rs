@@ -364,6 +364,9 @@ fn svscan_status_size_43_serves_2_13_clients() {
     assert_code(&o, 0);
     let want = format!("up (pid {0} pgid {0}) ", rec.pid);
     assert!(text(&o.stdout).starts_with(&want), "{o:?}");
+    // tend's runit front end reads it too.
+    let o = tend("tend-sv", [Path::new("status"), &dir]);
+    assert!(text(&o.stdout).starts_with("run: "), "{o:?}");
     assert_code(&S6v213.run("svc", &["-wd", "-T", "3000", "-d"], &dir), 0);
     // sleep killed by SIGTERM: no exit code.
     let o = tend("tend-svstat", [Path::new("-o"), Path::new(FIELDS), &dir]);

@@ -128,10 +128,10 @@ fn open(path: &Path, flags: OFlags) -> Result<std::os::fd::OwnedFd, Errno> {
         .map_err(|e| Errno::from_raw(e.raw_os_error()))
 }
 
-/// Read up to 36 bytes of `path` (no record is longer than 35) into `buf`, in one read as
+/// Read up to 44 bytes of `path` (no record is longer than s6 2.13's 43) into `buf`, in one read as
 /// sv does (a record is replaced whole, by rename, and a regular file gives all it has).
 /// Non-blocking, so a FIFO planted there reads as empty instead of hanging.
-fn read_record(path: &Path, buf: &mut [u8; 36]) -> Result<usize, Errno> {
+fn read_record(path: &Path, buf: &mut [u8; 44]) -> Result<usize, Errno> {
     let fd = open(path, OFlags::RDONLY | OFlags::NONBLOCK)?;
     loop {
         match nix::unistd::read(fd.as_raw_fd(), buf) {
@@ -146,7 +146,7 @@ fn read_record(path: &Path, buf: &mut [u8; 36]) -> Result<usize, Errno> {
 /// Read the state of the service in `dir`, whichever supervisor runs it. `buf` is the
 /// caller's scratch space for paths.
 pub fn probe(dir: &Path, buf: &mut Vec<u8>) -> Probe {
-    let mut data = [0u8; 36];
+    let mut data = [0u8; 44];
     let read = read_record(join(buf, dir, STATUS), &mut data);
     let mut held = || tend_proto::lock::is_held(join(buf, dir, LOCK));
     match read {
@@ -160,9 +160,10 @@ pub fn probe(dir: &Path, buf: &mut Vec<u8>) -> Probe {
         },
         Ok(n) => match held() {
             Ok(false) => Probe::NotRunning,
+            // 35 or 43 bytes (s6 2.13), by size.
             Ok(true) => match StatusRecord::decode(&data[..n]) {
-                Some(r) if n == tend_proto::status::STATUS_SIZE => Probe::Running(from_s6(&r)),
-                _ => Probe::Trouble("unable to read supervise/status: bad format", None),
+                Some(r) => Probe::Running(from_s6(&r)),
+                None => Probe::Trouble("unable to read supervise/status: bad format", None),
             },
             Err(e) => Probe::Trouble("unable to check supervise/lock", Some(e)),
         },

@@ -284,6 +284,7 @@ impl Core {
     /// ./run could not be started: exec failed (`exec_code` = 126/127), or fork failed
     /// (`exec_code` = None). Stay down and retry later; the status says why.
     pub fn spawn_failed(&mut self, exec_code: Option<u8>, now: Now) -> Actions {
+        self.not_started = false;
         let mut a = Actions::new();
         self.last_spawn = Some(now.mono);
         let delay = match exec_code {
