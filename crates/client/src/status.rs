@@ -416,6 +416,12 @@ impl Snapshot {
         self.pid() != 0 && self.record.ready
     }
 
+    /// `-o paused`: s6 2.15 prints `paused && pid != 0`, so the not-started mark is not
+    /// paused.
+    pub fn paused_field(&self) -> bool {
+        self.record.paused && self.pid() != 0
+    }
+
     pub fn updown_for(&self) -> u64 {
         seconds(self.now, self.record.stamp)
     }
@@ -432,7 +438,7 @@ impl Snapshot {
             Field::NormallyUp => boolean(self.normally_up).into(),
             Field::Ready => boolean(self.ready_field()).into(),
             // s6 2.15: only a live process is paused (the not-started mark is not).
-            Field::Paused => boolean(self.record.paused && self.pid() != 0).into(),
+            Field::Paused => boolean(self.paused_field()).into(),
             Field::Pid => {
                 if self.is_up() {
                     self.pid().to_string()
@@ -538,7 +544,7 @@ impl Snapshot {
             self.record.want_up,
             self.normally_up,
             self.ready_field(),
-            self.record.paused,
+            self.paused_field(),
             self.record.finishing,
             opt(self.is_up().then(|| self.pid().to_string())),
             opt(self.exitcode().map(|c| c.to_string())),
@@ -647,11 +653,13 @@ mod tests {
                 "down (signal SIGTERM) 5 seconds",
                 "false false false false true -1 -1 SIGTERM 15 5 3",
             ),
+            // Paused with pid 0 is s6 2.13.2+'s "not started yet" mark, read as
+            // s6-svstat 2.15.1 reads it (2.11 printed the signal and "paused true").
             (
                 0,
                 5,
-                "down (signal SIGTERM) 5 seconds, want up",
-                "false true false false true -1 -1 SIGTERM 15 5 3",
+                "down (not started yet) , want up",
+                "false true false false false -1 -1 NA -1 5 3",
             ),
             (
                 4242,
