@@ -501,11 +501,12 @@ fn group_letters_reload_signal_killpg_and_finish_pid() {
     wait_until(PATIENCE, "group stopped", || {
         (proc_state(child as u64) == 'T' && proc_state(rec.pid) == 'T').then_some(())
     });
-    assert!(c.sup.status().paused);
+    c.sup.wait_status("paused", |r| r.paused);
     svc("-C");
     wait_until(PATIENCE, "group continued", || {
         (proc_state(child as u64) != 'T' && proc_state(rec.pid) != 'T').then_some(())
     });
+    c.sup.wait_status("not paused", |r| !r.paused);
     svc("-l");
     wait_until(PATIENCE, "USR1 trapped", || {
         std::fs::read_to_string(c.dir.join("reloads"))
