@@ -347,8 +347,10 @@ fn svscan_status_size_43_serves_2_13_clients() {
     let dir = ServiceDir::new(scan.join("a")).run(SLEEPER).path();
     let _cleanup = KillUnder(scan.clone());
     let mut c = cmd("tend-svscan");
+    // The option wins over an inherited TEND_STATUS_SIZE (the supervisor reads the last).
     c.args(["--status-size", "43"])
         .arg(&scan)
+        .env(tend_proto::status::LAYOUT_ENV, "35")
         .stdin(Stdio::null())
         .stderr(Stdio::null());
     let _tree = Daemon::start(c);
