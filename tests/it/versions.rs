@@ -449,6 +449,7 @@ fn svscan_takes_2_15_options() {
     let s = Scratch::new("versions-svscan-opts");
     let scan = s.join("scan");
     let short = ServiceDir::new(scan.join("short")).run(SLEEPER).path();
+    let second = ServiceDir::new(scan.join("second")).run(SLEEPER).path();
     let long = ServiceDir::new(scan.join("abcdefghijkl"))
         .run(SLEEPER)
         .path();
@@ -468,7 +469,9 @@ fn svscan_takes_2_15_options() {
     .stdin(Stdio::null())
     .stderr(std::fs::File::create(&err).unwrap());
     let _tree = Daemon::start(c);
+    // -L 3 is raised to 11 (both short names start), -C 1 to 4 (both fit).
     wait_status(&short, "short up", |r| r.is_up());
+    wait_status(&second, "second up", |r| r.is_up());
     wait_until(PATIENCE, "the warning", || {
         std::fs::read_to_string(&err)
             .ok()

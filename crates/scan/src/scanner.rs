@@ -55,7 +55,7 @@ pub const NAME_MAX_MIN: usize = 11;
 pub const NAME_MAX_MAX: usize = 1019;
 
 /// What tend-svscan was asked to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// `-d`: write a newline here once the control FIFO is ready.
     pub notify: Option<RawFd>,
@@ -73,6 +73,21 @@ pub struct Options {
     pub rescan: Option<Duration>,
     /// The scan directory (the current directory if None).
     pub dir: Option<OsString>,
+}
+
+impl Default for Options {
+    /// s6-svscan's defaults: 500 services, names up to 251 bytes, no rescan.
+    fn default() -> Options {
+        Options {
+            notify: None,
+            console: None,
+            max: DEFAULT_MAX,
+            name_max: DEFAULT_NAME_MAX,
+            status_size: None,
+            rescan: None,
+            dir: None,
+        }
+    }
 }
 
 /// Why the scanner could not start.
