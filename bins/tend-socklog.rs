@@ -73,7 +73,7 @@ pub fn main() {
     if let Err(e) = tend_sys::fd::inherited(1) {
         PROG.fatal(code::USAGE, format_args!("invalid stdout: {}", e.desc()))
     }
-    match socklog::run(&opts) {
+    match socklog::run(&opts, &PROG) {
         Ok(Outcome::Flushed) => std::process::exit(code::OK),
         Ok(Outcome::TimedOut) => std::process::exit(code::TIMEOUT),
         Err(e) => PROG.fatal(e.code(), e),

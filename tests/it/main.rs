@@ -14,6 +14,8 @@ mod common;
 mod compat;
 // Every executable has a man page groff accepts and a README row.
 mod docs;
+// Faults that used to leave services down: supervisors SIGKILLed (issue 40).
+mod faults;
 // Hostile and random argument vectors for every program.
 mod fuzz;
 // tend-init as a VM guest's init, in qemu.

@@ -845,3 +845,113 @@ fn ucspilogd_write_failure() {
         "tend-ucspilogd: fatal: unable to write to stdout: Broken pipe\n"
     );
 }
+
+#[test]
+fn socklog_counts_the_datagrams_the_kernel_drops() {
+    // UDP cannot make its senders wait: while the logger's pipe is full, tend-socklog
+    // stops reading, its socket's queue fills and the kernel drops datagrams. Each one
+    // is accounted for: lines received + drops reported == datagrams sent.
+    use std::io::Read;
+    const SENT: usize = 4000;
+    let s = Scratch::new("syslog-drops");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let err = s.join("err");
+    let mut c = private(&bin("tend-socklog"), &["-i", &format!("127.0.0.1_{port}")]);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::from(wr))
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut d = Daemon::start(c);
+    let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let target: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut pipe = std::fs::File::from(rd);
+    // The first datagram that arrives, once bound: resent until one line comes back.
+    let mut first = [0u8; 64];
+    let mut got = Vec::new();
+    {
+        use std::os::fd::AsRawFd;
+        let fd = pipe.as_raw_fd();
+        let flags = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_GETFL).unwrap();
+        let nb = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+        nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETFL(nb)).unwrap();
+        wait_until(T, "the server bound", || {
+            probe.send_to(b"<13>first", target).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            match pipe.read(&mut first) {
+                Ok(n) if n > 0 => {
+                    got.extend_from_slice(&first[..n]);
+                    Some(())
+                }
+                _ => None,
+            }
+        });
+        // Anything the resends left behind.
+        wait_until(T, "the resends drained", || {
+            std::thread::sleep(Duration::from_millis(100));
+            match pipe.read(&mut first) {
+                Ok(n) if n > 0 => {
+                    got.extend_from_slice(&first[..n]);
+                    None
+                }
+                _ => Some(()),
+            }
+        });
+    }
+    // The pipe is not read now: it fills, then the socket's queue, then the kernel drops.
+    let body = vec![b'x'; 200];
+    for i in 0..SENT {
+        let mut m = format!("<13>{i:05} ").into_bytes();
+        m.extend_from_slice(&body);
+        probe.send_to(&m, target).unwrap();
+    }
+    // Counted from here: the resends before the bind went nowhere, and no queue was
+    // full before the flood.
+    // Every datagram sent from now on, whatever it says: the kernel may drop any.
+    let mut sent = SENT;
+    drop(got);
+    // Read everything; one more datagram carries the final drop count.
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let total_dropped = || {
+        let e = std::fs::read_to_string(&err).unwrap_or_default();
+        e.lines()
+            .filter_map(|l| {
+                l.strip_prefix("tend-socklog: warning: the kernel dropped ")?
+                    .split(" (")
+                    .nth(1)?
+                    .strip_suffix(" in all)")?
+                    .parse::<usize>()
+                    .ok()
+            })
+            .next_back()
+    };
+    let lines = wait_until(T, "every datagram accounted for", || {
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        let lines = out.iter().filter(|&&b| b == b'\n').count();
+        if let Some(dropped) = total_dropped()
+            && lines + dropped == sent
+        {
+            return Some((lines, dropped));
+        }
+        // One more datagram carries the kernel's count as it is now.
+        probe.send_to(b"<13>last", target).unwrap();
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(50));
+        None
+    });
+    assert!(
+        lines.1 > 0,
+        "nothing was dropped: the test did not fill the queue"
+    );
+    d.signal(Signal::SIGTERM);
+    d.wait_exit(T).expect("exits");
+}

@@ -110,7 +110,15 @@ struct Outputs {
     stamps: Stamps,
     /// The line plus a NUL, for regexec.
     cline: Vec<u8>,
+    /// Lines were taken out of the pipe before their output was written (a slow
+    /// output without -b): since the outputs were last all written, some data has
+    /// lived in memory only.
+    in_memory_only: bool,
 }
+
+/// Without -b, how far reading may run ahead of slow outputs (their data held in
+/// memory only) before tend-log stops reading and lets the pipe fill.
+const PENDING_MAX: usize = 16 * CHUNK;
 
 /// Take the time once for the lines of one read: they arrived together, and s6-log too
 /// stamps a read's lines with the time it read them. (A clock read per line was a tenth
@@ -174,6 +182,12 @@ fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
 }
 
 impl Outputs {
+    /// Bytes rendered for an output and not yet written to it.
+    fn unwritten(&self) -> usize {
+        let logdirs: usize = self.logdirs.iter().map(Logdir::unwritten).sum();
+        logdirs + (self.stdout.len() - self.stdout_written)
+    }
+
     fn stdout_fd<'a>(&'a self, stdout: &'a std::io::Stdout) -> BorrowedFd<'a> {
         match &self.stdout_own {
             Some(fd) => fd.as_fd(),
@@ -318,6 +332,7 @@ fn open_outputs(script: &Script) -> Result<Outputs, RunError> {
         soft_end: false,
         stamps: Stamps::default(),
         cline: Vec::with_capacity(512),
+        in_memory_only: false,
     })
 }
 
@@ -333,16 +348,51 @@ fn next_round(
     flush(out, &std::io::stderr(), Instant::now(), warn);
     let busy = out.logdirs.iter().any(|l| !l.idle())
         || (out.stdout_on && out.stdout_written < out.stdout.len());
-    // The lines read so far are written: only now leave the pipe. Without -b a
-    // stalled output does not stop reading, so their data then lives only in memory,
-    // as with s6-log.
-    if !busy || !opts.blocking {
+    // A logdir waiting out an error (a full disk) may wait for ever: what is not
+    // written stays in the pipe, so memory stays flat and the writer blocks, and a stop
+    // can be obeyed at once without losing a line. Without -b a slow output (a
+    // processor, stdout) lets reading go on, its data in memory only as with s6-log,
+    // up to PENDING_MAX.
+    let stalled = out.logdirs.iter().any(Logdir::stalled);
+    let hold = busy && (opts.blocking || stalled || out.unwritten() >= PENDING_MAX);
+    if !hold {
+        if busy && input.owes() {
+            out.in_memory_only = true;
+        }
         input.settle(stdin.as_fd());
+    }
+    if !busy {
+        out.in_memory_only = false;
+    }
+    if input.stopping && stalled && busy {
+        give_up(out, !input.tees(), warn);
+        return None;
     }
     if input.done && !busy && out.statuses.iter().all(|s| !s.dirty) {
         return None;
     }
-    Some(!(input.done || (opts.blocking && busy)))
+    Some(!(input.done || hold))
+}
+
+/// SIGTERM or SIGHUP while a logdir cannot be written: leave now. What was not
+/// written is still in the pipe for the next logger, unless a slow output had let
+/// reading run ahead of it (then say how much is lost).
+fn give_up(out: &mut Outputs, read_plainly: bool, warn: &dyn Warn) {
+    for l in &mut out.logdirs {
+        if let Err(e) = l.cut_partial_line() {
+            warn.warn(&e);
+        }
+    }
+    let left = out.unwritten();
+    if out.in_memory_only || read_plainly {
+        warn.warn(&format_args!(
+            "stopping with {left} bytes unwritten that were only in memory: lost"
+        ));
+    } else {
+        warn.warn(&format_args!(
+            "stopping with {left} bytes unwritten: left in the pipe for the next reader"
+        ));
+    }
 }
 
 /// One ppoll on the signalfd, stdin (when `reading`) and stdout (when it has output),

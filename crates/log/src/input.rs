@@ -316,6 +316,11 @@ impl Input {
         }
     }
 
+    /// Whether dispatched lines are still in the pipe, waiting for `settle`.
+    pub fn owes(&self) -> bool {
+        self.owed > 0
+    }
+
     /// Remove exactly `n` bytes (known to be there) from the front of the pipe.
     fn discard(&mut self, stdin: BorrowedFd<'_>, n: usize) {
         let Some(t) = &mut self.tee else {

@@ -303,6 +303,41 @@ impl Logdir {
         self.written == self.pending.len() && self.phase == Phase::Idle && !self.rotate_due
     }
 
+    /// Waiting out an error (a write or rotation that failed, a processor that
+    /// failed) before trying again.
+    pub fn stalled(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// Leaving on a stop before the rest of a line could be written (a full disk):
+    /// take its start back out of `current`, so that the next logger, which reads the
+    /// line again from the pipe, appends it whole after a whole line.
+    pub fn cut_partial_line(&mut self) -> Result<(), Error> {
+        let Some(fd) = &self.current else {
+            return Ok(());
+        };
+        if self.at_boundary() {
+            return Ok(());
+        }
+        // `pending` starts on a record boundary, so the part is what follows its last
+        // newline among the bytes written.
+        let whole = self.pending[..self.written]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let part = (self.written - whole) as u64;
+        let keep = self.size.saturating_sub(part);
+        nix::unistd::ftruncate(fd, keep as i64).map_err(io_err("truncate", &self.paths.current))?;
+        self.size = keep;
+        self.written = whole;
+        Ok(())
+    }
+
+    /// Bytes of `pending` not yet in `current`.
+    pub fn unwritten(&self) -> usize {
+        self.pending.len() - self.written
+    }
+
     /// SIGALRM: rotate at the next line boundary if `current` is not empty and no
     /// rotation is already under way.
     pub fn force_rotation(&mut self) {

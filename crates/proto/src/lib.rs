@@ -15,6 +15,7 @@ pub mod fifodir;
 pub mod health;
 pub mod json;
 pub mod lock;
+pub mod orphan;
 pub mod perms;
 pub mod servicedir;
 pub mod spawn_error;

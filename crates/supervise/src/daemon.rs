@@ -23,6 +23,7 @@ use tend_proto::death_tally::{self, Death};
 use tend_proto::fifodir::{self, EventDir};
 use tend_proto::health;
 use tend_proto::lock::{self, LockError};
+use tend_proto::orphan;
 use tend_proto::servicedir as sd;
 use tend_proto::status::write_atomic_at;
 use tend_proto::{ControlCommand, StatusFile, Tai64n};
@@ -222,6 +223,33 @@ fn open_control() -> Result<(OwnedFd, OwnedFd), StartError> {
         .map_err(|e| StartError::Sys(Error::at("open", sd::CONTROL, e)))
 }
 
+/// The service's process that a supervisor before us left running when it died (the
+/// lock is ours now, so that supervisor is gone): stopped before anything is started,
+/// or the new copy would fail on what it holds (a logdir's lock, a port) for ever. A
+/// down-signal is not used: the process may be anything the old ./run became.
+/// tend-supervise(8), "A supervisor that died".
+fn stop_survivor(report: &Reporter) {
+    let Ok(rec) = tend_proto::StatusRecord::read(Path::new(".")) else {
+        return;
+    };
+    let Some(pid) = orphan::survivor(&rec) else {
+        return;
+    };
+    let grace = report
+        .setting(sd::TIMEOUT_KILL, sd::read_number(sd::TIMEOUT_KILL))
+        .filter(|&ms| ms > 0)
+        .map_or(SURVIVOR_GRACE, std::time::Duration::from_millis);
+    report.warn(format_args!(
+        "stopping pid {pid}, left running by a supervisor that died"
+    ));
+    if orphan::stop(pid, grace) == orphan::Stopped::Stuck {
+        report.warn(format_args!("pid {pid} is still there after SIGKILL"));
+    }
+}
+
+/// How long a survivor gets between SIGTERM and SIGKILL, without `timeout-kill`.
+const SURVIVOR_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How many deaths `supervise/death_tally` keeps (`max-death-tally`, capped).
 fn max_deaths(report: &Reporter) -> usize {
     report
@@ -240,6 +268,7 @@ impl Supervisor {
         make_dir(sd::SUPERVISE)?;
         make_event_dir()?;
         let lock = take_lock()?;
+        stop_survivor(&report);
         let (control, control_writer) = open_control()?;
         let mut status = StatusFile::open(Path::new(sd::SUPERVISE)).map_err(StartError::Sys)?;
         status.set_layout(tend_proto::status::Layout::from_env());

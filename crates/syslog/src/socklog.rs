@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_env::uidgid::{self, Credentials};
 use tend_sys::Error;
+use tend_sys::warn::Warn;
 use tend_ucspi::socket::{BindOptions, Kind};
 
 /// Where to listen.
@@ -78,7 +79,9 @@ pub fn parse_ip_port(s: &str) -> Option<SocketAddr> {
 }
 
 /// Bind, drop privileges, announce readiness, then serve until SIGTERM.
-pub fn run(opts: &Options) -> Result<Outcome, Error> {
+/// `warn` hears of datagrams the kernel dropped (UDP only: a full Unix socket makes its
+/// senders wait instead).
+pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Outcome, Error> {
     let sock = match &opts.bind {
         Bind::Unix(path) => bind_unix(path, opts.style.json)?,
         Bind::Udp(addr) => bind_udp(*addr)?,
@@ -93,7 +96,7 @@ pub fn run(opts: &Options) -> Result<Outcome, Error> {
         let _ = tend_sys::fd::write_raw(fd, b"\n");
         let _ = nix::unistd::close(fd);
     }
-    Loop::new(opts, sock.as_fd(), stdout, sigfd.as_fd()).serve(opts)
+    Loop::new(opts, sock.as_fd(), stdout, sigfd.as_fd()).serve(opts, warn)
 }
 
 /// Bind a unix datagram socket at `path` as every tend server binds one
@@ -134,6 +137,9 @@ fn bind_udp(addr: SocketAddr) -> Result<OwnedFd, Error> {
     let where_ = || PathBuf::from(format!("ip {} port {}", addr.ip(), addr.port()));
     setsockopt(&fd, sockopt::ReuseAddr, &true)
         .map_err(|e| Error::at("bind socket to", where_(), e))?;
+    // The kernel drops what a full receive queue cannot take; with this it says how
+    // many, on the next datagram received.
+    setsockopt(&fd, sockopt::RxqOvfl, &1).map_err(|e| Error::new("ask for the drop count", e))?;
     let r = match addr {
         SocketAddr::V4(a) => bind(fd.as_raw_fd(), &SockaddrIn::from(a)),
         SocketAddr::V6(a) => bind(fd.as_raw_fd(), &SockaddrIn6::from(a)),
@@ -195,6 +201,8 @@ struct Loop<'a> {
     /// The most one datagram can add to `out`.
     worst: usize,
     udp: bool,
+    /// The kernel's count of datagrams dropped on a full queue, as last reported.
+    dropped: u32,
 }
 
 impl<'a> Loop<'a> {
@@ -210,14 +218,15 @@ impl<'a> Loop<'a> {
             stdout,
             sigfd,
             datagram: vec![0; opts.linelen],
-            control: nix::cmsg_space!(UnixCredentials),
+            control: nix::cmsg_space!(UnixCredentials, u32),
             out: Vec::with_capacity((worst * 4).max(1 << 16)),
             worst,
             udp: matches!(opts.bind, Bind::Udp(_)),
+            dropped: 0,
         }
     }
 
-    fn serve(mut self, opts: &Options) -> Result<Outcome, Error> {
+    fn serve(mut self, opts: &Options, warn: &dyn Warn) -> Result<Outcome, Error> {
         let mut deadline: Option<Instant> = None;
         let mut running = true;
         loop {
@@ -268,7 +277,7 @@ impl<'a> Loop<'a> {
                 self.flush()?;
             }
             if inp {
-                self.read_batch(opts.style)?;
+                self.read_batch(opts.style, warn)?;
                 if self.stdout.nonblocking {
                     self.flush()?;
                 }
@@ -317,10 +326,10 @@ impl<'a> Loop<'a> {
     }
 
     /// Read datagrams until the socket is empty or the output buffer full.
-    fn read_batch(&mut self, style: Style) -> Result<(), Error> {
+    fn read_batch(&mut self, style: Style, warn: &dyn Warn) -> Result<(), Error> {
         while self.room() {
             let got = if self.udp {
-                self.recv_udp()
+                self.recv_udp(warn)
             } else {
                 self.recv_unix()
             };
@@ -376,12 +385,12 @@ impl<'a> Loop<'a> {
         )))
     }
 
-    fn recv_udp(&mut self) -> Result<Option<(usize, bool, Origin)>, Errno> {
+    fn recv_udp(&mut self, warn: &dyn Warn) -> Result<Option<(usize, bool, Origin)>, Errno> {
         let mut iov = [IoSliceMut::new(&mut self.datagram)];
         let msg = match recvmsg::<SockaddrStorage>(
             self.sock.as_raw_fd(),
             &mut iov,
-            None,
+            Some(&mut self.control),
             MsgFlags::MSG_DONTWAIT,
         ) {
             Ok(m) => m,
@@ -389,6 +398,19 @@ impl<'a> Loop<'a> {
             Err(Errno::EINTR) => return Ok(Some((0, false, Origin::default()))),
             Err(e) => return Err(e),
         };
+        if let Ok(cmsgs) = msg.cmsgs() {
+            for c in cmsgs {
+                if let ControlMessageOwned::RxqOvfl(n) = c
+                    && n != self.dropped
+                {
+                    let new = n.wrapping_sub(self.dropped);
+                    self.dropped = n;
+                    warn.warn(&format_args!(
+                        "the kernel dropped {new} datagrams on a full socket queue ({n} in all)"
+                    ));
+                }
+            }
+        }
         let client = msg.address.and_then(|a| {
             if let Some(v4) = a.as_sockaddr_in() {
                 Some(SocketAddr::V4(SocketAddrV4::from(*v4)))
