@@ -708,6 +708,55 @@ fn stage3_bounds_finish_scripts_and_kills_leftovers() {
     );
 }
 
+/// SIGTERM while an init.d script ignores it: the script gets the kill grace (-k), then
+/// SIGKILL, and init goes on stopping (tini, with no grace of its own, waits for its
+/// child until the engine's SIGKILL).
+#[test]
+fn sigterm_kills_a_stubborn_init_script_after_the_grace() {
+    let s = Scratch::new("init-stubborn-script");
+    let started = s.join("started");
+    s.write(
+        "init.d/10-stubborn",
+        &format!(
+            "#!/bin/sh\ntrap '' TERM\ntouch {}\nwhile :; do sleep 0.1; done\n",
+            started.display()
+        ),
+        true,
+    );
+    let mut c = cmd("tend-init");
+    c.arg("-i")
+        .arg(s.join("init.d"))
+        .args(["-e", "", "-s", "/nonexistent", "-f", "/nonexistent"])
+        .args(["-k", "400", "sh", "-c", "echo never"]);
+    c.stdout(std::fs::File::create(s.join("out")).unwrap())
+        .stderr(std::fs::File::create(s.join("err")).unwrap());
+    let mut d = Daemon::start(c);
+    wait_until(PATIENCE, "the script started", || {
+        started.exists().then_some(())
+    });
+    let t0 = Instant::now();
+    d.signal(Signal::SIGTERM);
+    let st = d
+        .wait_exit(PATIENCE)
+        .expect("tend-init did not stop with a script ignoring SIGTERM");
+    assert!(
+        t0.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        t0.elapsed()
+    );
+    let err = std::fs::read_to_string(s.join("err")).unwrap();
+    assert_eq!(st.code(), Some(128 + 15), "{err}");
+    let out = std::fs::read_to_string(s.join("out")).unwrap();
+    assert!(!out.contains("never"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "tend-init: warning: {} still running 400 ms after SIGTERM: killing it\n",
+            s.join("init.d/10-stubborn").display()
+        )),
+        "{err}"
+    );
+}
+
 // ---- the container scenarios, in Docker and in a namespace -----------------------------
 
 #[test]
