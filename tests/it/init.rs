@@ -757,6 +757,40 @@ fn sigterm_kills_a_stubborn_init_script_after_the_grace() {
     );
 }
 
+/// A command that ends at once (`docker run IMAGE CMD`): the tree stops within a second of
+/// starting, and the logger's end on EOF is part of the stop, not a death to report.
+#[test]
+fn a_short_command_stops_the_tree_without_a_death_warning() {
+    let s = Scratch::new("init-short");
+    s.write(
+        "services/talk/run",
+        "#!/bin/sh\nexec 2>&1\nwhile :; do echo hello; sleep 0.05; done\n",
+        true,
+    );
+    s.write(
+        "services/talk/log/run",
+        &format!(
+            "#!/bin/sh\nexec tend-log n2 {}\n",
+            s.join("logdir").display()
+        ),
+        true,
+    );
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(s.join("scan"));
+        let mut c = cmd("tend-init");
+        c.arg("-s")
+            .arg(s.join("services"))
+            .arg("-S")
+            .arg(s.join("scan"))
+            .args(["-e", "", "-i", "/nonexistent", "-f", "/nonexistent", "true"]);
+        let o = run(c);
+        assert_code(&o, 0);
+        let err = text(&o.stderr);
+        assert!(!err.contains("died"), "{err}");
+        assert!(!err.contains("restarting"), "{err}");
+    }
+}
+
 // ---- the container scenarios, in Docker and in a namespace -----------------------------
 
 #[test]
