@@ -884,11 +884,10 @@ fn slow_ns_and_docker_read_only_root_and_user() {
         let out = text(&o.stdout);
         assert!(out.contains("\nup (pid "), "{e:?}: {out}");
         assert!(out.contains("\n1000\n"), "{e:?}: {out}");
-        assert!(
-            !text(&o.stderr).contains("not up"),
-            "{e:?}: {}",
-            text(&o.stderr)
-        );
+        let err = text(&o.stderr);
+        assert!(!err.contains("not up"), "{e:?}: {err}");
+        // The tree stops a moment after it started: the logger's end is no death.
+        assert!(!err.contains("died"), "{e:?}: {err}");
     }
 }
 

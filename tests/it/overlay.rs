@@ -375,11 +375,15 @@ fn slow_docker_base_image_init_chain_up_in_order_and_down_in_reverse() {
         "svc-cron",
         |_, name| {
             // user2's plain `echo` up runs after user, on the container's stdout.
-            wait_until(Duration::from_secs(30), "[ls.io-init] done.", || {
-                text(&logs(name).stdout)
-                    .contains("[ls.io-init] done.")
-                    .then_some(())
-            });
+            wait_until(
+                Duration::from_secs(30),
+                "base image: init chain complete",
+                || {
+                    text(&logs(name).stdout)
+                        .contains("base image: init chain complete")
+                        .then_some(())
+                },
+            );
         },
     );
 }
@@ -1015,4 +1019,128 @@ fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_t
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(order(&s).is_empty(), "{err}");
+}
+
+/// `docker run --user 1000 --security-opt no-new-privileges --read-only`, as the s6-overlay
+/// reports of 2025-26 run it: nothing here needs a privilege, so with a /run the user can
+/// write the services boot, the command's code is the container's, and `docker stop` is
+/// quick; with a root-owned /run, one line says what to change.
+#[test]
+fn docker_non_root_under_no_new_privileges() {
+    let Some(img) = image(&["user-bundles-old"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let unprivileged = [
+        "--user",
+        "1000",
+        "--security-opt",
+        "no-new-privileges",
+        "--read-only",
+    ];
+    let record = |s: &Scratch| {
+        let rec = s.join("record");
+        std::fs::create_dir_all(&rec).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o777)).unwrap();
+    };
+    let s = Scratch::new("overlay-nonroot");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.extend([
+        &img,
+        "sh",
+        "-c",
+        "echo cmd $(id -u) >>/record/order; exit 3",
+    ]);
+    let o = run_container(&s, &args);
+    let err = text(&o.stderr);
+    assert_code(&o, 3);
+    let lines = order(&s);
+    let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}\n{err}"));
+    assert!(
+        at("up hello") < at("up app") && at("up app") < at("up late"),
+        "{lines:?}"
+    );
+    assert!(at("up late") < at("cmd 1000"), "{lines:?}");
+    // Services only, until docker stop: quick, exit 0.
+    let s = Scratch::new("overlay-nonroot-stop");
+    record(&s);
+    let mut args = vec!["--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.push(&img);
+    let c = start(&s, "tend-overlay-nonroot", &args);
+    wait_until(PATIENCE, "up late", || position(&order(&s), "up late"));
+    let (took, code) = stop(&c, 10);
+    let logs = text(&logs("tend-overlay-nonroot").stderr);
+    assert_eq!(code, 0, "{logs}");
+    assert!(
+        took < Duration::from_secs(5),
+        "docker stop took {took:?}\n{logs}"
+    );
+    // A root-owned /run (docker's own --tmpfs /run): one line, exit 111.
+    let s = Scratch::new("overlay-nonroot-run");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run"];
+    args.extend(unprivileged);
+    args.extend([&img, "true"]);
+    let o = run_container(&s, &args);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is not writable by uid 1000: Permission denied: give the \
+         container a /run it can write (docker run --tmpfs /run:uid=1000)\n"
+    );
+    // Its own but noexec (docker's default for a tmpfs): the longruns could not start.
+    let mut args = vec!["--rm", "--tmpfs", "/run:uid=1000"];
+    args.extend(unprivileged);
+    args.extend([&img, "true"]);
+    let o = run_container(&s, &args);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is mounted noexec, and longruns (app) run from there: mount \
+         it exec (docker run --tmpfs /run:exec,uid=1000)\n"
+    );
+}
+
+/// `exec /run/s6/basedir/bin/halt` from a finish script works where /run is a noexec
+/// tmpfs (docker's --tmpfs default), as root and as a user under no_new_privs.
+#[test]
+fn docker_halt_on_a_noexec_run() {
+    let Some(img) = image(&["exitcode"]) else {
+        return;
+    };
+    for user in [
+        &["--tmpfs", "/run"][..],
+        &[
+            "--tmpfs",
+            "/run:uid=1000",
+            "--user",
+            "1000",
+            "--security-opt",
+            "no-new-privileges",
+        ],
+    ] {
+        let s = Scratch::new("overlay-halt-noexec");
+        let rec = s.join("record");
+        std::fs::create_dir_all(&rec).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let mut args = vec!["--rm"];
+        args.extend(user);
+        args.push(&img);
+        let t0 = Instant::now();
+        let o = run_container(&s, &args);
+        assert_code(&o, 7);
+        assert!(t0.elapsed() < Duration::from_secs(30), "{user:?}");
+        assert!(
+            !text(&o.stderr).contains("Permission denied"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
 }

@@ -60,6 +60,8 @@ pub const OWN_SOURCES: &str = "/run/s6/tend-rc-sources";
 pub const TREE_VIEW: &str = "/run/s6/tend-rc-tree";
 pub const BUNDLE_VIEW: &str = "/run/s6/tend-rc-bundles";
 pub const LIVE: &str = "/run/tend/rc";
+/// Where tend-rc's live directory is made (it may not exist yet).
+const LIVE_PARENT: &str = "/run";
 /// The rc engine, looked for beside our own executable first.
 pub const RC: &str = "tend-rc";
 
@@ -405,17 +407,41 @@ pub fn write_view(src: &Path, view: &Path) -> Result<bool, Error> {
     Ok(true)
 }
 
-/// The halt program scripts run (`exec /run/s6/basedir/bin/halt`): it asks this init to
-/// stop, as s6-overlay's does.
-pub fn write_halt(path: &Path, pid: u32) -> Result<(), Error> {
+/// The first longrun of a source tree, if it has one.
+fn first_longrun(tree: &Path) -> Option<OsString> {
+    let mut names = tree::list(tree).ok()?;
+    names.sort();
+    names.into_iter().find(|n| {
+        std::fs::read(tree.join(n).join("type")).is_ok_and(|t| t.trim_ascii() == b"longrun")
+    })
+}
+
+/// The halt program scripts run (`exec /run/s6/basedir/bin/halt`): a link to our own
+/// executable, which run as `halt` stops the container (`halt`, below). A link, not a
+/// script: /run is often a noexec tmpfs (`docker run --tmpfs /run`), and what a link
+/// runs is the file it leads to.
+pub fn write_halt(path: &Path) -> Result<(), Error> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
     }
-    let text = format!("#!/bin/sh\n# tend-init: stop the container\nkill -TERM {pid}\n");
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, &e))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::io("chmod", path, &e))
+    let exe = std::env::current_exe().map_err(|e| Error::io("find", "/proc/self/exe", &e))?;
+    let _ = std::fs::remove_file(path);
+    std::os::unix::fs::symlink(&exe, path).map_err(|e| Error::io("symlink", path, &e))
+}
+
+/// `halt`: stop the container as s6-overlay's halt does, by telling the scanner on the
+/// scan directory (TEND_SCAN_DIR, else /run/service) to finish; tend-init stops when it
+/// exits.
+/// The error is the line to print (what failed on which directory, and why).
+pub fn halt(env: &[(OsString, OsString)]) -> Result<(), String> {
+    let dir = get(env, "TEND_SCAN_DIR").map_or(PathBuf::from(SCAN_DIR), |d| {
+        PathBuf::from(OsStr::from_bytes(d))
+    });
+    let svscan = tend_proto::servicedir::SVSCAN;
+    tend_proto::control::send_in(&dir, svscan, b"t").map_err(|e| {
+        let shown = dir.to_string_lossy();
+        e.describe(&shown, svscan).to_string()
+    })
 }
 
 /// The exit code a script left in the results file (s6-overlay's way for a finish script
@@ -506,7 +532,7 @@ impl Init<'_> {
                 "{FIX_ATTRS} is not supported (s6-overlay deprecates it): ignored"
             ));
         }
-        if !self.save_env() {
+        if !self.run_writable() || !self.save_env() {
             return;
         }
         let var_run = Path::new("/var/run/s6");
@@ -516,11 +542,60 @@ impl Init<'_> {
             let _ = std::fs::create_dir_all("/var/run");
             let _ = std::os::unix::fs::symlink("/run/s6", var_run);
         }
-        if let Err(e) = write_halt(Path::new(HALT), std::process::id()) {
+        if let Err(e) = write_halt(Path::new(HALT)) {
             self.warn(format_args!("{e}"));
         }
         let _ = std::fs::create_dir_all(RESULTS);
         let _ = std::fs::remove_file(EXIT_CODE);
+    }
+
+    /// s6-overlay's paths are all under /run: where this user cannot write there (a
+    /// root-owned /run under `docker run --user`, a read-only root without a tmpfs), say
+    /// in one line what to change.
+    fn run_writable(&mut self) -> bool {
+        use nix::unistd::{AccessFlags, access, geteuid};
+        let run = Path::new("/run");
+        let Err(e) = access(run, AccessFlags::W_OK | AccessFlags::X_OK) else {
+            return true;
+        };
+        if e == nix::errno::Errno::ENOENT {
+            return true; // made below, where the root is writable
+        }
+        let uid = geteuid();
+        let fix = if e == nix::errno::Errno::EROFS {
+            "give the container a /run of its own (docker run --tmpfs /run)".to_string()
+        } else {
+            format!("give the container a /run it can write (docker run --tmpfs /run:uid={uid})")
+        };
+        self.fatal(
+            code::SYSTEM,
+            format_args!("/run is not writable by uid {uid}: {}: {fix}", e.desc()),
+        );
+        false
+    }
+
+    /// tend-rc runs a longrun from its copy under /run (as s6-rc-init does): on a noexec
+    /// /run (docker's --tmpfs default) none could start, so say in one line what to change.
+    fn longruns_can_run(&mut self, sources: &Sources) -> bool {
+        let noexec = nix::sys::statvfs::statvfs(LIVE_PARENT)
+            .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC));
+        let Some(name) = noexec.then(|| first_longrun(&sources.tree)).flatten() else {
+            return true;
+        };
+        let uid = nix::unistd::geteuid();
+        let mount = if uid.is_root() {
+            "/run:exec".to_string()
+        } else {
+            format!("/run:exec,uid={uid}")
+        };
+        self.fatal(
+            code::SYSTEM,
+            format_args!(
+                "/run is mounted noexec, and longruns ({}) run from there: mount it exec (docker run --tmpfs {mount})",
+                name.to_string_lossy()
+            ),
+        );
+        false
     }
 
     /// S6_LOGGING 1 or 2: tend-log on a pipe, writing /var/log/s6-uncaught-logs; the
@@ -634,6 +709,9 @@ impl Init<'_> {
     /// `tend-rc init` over the image's tree and tend-init's own sources; false if that
     /// failed (then said why).
     fn rc_init(&mut self, sources: &Sources, verbosity: u32) -> bool {
+        if !self.longruns_can_run(sources) {
+            return false;
+        }
         match self.rc_sources(sources, verbosity) {
             Ok(dirs) => self.rc_init_from(&dirs),
             Err(e) => {
