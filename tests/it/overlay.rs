@@ -69,12 +69,29 @@ fn image(trees: &[&str]) -> Option<String> {
         }),
         0,
     );
+    let id = || {
+        let o = run({
+            let mut c = Command::new("docker");
+            c.args(["image", "inspect", "-f", "{{.Id}}", &tag]);
+            c
+        });
+        text(&o.stdout).trim().to_string()
+    };
+    let old = id();
     let mut c = Command::new("docker");
     c.args(["import", "--change", r#"ENTRYPOINT ["/init"]"#])
         .args(["--change", "ENV PATH=/command:/usr/bin:/bin"])
         .arg(&tar)
         .arg(&tag);
     assert_code(&run(c), 0);
+    // The tag moved to the new image: the last run's would be left dangling.
+    if !old.is_empty() && old != id() {
+        let _ = Command::new("docker")
+            .args(["rmi", &old])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
     built.insert(tag.clone());
     Some(tag)
 }
