@@ -10,7 +10,9 @@
 //! - `S6_STAGE2_HOOK`, then `base`: the legacy cont-init.d scripts;
 //! - `user`: the s6-rc source tree brought up by tend-rc (a separate program: this crate
 //!   only calls it), with s6-overlay's own names (`base`, `legacy-cont-init`,
-//!   `legacy-services`, `user`, `user2`) defined where the image does not define them;
+//!   `legacy-services`) defined where the image does not define them, and `user` and
+//!   `user2` always s6-overlay's bundles, their contents found where 3.2.3.2 finds them
+//!   (`Sources`);
 //! - `legacy-services`: services.d mirrored into the scan directory, after `user`;
 //! - `user2`, then the CMD (`S6_CMD_ARG0` before it); its exit code is written to the
 //!   exit-code file, whose content is the container's exit code, as with s6-overlay.
@@ -431,8 +433,7 @@ pub fn write_halt(path: &Path) -> Result<(), Error> {
 
 /// `halt`: stop the container as s6-overlay's halt does, by telling the scanner on the
 /// scan directory (TEND_SCAN_DIR, else /run/service) to finish; tend-init stops when it
-/// exits.
-/// The error is the line to print (what failed on which directory, and why).
+/// exits. The error is the line to print (what failed on which directory, and why).
 pub fn halt(env: &[(OsString, OsString)]) -> Result<(), String> {
     let dir = get(env, "TEND_SCAN_DIR").map_or(PathBuf::from(SCAN_DIR), |d| {
         PathBuf::from(OsStr::from_bytes(d))
