@@ -1109,7 +1109,15 @@ fn docker_non_root_under_no_new_privileges() {
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is not writable by uid 1000: Permission denied: give the \
-         container a /run it can write (docker run --tmpfs /run:uid=1000)\n"
+         container a /run it can write (docker run --tmpfs /run:exec,uid=1000)\n"
+    );
+    // A read-only root and no /run of its own, as root.
+    let o = run_container(&s, &["--rm", "--read-only", &img, "true"]);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is not writable by uid 0: Read-only file system: give the \
+         container a /run of its own (docker run --tmpfs /run:exec)\n"
     );
     // Its own but noexec (docker's default for a tmpfs): the longruns could not start.
     let mut args = vec!["--rm", "--tmpfs", "/run:uid=1000"];

@@ -563,10 +563,13 @@ impl Init<'_> {
             return true; // made below, where the root is writable
         }
         let uid = geteuid();
+        // exec too: tend-rc runs the longruns from there (`longruns_can_run`).
         let fix = if e == nix::errno::Errno::EROFS {
-            "give the container a /run of its own (docker run --tmpfs /run)".to_string()
+            "give the container a /run of its own (docker run --tmpfs /run:exec)".to_string()
         } else {
-            format!("give the container a /run it can write (docker run --tmpfs /run:uid={uid})")
+            format!(
+                "give the container a /run it can write (docker run --tmpfs /run:exec,uid={uid})"
+            )
         };
         self.fatal(
             code::SYSTEM,
