@@ -32,6 +32,13 @@ pub fn main() {
         .into_iter()
         .next()
         .unwrap_or_default();
+    // Run as s6-overlay's /run/s6/basedir/bin/halt: stop the container.
+    if std::path::Path::new(&argv0).file_name() == Some(std::ffi::OsStr::new("halt")) {
+        match tend_init::overlay::halt(&env) {
+            Ok(()) => std::process::exit(code::OK),
+            Err(e) => PROG.fatal(code::SYSTEM, e),
+        }
+    }
     match tend_init::start(&argv0, &p.opts, &p.operands, &env, &PROG) {
         Ok(c) => std::process::exit(c),
         Err(e) => PROG.fatal(e.code(), e),

@@ -230,6 +230,8 @@ fn run() {
         // runit's names, for run scripts and operators' commands written for runit.
         b"chpst" => b"tend-chpst",
         b"sv" => b"tend-sv",
+        // s6-overlay's /run/s6/basedir/bin/halt, a link tend-init makes to this executable.
+        b"halt" => b"tend-init",
         _ => base,
     };
     // s6-overlay images call s6's programs by name (packaging/install.sh -6 links them):

@@ -661,3 +661,68 @@ fn slow_vm_ctrl_alt_del_reboots_halt_halts_and_a_command_powers_off() {
     );
     assert_stages(&console, "powering off", "reboot: Power down");
 }
+
+/// The README's VM lines, run as written in a scratch directory (the build step aside:
+/// the test's own build stands in for target/x86_64-unknown-linux-musl/release/), then
+/// the guest booted and qemu's system_powerdown pressed until acpid hears it.
+#[test]
+fn slow_vm_readme_snippet() {
+    let Some(host) = vm() else { return };
+    if host.modules.is_none() {
+        return skip(format!(
+            "no button.ko and evdev.ko for {}",
+            host.kernel.display()
+        ));
+    }
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("```sh\napt-get install qemu-system-x86")
+        .expect("the README's VM snippet");
+    let block = &readme[start + "```sh\n".len()..];
+    let block = &block[..block.find("```").unwrap()];
+    let release = "target/x86_64-unknown-linux-musl/release/";
+    assert!(block.contains(&format!("cp {release}tend ")), "{block}");
+    let s = Scratch::new("guest-readme");
+    let build = s.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    copy_program(multicall(), &build.join("tend"));
+    // Every line up to qemu's, but the package install and the build.
+    let script: String = block
+        .lines()
+        .take_while(|l| !l.starts_with("qemu-system-x86_64"))
+        .filter(|l| !l.starts_with("apt-get ") && !l.starts_with("cargo build"))
+        .map(|l| l.replace(release, &format!("{}/", build.display())) + "\n")
+        .collect();
+    let o = run({
+        let mut c = Command::new("sh");
+        c.args(["-ec", &script]).current_dir(s.join(""));
+        c
+    });
+    assert_code(&o, 0);
+    let mut q = Qemu::boot(
+        host,
+        host.accel,
+        &s.join("initrd.cpio"),
+        "tend.hostname=vm1",
+        &[],
+    )
+    .unwrap();
+    q.expect("hello from vm1", limit(host));
+    // A press before acpid has its input device open is lost: press until it is heard.
+    let deadline = Instant::now() + limit(host);
+    let st = loop {
+        q.monitor("system_powerdown");
+        if let Some(st) = q.wait_exit(Duration::from_secs(5)) {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "no poweroff:\n{}", q.console());
+    };
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert!(
+        console.contains("tend-init: info: poweroff requested by SIGPWR\n"),
+        "{console}"
+    );
+    assert_stages(&console, "powering off", "reboot: Power down");
+}

@@ -46,7 +46,7 @@ fn has_rc() -> bool {
 /// The image made of `trees` (laid in this order), built once per test process.
 fn image(trees: &[&str]) -> Option<String> {
     if !docker_ok() {
-        eprintln!("skipped: no docker");
+        skip("no docker");
         return None;
     }
     static BUILT: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
@@ -69,12 +69,29 @@ fn image(trees: &[&str]) -> Option<String> {
         }),
         0,
     );
+    let id = || {
+        let o = run({
+            let mut c = Command::new("docker");
+            c.args(["image", "inspect", "-f", "{{.Id}}", &tag]);
+            c
+        });
+        text(&o.stdout).trim().to_string()
+    };
+    let old = id();
     let mut c = Command::new("docker");
     c.args(["import", "--change", r#"ENTRYPOINT ["/init"]"#])
         .args(["--change", "ENV PATH=/command:/usr/bin:/bin"])
         .arg(&tar)
         .arg(&tag);
     assert_code(&run(c), 0);
+    // The tag moved to the new image: the last run's would be left dangling.
+    if !old.is_empty() && old != id() {
+        let _ = Command::new("docker")
+            .args(["rmi", &old])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
     built.insert(tag.clone());
     Some(tag)
 }
@@ -320,7 +337,7 @@ fn stop(c: &Container, t: u32) -> (Duration, i32) {
 fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scratch, &str)) {
     let Some(img) = image(trees) else { return };
     if !has_rc() {
-        eprintln!("skipped: no tend-rc");
+        skip("no tend-rc");
         return;
     }
     let s = Scratch::new(name);
@@ -375,11 +392,15 @@ fn slow_docker_base_image_init_chain_up_in_order_and_down_in_reverse() {
         "svc-cron",
         |_, name| {
             // user2's plain `echo` up runs after user, on the container's stdout.
-            wait_until(Duration::from_secs(30), "[ls.io-init] done.", || {
-                text(&logs(name).stdout)
-                    .contains("[ls.io-init] done.")
-                    .then_some(())
-            });
+            wait_until(
+                Duration::from_secs(30),
+                "base image: init chain complete",
+                || {
+                    text(&logs(name).stdout)
+                        .contains("base image: init chain complete")
+                        .then_some(())
+                },
+            );
         },
     );
 }
@@ -864,7 +885,7 @@ fn slow_docker_restart_runs_the_stages_again() {
         return;
     };
     if !has_rc() {
-        eprintln!("skipped: no tend-rc");
+        skip("no tend-rc");
         return;
     }
     // /run survives a restart: the stages run again over what the first start left.
@@ -893,4 +914,258 @@ fn slow_docker_restart_runs_the_stages_again() {
     let lines = order(&s);
     let second = lines.iter().rposition(|l| l.starts_with("down ")).unwrap() + 1;
     assert_up_order(&lines[second..], &edges(&["baseimage-alpine", "nginx"]));
+}
+
+/// The image of `tree` and a container run of it that records `cmd` after the services.
+fn bundles_run(s: &Scratch, img: &str, env: &[&str]) -> Output {
+    let mut args = vec!["--rm"];
+    for e in env {
+        args.extend(["-e", e]);
+    }
+    args.extend([img, "sh", "-c", "echo cmd >>/record/order"]);
+    run_container(s, &args)
+}
+
+#[test]
+fn docker_user_bundles_in_s6_rc_d_with_contents_only_boot_with_a_warning() {
+    // The layout s6-overlay's README had users write before 3.2.3.2: s6-rc.d/user and
+    // user2 holding only contents.d entries (s6-overlay supplies their type).
+    let Some(img) = image(&["user-bundles-old"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let s = Scratch::new("overlay-bundles-old");
+    let o = bundles_run(&s, &img, &[]);
+    let err = text(&o.stderr);
+    assert_code(&o, 0);
+    let lines = order(&s);
+    let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}\n{err}"));
+    assert!(at("up hello") < at("up app"), "{lines:?}");
+    assert!(at("up app") < at("up late"), "{lines:?}");
+    assert!(at("up late") < at("cmd"), "{lines:?}");
+    assert_eq!(
+        err.matches("the user bundles belong in /etc/s6-overlay/user-bundles.d")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(!err.contains("fatal"), "{err}");
+}
+
+#[test]
+fn docker_user_bundles_d_bundledir_and_profile() {
+    let Some(img) = image(&["user-bundles"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    // (settings, what comes up before the command, a line stderr must hold)
+    let cases: [(&[&str], &[&str], &str); 3] = [
+        (&[], &["up hello", "up late"], ""),
+        (
+            &["S6_RUNTIME_BUNDLEDIR=/etc/alt-bundles"],
+            &["up other"],
+            "",
+        ),
+        (
+            &[
+                "S6_RUNTIME_PROFILE=old",
+                "S6_RUNTIME_BUNDLEDIR=/etc/alt-bundles",
+            ],
+            &["up third"],
+            "/etc/cont-profile.d/old/s6-overlay/s6-rc.d/user: the user bundles belong in \
+             /etc/cont-profile.d/old/s6-overlay/user-bundles.d",
+        ),
+    ];
+    for (n, (env, ups, warning)) in cases.iter().enumerate() {
+        let s = Scratch::new(&format!("overlay-bundles-{n}"));
+        let o = bundles_run(&s, &img, env);
+        let err = text(&o.stderr);
+        assert_code(&o, 0);
+        let mut want: Vec<String> = ups.iter().map(|u| u.to_string()).collect();
+        want.push("cmd".into());
+        assert_eq!(order(&s), want, "{env:?}\n{err}");
+        assert!(err.contains(warning), "{env:?}: {err}");
+        if warning.is_empty() {
+            assert!(!err.contains("user bundles"), "{env:?}: {err}");
+        }
+    }
+    // A bundle directory named but missing: one line, and the command does not run.
+    let s = Scratch::new("overlay-bundles-missing");
+    let o = bundles_run(&s, &img, &["S6_RUNTIME_BUNDLEDIR=/etc/nowhere"]);
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("unable to read S6_RUNTIME_BUNDLEDIR /etc/nowhere"),
+        "{err}"
+    );
+    assert!(!order(&s).contains(&"cmd".to_string()));
+}
+
+#[test]
+fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_to_stop() {
+    // S6_BEHAVIOUR_IF_STAGE2_FAILS=0: the wait times out, a warning, the command runs.
+    let Some(img) = image(&["user-bundles"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let slow = [
+        "S6_RUNTIME_BUNDLEDIR=/etc/slow-bundles",
+        "S6_CMD_WAIT_FOR_SERVICES_MAXTIME=500",
+        "S6_BEHAVIOUR_IF_STAGE2_FAILS=0",
+    ];
+    let s = Scratch::new("overlay-maxtime");
+    let o = bundles_run(&s, &img, &slow);
+    let err = text(&o.stderr);
+    assert_code(&o, 0);
+    assert_eq!(order(&s), ["cmd"], "{err}");
+    assert!(
+        err.contains("tend-init: warning: tend-rc -u change user exited 2"),
+        "{err}"
+    );
+    // =2: the container stops with tend-rc's code (2, timed out), the command unrun.
+    let s = Scratch::new("overlay-maxtime-stop");
+    let mut stop = slow;
+    stop[2] = "S6_BEHAVIOUR_IF_STAGE2_FAILS=2";
+    let o = bundles_run(&s, &img, &stop);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(order(&s).is_empty(), "{err}");
+}
+
+/// `docker run --user 1000 --security-opt no-new-privileges --read-only`, as the s6-overlay
+/// reports of 2025-26 run it: nothing here needs a privilege, so with a /run the user can
+/// write the services boot, the command's code is the container's, and `docker stop` is
+/// quick; with a root-owned /run, one line says what to change.
+#[test]
+fn docker_non_root_under_no_new_privileges() {
+    let Some(img) = image(&["user-bundles-old"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let unprivileged = [
+        "--user",
+        "1000",
+        "--security-opt",
+        "no-new-privileges",
+        "--read-only",
+    ];
+    let record = |s: &Scratch| {
+        let rec = s.join("record");
+        std::fs::create_dir_all(&rec).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o777)).unwrap();
+    };
+    let s = Scratch::new("overlay-nonroot");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.extend([
+        &img,
+        "sh",
+        "-c",
+        "echo cmd $(id -u) >>/record/order; exit 3",
+    ]);
+    let o = run_container(&s, &args);
+    let err = text(&o.stderr);
+    assert_code(&o, 3);
+    let lines = order(&s);
+    let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}\n{err}"));
+    assert!(
+        at("up hello") < at("up app") && at("up app") < at("up late"),
+        "{lines:?}"
+    );
+    assert!(at("up late") < at("cmd 1000"), "{lines:?}");
+    // Services only, until docker stop: quick, exit 0.
+    let s = Scratch::new("overlay-nonroot-stop");
+    record(&s);
+    let mut args = vec!["--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.push(&img);
+    let c = start(&s, "tend-overlay-nonroot", &args);
+    wait_until(PATIENCE, "up late", || position(&order(&s), "up late"));
+    let (took, code) = stop(&c, 10);
+    let logs = text(&logs("tend-overlay-nonroot").stderr);
+    assert_eq!(code, 0, "{logs}");
+    assert!(
+        took < Duration::from_secs(5),
+        "docker stop took {took:?}\n{logs}"
+    );
+    // A root-owned /run (docker's own --tmpfs /run): one line, exit 111.
+    let s = Scratch::new("overlay-nonroot-run");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run"];
+    args.extend(unprivileged);
+    args.extend([&img, "true"]);
+    let o = run_container(&s, &args);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is not writable by uid 1000: Permission denied: give the \
+         container a /run it can write (docker run --tmpfs /run:exec,uid=1000)\n"
+    );
+    // A read-only root and no /run of its own, as root.
+    let o = run_container(&s, &["--rm", "--read-only", &img, "true"]);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is not writable by uid 0: Read-only file system: give the \
+         container a /run of its own (docker run --tmpfs /run:exec)\n"
+    );
+    // Its own but noexec (docker's default for a tmpfs): the longruns could not start.
+    let mut args = vec!["--rm", "--tmpfs", "/run:uid=1000"];
+    args.extend(unprivileged);
+    args.extend([&img, "true"]);
+    let o = run_container(&s, &args);
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-init: fatal: /run is mounted noexec, and longruns (app) run from there: mount \
+         it exec (docker run --tmpfs /run:exec,uid=1000)\n"
+    );
+}
+
+/// `exec /run/s6/basedir/bin/halt` from a finish script works where /run is a noexec
+/// tmpfs (docker's --tmpfs default), as root and as a user under no_new_privs.
+#[test]
+fn docker_halt_on_a_noexec_run() {
+    let Some(img) = image(&["exitcode"]) else {
+        return;
+    };
+    for user in [
+        &["--tmpfs", "/run"][..],
+        &[
+            "--tmpfs",
+            "/run:uid=1000",
+            "--user",
+            "1000",
+            "--security-opt",
+            "no-new-privileges",
+        ],
+    ] {
+        let s = Scratch::new("overlay-halt-noexec");
+        let rec = s.join("record");
+        std::fs::create_dir_all(&rec).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let mut args = vec!["--rm"];
+        args.extend(user);
+        args.push(&img);
+        let t0 = Instant::now();
+        let o = run_container(&s, &args);
+        assert_code(&o, 7);
+        assert!(t0.elapsed() < Duration::from_secs(30), "{user:?}");
+        assert!(
+            !text(&o.stderr).contains("Permission denied"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
 }

@@ -10,7 +10,9 @@
 //! - `S6_STAGE2_HOOK`, then `base`: the legacy cont-init.d scripts;
 //! - `user`: the s6-rc source tree brought up by tend-rc (a separate program: this crate
 //!   only calls it), with s6-overlay's own names (`base`, `legacy-cont-init`,
-//!   `legacy-services`, `user`, `user2`) defined where the image does not define them;
+//!   `legacy-services`) defined where the image does not define them, and `user` and
+//!   `user2` always s6-overlay's bundles, their contents found where 3.2.3.2 finds them
+//!   (`Sources`);
 //! - `legacy-services`: services.d mirrored into the scan directory, after `user`;
 //! - `user2`, then the CMD (`S6_CMD_ARG0` before it); its exit code is written to the
 //!   exit-code file, whose content is the container's exit code, as with s6-overlay.
@@ -35,6 +37,12 @@ use tend_sys::code;
 
 /// The image's s6-rc source tree.
 pub const RC_TREE: &str = "/etc/s6-overlay/s6-rc.d";
+/// s6-overlay 3.2.3.2's home of the `user` and `user2` bundles (S6_RUNTIME_BUNDLEDIR
+/// overrides it), and where S6_RUNTIME_PROFILE's replacements of /etc/s6-overlay live.
+pub const PROFILE_DIR: &str = "/etc/s6-overlay";
+pub const PROFILES: &str = "/etc/cont-profile.d";
+/// The bundles s6-overlay owns, whatever files an image puts in them.
+pub const USER_BUNDLES: [&str; 2] = ["user", "user2"];
 /// The legacy directories, as tend-init's stage directories.
 pub const CONT_INIT: &str = "/etc/cont-init.d";
 pub const SERVICES: &str = "/etc/services.d";
@@ -49,7 +57,13 @@ pub const HALT: &str = "/run/s6/basedir/bin/halt";
 pub const CATCH_ALL_DIR: &str = "/var/log/s6-uncaught-logs";
 /// The sources tend-init adds (s6-overlay's own names), and tend-rc's live state.
 pub const OWN_SOURCES: &str = "/run/s6/tend-rc-sources";
+/// The image's definitions other than `user` and `user2`, as symlinks, where the tree
+/// (or a bundle directory) holds those two as well.
+pub const TREE_VIEW: &str = "/run/s6/tend-rc-tree";
+pub const BUNDLE_VIEW: &str = "/run/s6/tend-rc-bundles";
 pub const LIVE: &str = "/run/tend/rc";
+/// Where tend-rc's live directory is made (it may not exist yet).
+const LIVE_PARENT: &str = "/run";
 /// The rc engine, looked for beside our own executable first.
 pub const RC: &str = "tend-rc";
 
@@ -111,7 +125,57 @@ pub struct Overlay {
     pub logging_script: Vec<OsString>,
     /// S6_CMD_WAIT_FOR_SERVICES: the command waits for the legacy services too.
     pub wait_legacy: bool,
+    /// S6_RUNTIME_PROFILE: /etc/cont-profile.d/NAME/s6-overlay replaces /etc/s6-overlay.
+    pub profile: Option<OsString>,
+    /// S6_RUNTIME_BUNDLEDIR: where `user` and `user2` are defined.
+    pub bundle_dir: Option<PathBuf>,
     pub layout: Layout,
+}
+
+/// Where the services and the user bundles come from, as s6-overlay 3.2.3.2's rc.init
+/// chooses: the profile's `s6-rc.d`; the bundles from the bundle directory, or from
+/// `s6-rc.d` itself where it still has a `user` (deprecated, and then the bundle
+/// directory is not read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sources {
+    /// PROFILE/s6-rc.d.
+    pub tree: PathBuf,
+    /// Where `user` and `user2` are read from.
+    pub bundles: PathBuf,
+    /// The bundles are in the tree (the layout before 3.2.3.2).
+    pub in_tree: bool,
+    /// The bundle directory was named by S6_RUNTIME_BUNDLEDIR (it must exist).
+    pub explicit: bool,
+}
+
+impl Sources {
+    /// The choice for these settings, looked up under `root` (`/` in a container).
+    pub fn choose(ov: &Overlay, root: &Path) -> Sources {
+        let at = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+        let profile = match &ov.profile {
+            Some(p) => Path::new(PROFILES).join(p).join("s6-overlay"),
+            None => PathBuf::from(PROFILE_DIR),
+        };
+        let tree = at(&profile.join("s6-rc.d"));
+        if tree.join("user").is_dir() {
+            return Sources {
+                bundles: tree.clone(),
+                tree,
+                in_tree: true,
+                explicit: false,
+            };
+        }
+        let (bundles, explicit) = match &ov.bundle_dir {
+            Some(d) => (at(d), true),
+            None => (at(&profile.join("user-bundles.d")), false),
+        };
+        Sources {
+            tree,
+            bundles,
+            in_tree: false,
+            explicit,
+        }
+    }
 }
 
 /// How an S6_* value becomes a TEND_* one (None: as it is).
@@ -142,7 +206,7 @@ const MAPPED: [(&str, &str, Translation); 6] = [
 /// Read by tend-init itself (the Overlay struct), by with-contenv (S6_KEEP_ENV), or
 /// without effect because tend already behaves so (S6_READ_ONLY_ROOT: nothing is written
 /// outside /run; S6_OVERLAY_VERSION: images set it for their own build).
-const READ: [&str; 9] = [
+const READ: [&str; 11] = [
     "S6_VERBOSITY",
     "S6_CMD_ARG0",
     "S6_STAGE2_HOOK",
@@ -152,6 +216,8 @@ const READ: [&str; 9] = [
     "S6_KEEP_ENV",
     "S6_READ_ONLY_ROOT",
     "S6_OVERLAY_VERSION",
+    "S6_RUNTIME_PROFILE",
+    "S6_RUNTIME_BUNDLEDIR",
 ];
 
 /// s6-overlay's defaults where they differ from tend-init's (TEND name, value).
@@ -262,6 +328,8 @@ pub fn translate(
         logging: number("S6_LOGGING", 0),
         logging_script: words(get(env, "S6_LOGGING_SCRIPT").unwrap_or(b"n20 s1000000 T")),
         wait_legacy: number("S6_CMD_WAIT_FOR_SERVICES", 0) > 0,
+        profile: get(env, "S6_RUNTIME_PROFILE").map(|v| OsStr::from_bytes(v).to_os_string()),
+        bundle_dir: get(env, "S6_RUNTIME_BUNDLEDIR").map(|v| PathBuf::from(OsStr::from_bytes(v))),
         layout,
     };
     (out, ov, warnings)
@@ -269,12 +337,14 @@ pub fn translate(
 
 /// The definitions s6-overlay adds to the image's tree, for those the image does not
 /// define itself: `base` (what user services depend on, done once cont-init.d ran),
-/// `legacy-cont-init` in it, `legacy-services` (after base and user), and empty `user`
-/// and `user2` bundles. Their `up` is a comment: a no-op barrier, since tend-init runs
-/// the legacy stages itself, in their place in the order.
-pub fn write_own_sources(dir: &Path, image_tree: &Path) -> Result<(), Error> {
-    let defined = |name: &str| image_tree.join(name).join("type").exists();
-    let w = |rel: &str, text: &str| -> Result<(), Error> {
+/// `legacy-cont-init` in it, `legacy-services` (after base and user). Their `up` is a
+/// comment: a no-op barrier, since tend-init runs the legacy stages itself, in their
+/// place in the order. And always `user` and `user2`: bundles of what the image lists
+/// in theirs (`contents.d/`, `contents`), whatever else their directories hold or lack
+/// (an image writes only `contents.d/` entries; s6-overlay supplies the `type`).
+pub fn write_own_sources(dir: &Path, sources: &Sources) -> Result<(), Error> {
+    let defined = |name: &str| sources.tree.join(name).join("type").exists();
+    let w = |rel: &str, text: &[u8]| -> Result<(), Error> {
         let p = dir.join(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
@@ -283,42 +353,96 @@ pub fn write_own_sources(dir: &Path, image_tree: &Path) -> Result<(), Error> {
     };
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, &e))?;
-    let barrier = "# tend-init runs this stage itself (s6-overlay's place in the order)\n";
+    let barrier = b"# tend-init runs this stage itself (s6-overlay's place in the order)\n";
     if !defined("legacy-cont-init") {
-        w("legacy-cont-init/type", "oneshot\n")?;
+        w("legacy-cont-init/type", b"oneshot\n")?;
         w("legacy-cont-init/up", barrier)?;
     }
     if !defined("base") {
-        w("base/type", "bundle\n")?;
-        w("base/contents.d/legacy-cont-init", "")?;
+        w("base/type", b"bundle\n")?;
+        w("base/contents.d/legacy-cont-init", b"")?;
     }
-    for b in ["user", "user2"] {
-        if !defined(b) {
-            w(&format!("{b}/type"), "bundle\n")?;
-            std::fs::create_dir_all(dir.join(b).join("contents.d"))
-                .map_err(|e| Error::io("create", dir.join(b), &e))?;
+    for b in USER_BUNDLES {
+        w(&format!("{b}/type"), b"bundle\n")?;
+        let contents = dir.join(b).join("contents.d");
+        std::fs::create_dir_all(&contents).map_err(|e| Error::io("create", &contents, &e))?;
+        let theirs = sources.bundles.join(b);
+        if let Ok(names) = tree::list(&theirs.join("contents.d")) {
+            for n in names {
+                let p = contents.join(&n);
+                std::fs::write(&p, b"").map_err(|e| Error::io("write", &p, &e))?;
+            }
+        }
+        let list = theirs.join("contents");
+        if list.is_file() {
+            let text = std::fs::read(&list).map_err(|e| Error::io("read", &list, &e))?;
+            w(&format!("{b}/contents"), &text)?;
         }
     }
     if !defined("legacy-services") {
-        w("legacy-services/type", "oneshot\n")?;
+        w("legacy-services/type", b"oneshot\n")?;
         w("legacy-services/up", barrier)?;
-        w("legacy-services/dependencies.d/base", "")?;
-        w("legacy-services/dependencies.d/user", "")?;
+        w("legacy-services/dependencies.d/base", b"")?;
+        w("legacy-services/dependencies.d/user", b"")?;
     }
     Ok(())
 }
 
-/// The halt program scripts run (`exec /run/s6/basedir/bin/halt`): it asks this init to
-/// stop, as s6-overlay's does.
-pub fn write_halt(path: &Path, pid: u32) -> Result<(), Error> {
+/// `src`'s definitions other than `user` and `user2`, as symlinks in `view`; false when
+/// `src` has no such definition (then nothing is made).
+pub fn write_view(src: &Path, view: &Path) -> Result<bool, Error> {
+    let _ = std::fs::remove_dir_all(view);
+    let names = tree::list(src)?;
+    let others: Vec<OsString> = names
+        .into_iter()
+        .filter(|n| !USER_BUNDLES.iter().any(|b| n == *b) && src.join(n).is_dir())
+        .collect();
+    if others.is_empty() {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(view).map_err(|e| Error::io("create", view, &e))?;
+    for n in others {
+        let link = view.join(&n);
+        std::os::unix::fs::symlink(src.join(&n), &link)
+            .map_err(|e| Error::io("symlink", &link, &e))?;
+    }
+    Ok(true)
+}
+
+/// The first longrun of a source tree, if it has one.
+fn first_longrun(tree: &Path) -> Option<OsString> {
+    let mut names = tree::list(tree).ok()?;
+    names.sort();
+    names.into_iter().find(|n| {
+        std::fs::read(tree.join(n).join("type")).is_ok_and(|t| t.trim_ascii() == b"longrun")
+    })
+}
+
+/// The halt program scripts run (`exec /run/s6/basedir/bin/halt`): a link to our own
+/// executable, which run as `halt` stops the container (`halt`, below). A link, not a
+/// script: /run is often a noexec tmpfs (`docker run --tmpfs /run`), and what a link
+/// runs is the file it leads to.
+pub fn write_halt(path: &Path) -> Result<(), Error> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, &e))?;
     }
-    let text = format!("#!/bin/sh\n# tend-init: stop the container\nkill -TERM {pid}\n");
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, &e))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::io("chmod", path, &e))
+    let exe = std::env::current_exe().map_err(|e| Error::io("find", "/proc/self/exe", &e))?;
+    let _ = std::fs::remove_file(path);
+    std::os::unix::fs::symlink(&exe, path).map_err(|e| Error::io("symlink", path, &e))
+}
+
+/// `halt`: stop the container as s6-overlay's halt does, by telling the scanner on the
+/// scan directory (TEND_SCAN_DIR, else /run/service) to finish; tend-init stops when it
+/// exits. The error is the line to print (what failed on which directory, and why).
+pub fn halt(env: &[(OsString, OsString)]) -> Result<(), String> {
+    let dir = get(env, "TEND_SCAN_DIR").map_or(PathBuf::from(SCAN_DIR), |d| {
+        PathBuf::from(OsStr::from_bytes(d))
+    });
+    let svscan = tend_proto::servicedir::SVSCAN;
+    tend_proto::control::send_in(&dir, svscan, b"t").map_err(|e| {
+        let shown = dir.to_string_lossy();
+        e.describe(&shown, svscan).to_string()
+    })
 }
 
 /// The exit code a script left in the results file (s6-overlay's way for a finish script
@@ -359,7 +483,8 @@ pub fn run(
     if init.carry_on() {
         init.base();
     }
-    let rc = ov.layout.rc_tree && init.carry_on() && init.rc_init();
+    let sources = Sources::choose(ov, Path::new("/"));
+    let rc = sources.tree.is_dir() && init.carry_on() && init.rc_init(&sources, ov.verbosity);
     if rc && init.carry_on() {
         init.rc_up("user", ov.verbosity);
     }
@@ -408,7 +533,7 @@ impl Init<'_> {
                 "{FIX_ATTRS} is not supported (s6-overlay deprecates it): ignored"
             ));
         }
-        if !self.save_env() {
+        if !self.run_writable() || !self.save_env() {
             return;
         }
         let var_run = Path::new("/var/run/s6");
@@ -418,11 +543,63 @@ impl Init<'_> {
             let _ = std::fs::create_dir_all("/var/run");
             let _ = std::os::unix::fs::symlink("/run/s6", var_run);
         }
-        if let Err(e) = write_halt(Path::new(HALT), std::process::id()) {
+        if let Err(e) = write_halt(Path::new(HALT)) {
             self.warn(format_args!("{e}"));
         }
         let _ = std::fs::create_dir_all(RESULTS);
         let _ = std::fs::remove_file(EXIT_CODE);
+    }
+
+    /// s6-overlay's paths are all under /run: where this user cannot write there (a
+    /// root-owned /run under `docker run --user`, a read-only root without a tmpfs), say
+    /// in one line what to change.
+    fn run_writable(&mut self) -> bool {
+        use nix::unistd::{AccessFlags, access, geteuid};
+        let run = Path::new("/run");
+        let Err(e) = access(run, AccessFlags::W_OK | AccessFlags::X_OK) else {
+            return true;
+        };
+        if e == nix::errno::Errno::ENOENT {
+            return true; // made below, where the root is writable
+        }
+        let uid = geteuid();
+        // exec too: tend-rc runs the longruns from there (`longruns_can_run`).
+        let fix = if e == nix::errno::Errno::EROFS {
+            "give the container a /run of its own (docker run --tmpfs /run:exec)".to_string()
+        } else {
+            format!(
+                "give the container a /run it can write (docker run --tmpfs /run:exec,uid={uid})"
+            )
+        };
+        self.fatal(
+            code::SYSTEM,
+            format_args!("/run is not writable by uid {uid}: {}: {fix}", e.desc()),
+        );
+        false
+    }
+
+    /// tend-rc runs a longrun from its copy under /run (as s6-rc-init does): on a noexec
+    /// /run (docker's --tmpfs default) none could start, so say in one line what to change.
+    fn longruns_can_run(&mut self, sources: &Sources) -> bool {
+        let noexec = nix::sys::statvfs::statvfs(LIVE_PARENT)
+            .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_NOEXEC));
+        let Some(name) = noexec.then(|| first_longrun(&sources.tree)).flatten() else {
+            return true;
+        };
+        let uid = nix::unistd::geteuid();
+        let mount = if uid.is_root() {
+            "/run:exec".to_string()
+        } else {
+            format!("/run:exec,uid={uid}")
+        };
+        self.fatal(
+            code::SYSTEM,
+            format_args!(
+                "/run is mounted noexec, and longruns ({}) run from there: mount it exec (docker run --tmpfs {mount})",
+                name.to_string_lossy()
+            ),
+        );
+        false
     }
 
     /// S6_LOGGING 1 or 2: tend-log on a pipe, writing /var/log/s6-uncaught-logs; the
@@ -535,18 +712,63 @@ impl Init<'_> {
 
     /// `tend-rc init` over the image's tree and tend-init's own sources; false if that
     /// failed (then said why).
-    fn rc_init(&mut self) -> bool {
-        let own = Path::new(OWN_SOURCES);
-        if let Err(e) = write_own_sources(own, Path::new(RC_TREE)) {
-            self.fatal(code::SYSTEM, format_args!("{e}"));
+    fn rc_init(&mut self, sources: &Sources, verbosity: u32) -> bool {
+        if !self.longruns_can_run(sources) {
             return false;
         }
+        match self.rc_sources(sources, verbosity) {
+            Ok(dirs) => self.rc_init_from(&dirs),
+            Err(e) => {
+                self.fatal(code::SYSTEM, format_args!("{e}"));
+                false
+            }
+        }
+    }
+
+    /// The source directories for tend-rc: the tree (a view without `user` and `user2`
+    /// where it holds them), the bundle directory's other definitions, and our own.
+    fn rc_sources(&mut self, sources: &Sources, verbosity: u32) -> Result<Vec<PathBuf>, Error> {
+        if sources.in_tree && verbosity >= 1 {
+            self.warn(format_args!(
+                "{}: the user bundles belong in {} since s6-overlay 3.2.3.2 (read from s6-rc.d for now)",
+                sources.tree.join("user").display(),
+                sources.tree.with_file_name("user-bundles.d").display(),
+            ));
+        }
+        if sources.explicit && !sources.bundles.is_dir() {
+            return Err(Error::at(
+                "read S6_RUNTIME_BUNDLEDIR",
+                &sources.bundles,
+                nix::errno::Errno::ENOENT,
+            ));
+        }
+        let mut dirs = Vec::new();
+        let holds_bundles = USER_BUNDLES.iter().any(|b| sources.tree.join(b).exists());
+        if !holds_bundles {
+            dirs.push(sources.tree.clone());
+        } else if write_view(&sources.tree, Path::new(TREE_VIEW))? {
+            dirs.push(TREE_VIEW.into());
+        }
+        if !sources.in_tree
+            && sources.bundles.is_dir()
+            && write_view(&sources.bundles, Path::new(BUNDLE_VIEW))?
+        {
+            dirs.push(BUNDLE_VIEW.into());
+        }
+        write_own_sources(Path::new(OWN_SOURCES), sources)?;
+        dirs.push(OWN_SOURCES.into());
+        Ok(dirs)
+    }
+
+    fn rc_init_from(&mut self, dirs: &[PathBuf]) -> bool {
         // The options before the word `init`: tend-rc reads its options POSIX-style.
-        let argv: Vec<OsString> = [RC, "-l", LIVE, "-c", RC_TREE, "-c", OWN_SOURCES, "init"]
-            .iter()
-            .map(OsString::from)
-            .chain([self.settings.scan_dir.clone().into_os_string()])
-            .collect();
+        let mut argv: Vec<OsString> = vec![RC.into(), "-l".into(), LIVE.into()];
+        for d in dirs {
+            argv.push("-c".into());
+            argv.push(d.clone().into_os_string());
+        }
+        argv.push("init".into());
+        argv.push(self.settings.scan_dir.clone().into_os_string());
         let c = self.run_program(&argv, None);
         if c != 0 {
             self.fatal(
@@ -570,11 +792,16 @@ impl Init<'_> {
         argv.extend(["-l", LIVE, "-u", "change", bundle].map(OsString::from));
         let c = self.run_program(&argv, None);
         if c != 0 && self.stop.is_none() {
-            let text = format_args!("{RC} -u change {bundle} exited {c}");
-            match (c, self.settings.on_services_failure) {
-                (1, OnFailure::Warn) => self.warn(text),
-                (1, OnFailure::Stop) => self.fatal(code::NO, text),
-                _ => self.fatal(code::SYSTEM, text),
+            // As s6-overlay's rc.init: any failure, a timeout (2) included, is a warning
+            // and the command runs, unless S6_BEHAVIOUR_IF_STAGE2_FAILS=2 stops the
+            // container with tend-rc's code.
+            match self.settings.on_services_failure {
+                OnFailure::Warn => self.warn(format_args!(
+                    "{RC} -u change {bundle} exited {c}: carrying on"
+                )),
+                OnFailure::Stop => {
+                    self.fatal(c, format_args!("{RC} -u change {bundle} exited {c}"))
+                }
             }
         }
     }
@@ -748,17 +975,54 @@ mod tests {
     fn own_sources_fill_in_only_what_the_image_lacks() {
         let base = std::env::temp_dir().join(format!("tend-overlay-{}", std::process::id()));
         let (image, own) = (base.join("image"), base.join("own"));
-        std::fs::create_dir_all(image.join("user")).unwrap();
-        std::fs::write(image.join("user/type"), "bundle\n").unwrap();
-        write_own_sources(&own, &image).unwrap();
-        assert!(!own.join("user").exists());
-        assert_eq!(
-            std::fs::read_to_string(own.join("user2/type")).unwrap(),
-            "bundle\n"
-        );
-        assert!(own.join("base/contents.d/legacy-cont-init").exists());
+        // The image's user has only contents.d (s6-overlay supplies the type), and a
+        // base of its own.
+        std::fs::create_dir_all(image.join("user/contents.d")).unwrap();
+        std::fs::write(image.join("user/contents.d/app"), "").unwrap();
+        std::fs::create_dir_all(image.join("base")).unwrap();
+        std::fs::write(image.join("base/type"), "bundle\n").unwrap();
+        let sources = Sources {
+            tree: image.clone(),
+            bundles: image.clone(),
+            in_tree: true,
+            explicit: false,
+        };
+        write_own_sources(&own, &sources).unwrap();
+        for b in USER_BUNDLES {
+            assert_eq!(
+                std::fs::read_to_string(own.join(b).join("type")).unwrap(),
+                "bundle\n"
+            );
+        }
+        assert!(own.join("user/contents.d/app").exists());
+        assert!(!own.join("base").exists());
+        let view = base.join("view");
+        assert!(write_view(&image, &view).unwrap());
+        assert!(view.join("base").exists() && !view.join("user").exists());
         assert!(own.join("legacy-services/dependencies.d/user").exists());
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn sources_are_chosen_as_rc_init_does() {
+        let root = std::env::temp_dir().join(format!("tend-sources-{}", std::process::id()));
+        let (_, mut ov, _) = translate(&[], Layout::default());
+        let tree = root.join("etc/s6-overlay/s6-rc.d");
+        std::fs::create_dir_all(&tree).unwrap();
+        let s = Sources::choose(&ov, &root);
+        assert_eq!((s.tree, s.in_tree), (tree.clone(), false));
+        assert_eq!(s.bundles, root.join("etc/s6-overlay/user-bundles.d"));
+        ov.bundle_dir = Some("/etc/other".into());
+        ov.profile = Some("p".into());
+        let s = Sources::choose(&ov, &root);
+        assert_eq!(s.tree, root.join("etc/cont-profile.d/p/s6-overlay/s6-rc.d"));
+        assert_eq!((s.bundles, s.explicit), (root.join("etc/other"), true));
+        // A `user` in the tree: the bundles come from there, the bundle directory unread.
+        ov.profile = None;
+        std::fs::create_dir_all(tree.join("user")).unwrap();
+        let s = Sources::choose(&ov, &root);
+        assert_eq!((s.bundles, s.in_tree), (tree, true));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

@@ -128,11 +128,25 @@ impl Init<'_> {
         self.script = Some(pid);
         self.script_code = None;
         let deadline = limit.map(|l| Instant::now() + l);
-        if !self.wait_while(deadline, |i| i.script.is_some()) {
+        // A stop that arrives while it runs (it got the SIGTERM) leaves it the kill grace;
+        // one from before (the way down) does not shorten it.
+        let stopped_before = self.stop.is_some();
+        let mut ended = self.wait_while(deadline, |i| {
+            i.script.is_some() && (stopped_before || i.stop.is_none())
+        });
+        let mut why = format!("after {} ms", limit.unwrap_or_default().as_millis());
+        if ended && self.script.is_some() {
+            let grace = self.settings.kill_grace;
+            let by = Instant::now() + grace;
+            ended = self.wait_while(Some(deadline.map_or(by, |d| d.min(by))), |i| {
+                i.script.is_some()
+            });
+            why = format!("{} ms after SIGTERM", grace.as_millis());
+        }
+        if !ended {
             self.warn(format_args!(
-                "{} still running after {} ms: killing it",
+                "{} still running {why}: killing it",
                 Path::new(&prog).display(),
-                limit.unwrap_or_default().as_millis()
             ));
             let _ = kill(pid, Signal::SIGKILL);
             self.wait_while(None, |i| i.script.is_some());

@@ -192,6 +192,11 @@ impl Core {
         self.want_up
     }
 
+    /// Told to exit once the service is down (`x`, SIGHUP, SIGTERM): no restart is due.
+    pub fn exiting(&self) -> bool {
+        self.exit_after
+    }
+
     /// When ./run was last spawned (monotonic ms).
     pub fn last_spawn(&self) -> Option<Ms> {
         self.last_spawn

@@ -419,7 +419,8 @@ impl Supervisor {
             return;
         };
         let lived = t.mono.saturating_sub(started);
-        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up() {
+        // A stop (the tree going down) is not a crash: nothing to say.
+        if lived >= crate::core::MIN_RESTART_MS || !self.core.want_up() || self.core.exiting() {
             return;
         }
         let how = match wstat.ended() {
