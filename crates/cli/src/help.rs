@@ -1,0 +1,86 @@
+//! `--help` and `--version`, answered the same way by every program.
+//!
+//! The text comes from the man pages, read at build time (crates/cli/build.rs): the
+//! SYNOPSIS as the usage, one line per entry of OPTIONS, the NAME line as the summary.
+//! Only the first argument is looked at: `tend-setsid prog --help` runs `prog --help`,
+//! and an option's value (`tend-log -d --help`) is never taken for one.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::sync::OnceLock;
+
+use crate::code;
+
+/// One man page, as `--help` shows it.
+pub struct Page {
+    pub name: &'static str,
+    /// The NAME line's description.
+    pub summary: &'static str,
+    /// The whole `--help` text.
+    pub help: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/help.rs"));
+
+/// The toolkit's version (the workspace's).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+static RUNNING: OnceLock<&'static str> = OnceLock::new();
+
+pub(crate) fn running(name: &'static str) {
+    let _ = RUNNING.set(name);
+}
+
+/// The page of the program called `name` (`tend-svc`, `tend`).
+pub fn page(name: &str) -> Option<&'static Page> {
+    PAGES.iter().find(|p| p.name == name)
+}
+
+/// If `first` is `--help` or `--version`, print the answer on stdout and exit 0 (111 if
+/// stdout cannot take it). The program is the one the multi-call entry point named, else
+/// argv[0]'s last component; a name with no page is left to the program.
+pub(crate) fn answer(argv0: &OsStr, first: Option<&OsStr>) {
+    let Some(first) = first else { return };
+    let wants_help = match first.as_bytes() {
+        b"--help" => true,
+        b"--version" => false,
+        _ => return,
+    };
+    let name = match RUNNING.get() {
+        Some(n) => *n,
+        None => {
+            let base = argv0.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default();
+            match PAGES.iter().find(|p| p.name.as_bytes() == base) {
+                Some(p) => p.name,
+                None => return,
+            }
+        }
+    };
+    if wants_help {
+        match page(name) {
+            Some(p) => print(name, p.help),
+            None => return,
+        }
+    }
+    print(name, &version_line(name))
+}
+
+/// `tend-svc (tend) 0.1.0`
+pub fn version_line(name: &str) -> String {
+    format!("{name} (tend) {VERSION}\n")
+}
+
+/// Write `text` to stdout and exit 0, or exit 111 with the reason.
+pub fn print(name: &str, text: &str) -> ! {
+    match tend_sys::fd::write_all(std::io::stdout(), text.as_bytes()) {
+        Ok(()) => std::process::exit(code::OK),
+        Err(e) => {
+            tend_sys::warn::line(
+                name,
+                "fatal",
+                &format_args!("unable to write to stdout: {}", e.desc()),
+            );
+            std::process::exit(code::SYSTEM)
+        }
+    }
+}
