@@ -190,8 +190,13 @@ fn find(name: &[u8]) -> Option<(&'static str, fn())> {
 
 /// `tend --help`: the usage, then every program with its man page's one-line summary.
 fn help() -> ! {
-    let mut text = String::from("usage: tend prog [ args... ] | tend -l | tend --help | tend --version\n");
-    text.push_str("tend: every tend program in one executable; run as tend-PROG (a link) or tend PROG\n\n");
+    let own = tend_cli::help::page("tend").map_or("", |p| p.help);
+    let mut text = own
+        .lines()
+        .take_while(|l| !l.starts_with("The manual"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push_str("\nPrograms:\n");
     let width = PROGRAMS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     for (name, _) in PROGRAMS {
         let summary = tend_cli::help::page(name).map_or("", |p| p.summary);

@@ -89,7 +89,8 @@ impl Help {
                         in_option = false;
                     } else if tag_next {
                         tag_next = false;
-                        h.options.push((text(line).unwrap_or_default(), String::new()));
+                        h.options
+                            .push((text(line).unwrap_or_default(), String::new()));
                         in_option = true;
                     } else if line.starts_with(".SS")
                         || line.starts_with(".PP")
@@ -247,7 +248,10 @@ fn first_sentence(s: &str) -> String {
     for (i, &c) in b.iter().enumerate() {
         // "e.g. x" and "s6-svc 2.11." are not ends: a stop followed by a space then a
         // capital, or by the end.
-        if c == b'.' && (i + 1 == b.len() || (b[i + 1] == b' ' && b.get(i + 2).is_some_and(u8::is_ascii_uppercase))) {
+        if c == b'.'
+            && (i + 1 == b.len()
+                || (b[i + 1] == b' ' && b.get(i + 2).is_some_and(u8::is_ascii_uppercase)))
+        {
             return s[..=i].to_string();
         }
     }

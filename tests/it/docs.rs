@@ -60,3 +60,57 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
         );
     }
 }
+
+/// The option letters a usage line or a `--help` option tag names: the character after a
+/// single dash that starts a word (`-/ root` is `/`), and with `bundles`, every letter of
+/// a word like `-abq`.
+fn letters(s: &str, bundles: bool) -> Vec<char> {
+    let mut out = Vec::new();
+    for w in s.split(|c: char| c.is_whitespace() || "[]|(),".contains(c)) {
+        let Some(rest) = w.strip_prefix('-') else {
+            continue;
+        };
+        if rest.starts_with('-') {
+            continue;
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        if bundles && rest.chars().all(|c| c.is_ascii_alphanumeric()) {
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// issue 34 item 13: the usage line (what a usage error prints) names every option the
+/// man page's OPTIONS documents, and names no option OPTIONS leaves out.
+#[test]
+fn usage_lines_name_every_documented_option() {
+    let mut wrong = Vec::new();
+    for name in binaries() {
+        let usage = usage_of(&name);
+        let o = tend(&name, ["--help"]);
+        assert_code(&o, 0);
+        let tags: Vec<String> = crate::help::option_lines(&text(&o.stdout))
+            .iter()
+            .map(|l| l.split("  ").next().unwrap_or("").to_string())
+            .collect();
+        let documented: Vec<char> = tags.iter().flat_map(|t| letters(t, false)).collect();
+        let in_usage = letters(&usage, true);
+        for l in &documented {
+            if !in_usage.contains(l) {
+                wrong.push(format!(
+                    "{name}: -{l} is documented, not in the usage: {usage}"
+                ));
+            }
+        }
+        for l in letters(&usage, false) {
+            if !documented.contains(&l) {
+                wrong.push(format!("{name}: -{l} is in the usage, not in OPTIONS"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

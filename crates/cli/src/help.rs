@@ -49,7 +49,11 @@ pub(crate) fn answer(argv0: &OsStr, first: Option<&OsStr>) {
     let name = match RUNNING.get() {
         Some(n) => *n,
         None => {
-            let base = argv0.as_bytes().rsplit(|&b| b == b'/').next().unwrap_or_default();
+            let base = argv0
+                .as_bytes()
+                .rsplit(|&b| b == b'/')
+                .next()
+                .unwrap_or_default();
             match PAGES.iter().find(|p| p.name.as_bytes() == base) {
                 Some(p) => p.name,
                 None => return,
