@@ -8,7 +8,8 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 tend_root=$here
-. "$here/examples/tend-path.sh" || exit 111
+. "$here/examples/tend-path.sh"
+tend_path || exit 111
 every=${TEND_DEMO_EVERY:-3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-demo.XXXXXX")

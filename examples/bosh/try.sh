@@ -12,7 +12,8 @@
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 tend_root=$here/../..
-. "$here/../tend-path.sh" || exit 111
+. "$here/../tend-path.sh"
+tend_path || exit 111
 root=${1:-$(mktemp -d)}
 mkdir -p "$root"
 root=$(cd "$root" && pwd)

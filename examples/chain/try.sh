@@ -6,7 +6,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 tend_root=$here/../..
-. "$here/../tend-path.sh" || exit 111
+. "$here/../tend-path.sh"
+tend_path || exit 111
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-chain.XXXXXX")
 dir=$work/chain
 cp -R "$here" "$dir"

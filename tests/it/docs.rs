@@ -4,6 +4,7 @@
 
 use crate::common::*;
 use std::path::Path;
+use std::time::Duration;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -113,4 +114,108 @@ fn usage_lines_name_every_documented_option() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Kills every process whose working directory is under the path, on drop.
+struct KillUnder(std::path::PathBuf);
+
+impl Drop for KillUnder {
+    fn drop(&mut self) {
+        kill_under(&self.0);
+    }
+}
+
+/// A copy of the examples and of what they call in the checkout (packaging/links.sh), and
+/// a PATH without tend on it.
+fn example_tree(s: &Scratch) -> (std::path::PathBuf, String) {
+    let tree = s.join("tree");
+    std::fs::create_dir_all(tree.join("packaging")).unwrap();
+    let mut c = cmd("cp");
+    c.arg("-R").arg(root().join("examples")).arg(&tree);
+    assert_code(&run(c), 0);
+    std::fs::copy(
+        root().join("packaging/links.sh"),
+        tree.join("packaging/links.sh"),
+    )
+    .unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let without: Vec<&str> = path
+        .split(':')
+        .filter(|d| !Path::new(d).join("tend-svscan").exists() && !d.is_empty())
+        .collect();
+    (tree, without.join(":"))
+}
+
+/// issue 34 item 10: every example script, run from a copy of the tree with no tend on
+/// PATH and no build, says in one line what to do (exit 111); with the build where
+/// `cargo build --release` puts it, it finds it (the demo runs; the bosh layout comes up
+/// under tend-monit).
+#[test]
+fn examples_find_the_build_or_say_what_to_do() {
+    let s = Scratch::new("examples");
+    let _kill = KillUnder(s.path.clone());
+    let (tree, path) = example_tree(&s);
+    let hint = |o: &std::process::Output, what: &str| {
+        assert_code(o, 111);
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("cargo build --release"), "{what}: {err}");
+    };
+    for script in ["demo.sh", "bosh/try.sh", "chain/try.sh"] {
+        let mut c = std::process::Command::new("sh");
+        c.arg(tree.join("examples").join(script))
+            .arg(s.join(format!("root-{}", script.replace('/', "-"))))
+            .env("PATH", &path)
+            .env_remove("TEND_BIN")
+            .env("TMPDIR", &s.path)
+            .current_dir(&s.path);
+        hint(&run(c), script);
+    }
+    // The chain's run script, as a supervisor would run it (cwd its directory).
+    let mut c = std::process::Command::new(tree.join("examples/chain/run"));
+    c.env("PATH", &path).current_dir(tree.join("examples/chain"));
+    let o = run(c);
+    assert_code(&o, 111);
+    // Its stderr is its stdout (`exec 2>&1`), as the logger gets both.
+    assert!(text(&o.stdout).contains("try.sh"), "{o:?}");
+
+    // The build where the README's command puts it (hard links to the one under test).
+    let release = tree.join("target/x86_64-unknown-linux-musl/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::hard_link(multicall(), release.join("tend")).unwrap();
+    std::fs::hard_link(bin("tend-monit"), release.join("tend-monit")).unwrap();
+    let mut c = std::process::Command::new("timeout");
+    c.args(["--preserve-status", "-s", "INT", "5", "sh"])
+        .arg(tree.join("examples/demo.sh"))
+        .env("PATH", &path)
+        .env_remove("TEND_BIN")
+        .env("TMPDIR", &s.path)
+        .env("TEND_DEMO_EVERY", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(out.contains("status: tick: up (pid "), "{out}\n{}", text(&o.stderr));
+    assert!(out.contains("clean up: rm -rf "), "{out}");
+    // bosh: tend-monit found in the build, the layout under it.
+    let vcap = s.join("vcap");
+    let mut c = std::process::Command::new("sh");
+    c.arg(tree.join("examples/bosh/try.sh"))
+        .arg(&vcap)
+        .env("PATH", &path)
+        .env_remove("TEND_BIN")
+        .env("TEND_MONIT_PORT", free_port().to_string())
+        .current_dir(&s.path)
+        .stderr(std::fs::File::create(s.join("try.err")).unwrap());
+    let _d = Daemon::start(c);
+    wait_until(Duration::from_secs(30), "the bosh jobs under tend-monit", || {
+        let mut c = cmd("tend-monit");
+        c.arg("-c")
+            .arg(vcap.join("var/vcap/monit/monitrc"))
+            .arg("-S")
+            .arg(vcap.join("run/tend-monit"))
+            .arg("summary");
+        text(&run(c).stdout).contains("running").then_some(())
+    });
+    let err = std::fs::read_to_string(s.join("try.err")).unwrap();
+    assert!(err.contains("stop and clean up: "), "{err}");
 }
