@@ -1030,3 +1030,18 @@ impl std::ops::DerefMut for Case {
         &mut self.sup
     }
 }
+
+/// Remove a Docker image once this test process has exited (images are built once per
+/// process and shared by its tests, so no test's end is the right time): a detached
+/// `sh` waits for our pid to go, then runs `docker rmi -f`.
+pub fn remove_image_at_exit(tag: &str) {
+    let script = "tail --pid=\"$1\" -f /dev/null; exec docker rmi -f \"$2\"";
+    let _ = Command::new("sh")
+        .args(["-c", script, "sh", &std::process::id().to_string(), tag])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}

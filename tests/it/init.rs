@@ -122,6 +122,7 @@ fn image() -> Option<&'static str> {
         let mut c = build_sh();
         c.arg("-x").arg(extra_files()).arg(bindir()).arg(IMAGE);
         assert_code(&run(c), 0);
+        remove_image_at_exit(IMAGE);
         Ok(())
     });
     match built {
