@@ -1,6 +1,7 @@
 //! Every executable is documented: a man page in man/man8 that groff accepts without a
-//! warning, whose SYNOPSIS holds every option letter of the program's usage line, and a
-//! row in the README's table.
+//! warning, whose SYNOPSIS holds every option letter of the program's usage line, whose
+//! OPTIONS documents every option of the usage and nothing else, with EXAMPLES, and a
+//! row in the README's table; and the examples run from a fresh checkout.
 
 use crate::common::*;
 use std::path::Path;
@@ -33,8 +34,9 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
         assert!(
             roff.contains(".SH NAME")
                 && roff.contains(".SH SYNOPSIS")
-                && roff.contains(".SH EXIT STATUS"),
-            "{name}.8 sections"
+                && roff.contains(".SH EXIT STATUS")
+                && roff.contains("\n.SH EXAMPLES\n"),
+            "{name}.8 sections (EXAMPLES too: issue 34 item 13)"
         );
         let mut c = cmd("groff");
         c.args(["-man", "-ww", "-z"]).arg(&page);
@@ -173,7 +175,8 @@ fn examples_find_the_build_or_say_what_to_do() {
     }
     // The chain's run script, as a supervisor would run it (cwd its directory).
     let mut c = std::process::Command::new(tree.join("examples/chain/run"));
-    c.env("PATH", &path).current_dir(tree.join("examples/chain"));
+    c.env("PATH", &path)
+        .current_dir(tree.join("examples/chain"));
     let o = run(c);
     assert_code(&o, 111);
     // Its stderr is its stdout (`exec 2>&1`), as the logger gets both.
@@ -194,7 +197,11 @@ fn examples_find_the_build_or_say_what_to_do() {
     let o = run(c);
     assert_code(&o, 0);
     let out = text(&o.stdout);
-    assert!(out.contains("status: tick: up (pid "), "{out}\n{}", text(&o.stderr));
+    assert!(
+        out.contains("status: tick: up (pid "),
+        "{out}\n{}",
+        text(&o.stderr)
+    );
     assert!(out.contains("clean up: rm -rf "), "{out}");
     // bosh: tend-monit found in the build, the layout under it.
     let vcap = s.join("vcap");
@@ -207,15 +214,19 @@ fn examples_find_the_build_or_say_what_to_do() {
         .current_dir(&s.path)
         .stderr(std::fs::File::create(s.join("try.err")).unwrap());
     let _d = Daemon::start(c);
-    wait_until(Duration::from_secs(30), "the bosh jobs under tend-monit", || {
-        let mut c = cmd("tend-monit");
-        c.arg("-c")
-            .arg(vcap.join("var/vcap/monit/monitrc"))
-            .arg("-S")
-            .arg(vcap.join("run/tend-monit"))
-            .arg("summary");
-        text(&run(c).stdout).contains("running").then_some(())
-    });
+    wait_until(
+        Duration::from_secs(30),
+        "the bosh jobs under tend-monit",
+        || {
+            let mut c = cmd("tend-monit");
+            c.arg("-c")
+                .arg(vcap.join("var/vcap/monit/monitrc"))
+                .arg("-S")
+                .arg(vcap.join("run/tend-monit"))
+                .arg("summary");
+            text(&run(c).stdout).contains("running").then_some(())
+        },
+    );
     let err = std::fs::read_to_string(s.join("try.err")).unwrap();
     assert!(err.contains("stop and clean up: "), "{err}");
 }

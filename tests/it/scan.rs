@@ -1146,10 +1146,7 @@ fn a_service_named_like_an_option_is_supervised() {
     let out = s.join("logged");
     let dir = f.svc("-x");
     ServiceDir::new(&dir).run("#!/bin/sh\necho hello\nexec sleep 1000\n");
-    ServiceDir::new(dir.join("log")).run(&format!(
-        "#!/bin/sh\nexec cat > '{}'\n",
-        out.display()
-    ));
+    ServiceDir::new(dir.join("log")).run(&format!("#!/bin/sh\nexec cat > '{}'\n", out.display()));
     f.rescan();
     f.wait_supervised("-x");
     f.wait_supervised("-x/log");
