@@ -509,10 +509,12 @@ pub fn neutral(o: &Output) -> String {
 
 /// `neutral` on text.
 pub fn neutral_text(stderr: &str) -> String {
-    // tend-svstat's usage adds -j
+    // tend-svstat's usage adds -j; tend-svc's, -svstat's and -svwait's a scandir option
     let mut s = stderr
         .replace("fatal: : ", "fatal: ")
-        .replace(" | -j ]", " ]");
+        .replace(" | -j ]", " ]")
+        .replace(" [ -s scandir ]", "")
+        .replace(" [ -S scandir ]", "");
     for (t, n) in [
         ("tend-svc", "s6-svc"),
         ("tend-svstat", "s6-svstat"),
