@@ -99,10 +99,11 @@ impl Help {
                         || line.starts_with(".nf")
                     {
                         in_option = false;
-                    } else if in_option && let Some(t) = text(line) {
-                        if let Some(last) = h.options.last_mut() {
-                            join(&mut last.1, &t);
-                        }
+                    } else if in_option
+                        && let Some(t) = text(line)
+                        && let Some(last) = h.options.last_mut()
+                    {
+                        join(&mut last.1, &t);
                     }
                 }
                 _ => {}
