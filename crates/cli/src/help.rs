@@ -36,16 +36,19 @@ pub fn page(name: &str) -> Option<&'static Page> {
     PAGES.iter().find(|p| p.name == name)
 }
 
-/// If `first` is `--help` or `--version`, print the answer on stdout and exit 0 (111 if
-/// stdout cannot take it). The program is the one the multi-call entry point named, else
-/// argv[0]'s last component; a name with no page is left to the program.
-pub(crate) fn answer(argv0: &OsStr, first: Option<&OsStr>) {
-    let Some(first) = first else { return };
-    let wants_help = match first.as_bytes() {
-        b"--help" => true,
-        b"--version" => false,
-        _ => return,
-    };
+/// Whether a first argument asks for help or the version (checked at every start, so
+/// inline and allocation-free; the answer is out of line).
+#[inline]
+pub(crate) fn asks(first: &OsStr) -> bool {
+    matches!(first.as_bytes(), b"--help" | b"--version")
+}
+
+/// Answer `--help` or `--version` on stdout and exit 0 (111 if stdout cannot take it).
+/// The program is the one the multi-call entry point named, else argv[0]'s last
+/// component; a name with no page is left to the program (this returns).
+#[cold]
+pub(crate) fn answer(argv0: &OsStr, first: &OsStr) {
+    let wants_help = first.as_bytes() == b"--help";
     let name = match RUNNING.get() {
         Some(n) => *n,
         None => {

@@ -31,12 +31,19 @@ pub fn args() -> std::iter::Skip<std::vec::IntoIter<std::ffi::OsString>> {
 /// argv[0] and the program's arguments after its name, from one copy of argv (a program
 /// that needs its argv[0] too, as tend-sv does for its init-script mode, asks once).
 pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::vec::IntoIter<OsString>>) {
-    let mut all = tend_sys::entry::argv().into_iter();
+    let argv = tend_sys::entry::argv();
+    let words = NAME_WORDS.load(Ordering::Relaxed);
+    if let Some(first) = argv.get(words)
+        && help::asks(first)
+    {
+        help::answer(
+            argv.first().map_or(OsStr::new(""), |a| a.as_os_str()),
+            first,
+        );
+    }
+    let mut all = argv.into_iter();
     let argv0 = all.next().unwrap_or_default();
-    let skip = NAME_WORDS.load(Ordering::Relaxed).saturating_sub(1);
-    let args = all.skip(skip);
-    help::answer(&argv0, args.clone().next().as_deref());
-    (argv0, args)
+    (argv0, all.skip(words.saturating_sub(1)))
 }
 
 /// Called by the multi-call entry point when the program was named by the first argument
