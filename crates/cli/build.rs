@@ -60,6 +60,8 @@ impl Help {
         let mut form = String::new();
         let mut tag_next = false;
         let mut in_option = false;
+        // Inside .RS/.RE, a tagged paragraph is a value of the option above: indented.
+        let mut nested = 0usize;
         for line in roff.lines() {
             if line.starts_with(".\\\"") {
                 continue;
@@ -89,13 +91,19 @@ impl Help {
                         in_option = false;
                     } else if tag_next {
                         tag_next = false;
-                        h.options
-                            .push((text(line).unwrap_or_default(), String::new()));
+                        let tag = text(line).unwrap_or_default();
+                        let tag = if nested > 0 { format!("  {tag}") } else { tag };
+                        h.options.push((tag, String::new()));
                         in_option = true;
+                    } else if line.starts_with(".RS") {
+                        nested += 1;
+                        in_option = false;
+                    } else if line.starts_with(".RE") {
+                        nested = nested.saturating_sub(1);
+                        in_option = false;
                     } else if line.starts_with(".SS")
                         || line.starts_with(".PP")
                         || line.starts_with(".IP")
-                        || line.starts_with(".RS")
                         || line.starts_with(".nf")
                     {
                         in_option = false;
