@@ -418,8 +418,6 @@ pub fn pass_to(
 ) -> Result<(i32, Vec<u8>), InstanceError> {
     let dir = instance_dir(servicedir, name)?;
     let mut argv = options.to_vec();
-    // The directory is an operand even if its name starts with a dash (issue 34 item 25).
-    argv.push("--".into());
     argv.push(dir.into_os_string());
     let exe = std::env::current_exe().map_err(|e| Error::io("find", "/proc/self/exe", &e))?;
     Ok(run_program(&exe, prog, own, &argv)?)
