@@ -176,8 +176,6 @@ fn examples_find_the_build_or_say_what_to_do() {
     // The container image's build, given a directory with no tend in it.
     let mut c = std::process::Command::new("sh");
     c.arg(tree.join("examples/container/build.sh"))
-        .arg("-o")
-        .arg(s.join("rootfs"))
         .arg(s.join("no-build"))
         .env("PATH", &path);
     hint(&run(c), "container/build.sh");
