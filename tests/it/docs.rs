@@ -236,3 +236,37 @@ fn examples_find_the_build_or_say_what_to_do() {
     let err = std::fs::read_to_string(s.join("try.err")).unwrap();
     assert!(err.contains("stop and clean up: "), "{err}");
 }
+
+/// issue 34 item 10: the syslogd example leaves no socket behind when its tree stops
+/// (./finish removes it), so no stale /dev/log refuses every sender afterwards.
+#[test]
+fn the_syslogd_example_removes_its_socket_when_stopped() {
+    let s = Scratch::new("example-syslogd");
+    let _kill = KillUnder(s.path.clone());
+    let scan = s.join("scan");
+    std::fs::create_dir_all(&scan).unwrap();
+    let mut c = cmd("cp");
+    c.arg("-R")
+        .arg(root().join("examples/syslogd/syslogd"))
+        .arg(scan.join("syslogd"));
+    assert_code(&run(c), 0);
+    let sock = s.join("log.sock");
+    let mut c = cmd("tend-svscan");
+    c.arg(&scan)
+        .env("SYSLOG_SOCKET", &sock)
+        .current_dir(&s.path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut d = Daemon::start(c);
+    wait_until(PATIENCE, "the socket", || sock.exists().then_some(()));
+    assert_code(
+        &tend(
+            "tend-svscanctl",
+            [std::ffi::OsStr::new("-t"), scan.as_os_str()],
+        ),
+        0,
+    );
+    assert!(d.wait_exit(PATIENCE).is_some(), "the scanner exits");
+    assert!(!sock.exists(), "{} left behind", sock.display());
+}
