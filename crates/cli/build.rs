@@ -146,7 +146,8 @@ impl Help {
         for (tag, desc) in &self.options {
             let mut line = format!("  {tag:width$}  ");
             let room = LINE_WIDTH.saturating_sub(line.chars().count()).max(30);
-            line.push_str(&cut(&first_sentence(desc), room));
+            let desc = desc.split_whitespace().collect::<Vec<_>>().join(" ");
+            line.push_str(&cut(&first_sentence(&desc), room));
             writeln!(t, "{}", line.trim_end()).ok();
         }
         writeln!(t, "\nThe manual: man 8 {name}").ok();
