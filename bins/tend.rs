@@ -277,6 +277,8 @@ fn run() {
     if let Ok(target) = std::fs::read_link(&argv0)
         && target.file_name().is_some_and(|n| n == "tend-sv")
     {
+        // The script's own name has no page: its --help is its own usage, not ours.
+        tend_cli::running("");
         return sv::main();
     }
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());

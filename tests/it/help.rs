@@ -72,6 +72,24 @@ fn help_through_the_multicall_name_and_an_s6_name() {
     });
     assert_code(&o, 0);
     assert!(text(&o.stdout).starts_with("usage: tend-svok "), "{o:?}");
+    // tend-monit as `monit` (packaging/install.sh's link), which monit's users ask.
+    std::os::unix::fs::symlink(bin("tend-monit"), s.join("monit")).unwrap();
+    let o = run({
+        let mut c = std::process::Command::new(s.join("monit"));
+        c.arg("--help");
+        c
+    });
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("usage: tend-monit "), "{o:?}");
+    // An init script linked to tend-sv keeps its own answer (sv's LSB usage).
+    std::os::unix::fs::symlink(bin("tend-sv"), s.join("svc")).unwrap();
+    let o = run({
+        let mut c = std::process::Command::new(s.join("svc"));
+        c.arg("--help");
+        c
+    });
+    assert_ne!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(text(&o.stdout), "");
 }
 
 #[test]

@@ -44,32 +44,30 @@ pub(crate) fn asks(first: &OsStr) -> bool {
 }
 
 /// Answer `--help` or `--version` on stdout and exit 0 (111 if stdout cannot take it).
-/// The program is the one the multi-call entry point named, else argv[0]'s last
-/// component; a name with no page is left to the program (this returns).
+/// The program is the one the multi-call entry point named, else argv[0]'s last component
+/// (`tend-monit`, or `monit`, the link packaging/install.sh makes); a name with no page
+/// is left to the program (this returns).
 #[cold]
 pub(crate) fn answer(argv0: &OsStr, first: &OsStr) {
-    let wants_help = first.as_bytes() == b"--help";
-    let name = match RUNNING.get() {
-        Some(n) => *n,
+    let page = match RUNNING.get() {
+        Some(name) => page(name),
         None => {
             let base = argv0
                 .as_bytes()
                 .rsplit(|&b| b == b'/')
                 .next()
                 .unwrap_or_default();
-            match PAGES.iter().find(|p| p.name.as_bytes() == base) {
-                Some(p) => p.name,
-                None => return,
-            }
+            PAGES.iter().find(|p| {
+                let name = p.name.as_bytes();
+                name == base || name.strip_prefix(b"tend-") == Some(base)
+            })
         }
     };
-    if wants_help {
-        match page(name) {
-            Some(p) => print(name, p.help),
-            None => return,
-        }
+    let Some(p) = page else { return };
+    match first.as_bytes() {
+        b"--help" => print(p.name, p.help),
+        _ => print(p.name, &version_line(p.name)),
     }
-    print(name, &version_line(name))
 }
 
 /// `tend-svc (tend) 0.1.0`
