@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use tend_cli::Program;
 use tend_runit::chpst::{self, Plan};
 
-const USAGE: &str = "tend-chpst [ -vP012 ] [ -u user[:group] ] [ -U user[:group] ] [ -b argv0 ] [ -e dir ] [ -/ root ] [ -n inc ] [ -l|-L lock ] [ -m bytes ] [ -d bytes ] [ -o n ] [ -p n ] [ -f bytes ] [ -c bytes ] [ -r bytes ] [ -t seconds ] prog...";
+const USAGE: &str = "tend-chpst [ -vVP012 ] [ -u user[:group] ] [ -U user[:group] ] [ -b argv0 ] [ -e dir ] [ -/ root ] [ -n inc ] [ -l|-L lock ] [ -m bytes ] [ -d bytes ] [ -o n ] [ -p n ] [ -f bytes ] [ -c bytes ] [ -r bytes ] [ -t seconds ] prog...";
 const PROG: Program = Program::new("tend-chpst", USAGE);
 
 fn plan(p: &tend_cli::Parsed) -> Plan {

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use tend_cli::Program;
 use tend_runit::sv::{self, Request, Sink};
 
-const USAGE: &str = "tend-sv [ -v ] [ -w sec ] [ -l ] command service...";
+const USAGE: &str = "tend-sv [ -v ] [ -V ] [ -w sec ] [ -l ] command service...";
 const PROG: Program = Program::new("tend-sv", USAGE);
 /// sv's LSB init-script mode: its usage line and exit codes.
 const LSB_USAGE_EXIT: i32 = 2;

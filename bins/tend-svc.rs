@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 use tend_cli::{Program, code, parse_uint, shown};
 use tend_client::{SvcOutcome, Target};
 
-const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyrlPCKoduDUxOQ ] servicedir...";
-// -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
-// (the man page documents it).
+const USAGE: &str = "tend-svc [ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyrlPCKoduDUxOQ ] [ -s scandir ] servicedir...";
 const PROG: Program = Program::new("tend-svc", USAGE);
 /// s6-svc's limit: 62 letters in one call.
 const MAX_LETTERS: usize = 62;

@@ -7,7 +7,7 @@ use std::path::Path;
 use tend_cli::{Program, code, shown};
 use tend_client::Field;
 
-const USAGE: &str = "tend-svstat [ -uwNrpest | -o up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor | -j ] [ -n ] servicedir";
+const USAGE: &str = "tend-svstat [ -uwNrpest | -o up,wantedup,normallyup,ready,paused,pid,exitcode,signal,signum,updownsince,readysince,updownfor,readyfor | -j ] [ -n ] [ -S scandir ] servicedir";
 // -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
 // (the man page documents it).
 const PROG: Program = Program::new("tend-svstat", USAGE);

@@ -7,10 +7,7 @@ use std::time::{Duration, Instant};
 use tend_cli::{Program, code, parse_uint, shown};
 use tend_client::{Outcome, SvwaitError, Target};
 
-const USAGE: &str =
-    "tend-svwait [ -U | -u | -d | -D | -r | -R ] [ -a | -o ] [ -t timeout ] servicedir...";
-// -s/-S scandir is left out of the usage line: it stays s6's, byte for byte
-// (the man page documents it).
+const USAGE: &str = "tend-svwait [ -U | -u | -d | -D | -r | -R ] [ -a | -o ] [ -t timeout ] [ -s scandir ] servicedir...";
 const PROG: Program = Program::new("tend-svwait", USAGE);
 
 struct Options {

@@ -178,14 +178,37 @@ const PROGRAMS: &[(&str, fn())] = &[
 const PROG: Program = Program::new("tend", "tend -l | tend prog [ args... ]");
 
 /// The program called `name`, with or without its `tend-` prefix.
-fn find(name: &[u8]) -> Option<fn()> {
+fn find(name: &[u8]) -> Option<(&'static str, fn())> {
     let full = |n: &str| n.as_bytes() == name;
     let short = |n: &str| n.as_bytes().strip_prefix(b"tend-") == Some(name);
     PROGRAMS
         .iter()
         .find(|(n, _)| full(n))
         .or_else(|| PROGRAMS.iter().find(|(n, _)| short(n)))
-        .map(|&(_, main)| main)
+        .copied()
+}
+
+/// `tend --help`: the usage, then every program with its man page's one-line summary.
+fn help() -> ! {
+    let own = tend_cli::help::page("tend").map_or("", |p| p.help);
+    let mut text = own
+        .lines()
+        .take_while(|l| !l.starts_with("The manual"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push_str("\nPrograms:\n");
+    let width = PROGRAMS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, _) in PROGRAMS {
+        let summary = tend_cli::help::page(name).map_or("", |p| p.summary);
+        text.push_str(&format!("  {name:width$}  {summary}\n"));
+    }
+    text.push_str("\nExecutables of their own (not in tend -l):\n");
+    for name in ["tend-jobs", "tend-monit"] {
+        let summary = tend_cli::help::page(name).map_or("", |p| p.summary);
+        text.push_str(&format!("  {name:width$}  {summary}\n"));
+    }
+    text.push_str("\nEach answers --help and --version; the manual: man 8 tend, man 8 tend-PROG\n");
+    tend_cli::help::print("tend", &text)
 }
 
 fn list() -> ! {
@@ -247,23 +270,29 @@ fn run() {
             None => base,
         },
     };
-    if let Some(main) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
-        return (main.1)();
+    if let Some(&(name, main)) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
+        tend_cli::running(name);
+        return main();
     }
     // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
     // tend-sv takes from the name it was called by.
     if let Ok(target) = std::fs::read_link(&argv0)
         && target.file_name().is_some_and(|n| n == "tend-sv")
     {
+        // The script's own name has no page: its --help is its own usage, not ours.
+        tend_cli::running("");
         return sv::main();
     }
     let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
     match first.as_bytes() {
         b"-l" => list(),
+        b"--help" => help(),
+        b"--version" => tend_cli::help::print("tend", &tend_cli::help::version_line("tend")),
         [b'-', ..] => PROG.usage_exit(),
         name => match find(name) {
-            Some(main) => {
+            Some((name, main)) => {
                 tend_cli::named_by_first_argument();
+                tend_cli::running(name);
                 main()
             }
             None => PROG.fatal(

@@ -4,13 +4,12 @@
 # line every few seconds. Ctrl-C (SIGINT) brings the tree down cleanly: the service
 # stops, its logger drains the pipe and exits, the scanner exits; the logs are kept.
 #   cargo build --release && examples/demo.sh
+# Everything it writes is in a temporary directory, named at the start; remove it when done.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${TEND_BIN:-$here/target/x86_64-unknown-linux-musl/release}
-[ -x "$bin/tend" ] || bin=$here/target/x86_64-unknown-linux-musl/debug
-# The programs are hard links to the multi-call executable (packaging/links.sh).
-[ -n "${TEND_BIN:-}" ] || "$here/packaging/links.sh" "$bin"
-PATH=$bin:$PATH
+tend_root=$here
+. "$here/examples/tend-path.sh"
+tend_path || exit 111
 every=${TEND_DEMO_EVERY:-3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-demo.XXXXXX")
@@ -42,7 +41,7 @@ stop() {
   wait "$svscan" || :
   kill "$follow" 2>/dev/null || :
   wait "$follow" "$render" 2>/dev/null || :
-  echo "stopped; logs kept in $scan/tick/log/main"
+  echo "stopped; logs kept in $scan/tick/log/main (clean up: rm -rf $work)"
   exit 0
 }
 trap stop INT TERM

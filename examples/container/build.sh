@@ -8,6 +8,7 @@
 #   bindir     where the tend executable is (target/x86_64-unknown-linux-musl/release),
 #              or separate tend-* executables
 #   tag        the image's tag (default tend-example)
+# Run it: docker run --rm -ti tend-example; remove it: docker rmi tend-example.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out= extra=
@@ -21,6 +22,12 @@ done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || { echo "usage: build.sh [ -o rootfs ] [ -x extra ] bindir [ tag ]" >&2; exit 100; }
 bindir=$1 tag=${2:-tend-example}
+# An image needs tend; a root file system alone (-o) may go without (the release
+# tarball's image adds it: tests/it/packaging.rs).
+[ -n "$out" ] || [ -x "$bindir/tend" ] || [ -x "$bindir/tend-init" ] || {
+    echo "build.sh: fatal: no tend in $bindir: run 'cargo build --release' at the top of the checkout and give target/x86_64-unknown-linux-musl/release" >&2
+    exit 111
+}
 busybox=$(command -v busybox) || { echo "build.sh: fatal: busybox not found: apt-get install busybox-static" >&2; exit 111; }
 if [ -n "$out" ]; then
     ctx= root=$out

@@ -509,10 +509,12 @@ pub fn neutral(o: &Output) -> String {
 
 /// `neutral` on text.
 pub fn neutral_text(stderr: &str) -> String {
-    // tend-svstat's usage adds -j
+    // tend-svstat's usage adds -j; tend-svc's, -svstat's and -svwait's a scandir option
     let mut s = stderr
         .replace("fatal: : ", "fatal: ")
-        .replace(" | -j ]", " ]");
+        .replace(" | -j ]", " ]")
+        .replace(" [ -s scandir ]", "")
+        .replace(" [ -S scandir ]", "");
     for (t, n) in [
         ("tend-svc", "s6-svc"),
         ("tend-svstat", "s6-svstat"),
@@ -1029,4 +1031,19 @@ impl std::ops::DerefMut for Case {
     fn deref_mut(&mut self) -> &mut Supervised {
         &mut self.sup
     }
+}
+
+/// Remove a Docker image once this test process has exited (images are built once per
+/// process and shared by its tests, so no test's end is the right time): a detached
+/// `sh` waits for our pid to go, then runs `docker rmi -f`.
+pub fn remove_image_at_exit(tag: &str) {
+    let script = "tail --pid=\"$1\" -f /dev/null; exec docker rmi -f \"$2\"";
+    let _ = Command::new("sh")
+        .args(["-c", script, "sh", &std::process::id().to_string(), tag])
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
 }

@@ -1,9 +1,11 @@
 //! Every executable is documented: a man page in man/man8 that groff accepts without a
-//! warning, whose SYNOPSIS holds every option letter of the program's usage line, and a
-//! row in the README's table.
+//! warning, whose SYNOPSIS holds every option letter of the program's usage line, whose
+//! OPTIONS documents every option of the usage and nothing else, with EXAMPLES, and a
+//! row in the README's table; and the examples run from a fresh checkout.
 
 use crate::common::*;
 use std::path::Path;
+use std::time::Duration;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -32,8 +34,9 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
         assert!(
             roff.contains(".SH NAME")
                 && roff.contains(".SH SYNOPSIS")
-                && roff.contains(".SH EXIT STATUS"),
-            "{name}.8 sections"
+                && roff.contains(".SH EXIT STATUS")
+                && roff.contains("\n.SH EXAMPLES\n"),
+            "{name}.8 sections (EXAMPLES too: issue 34 item 13)"
         );
         let mut c = cmd("groff");
         c.args(["-man", "-ww", "-z"]).arg(&page);
@@ -59,4 +62,211 @@ fn every_binary_has_a_clean_man_page_and_a_readme_row() {
             "README has no row for {name}"
         );
     }
+}
+
+/// The option letters a usage line or a `--help` option tag names: the character after a
+/// single dash that starts a word (`-/ root` is `/`), and with `bundles`, every letter of
+/// a word like `-abq`.
+fn letters(s: &str, bundles: bool) -> Vec<char> {
+    let mut out = Vec::new();
+    for w in s.split(|c: char| c.is_whitespace() || "[]|(),".contains(c)) {
+        let Some(rest) = w.strip_prefix('-') else {
+            continue;
+        };
+        if rest.starts_with('-') {
+            continue;
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        if bundles && rest.chars().all(|c| c.is_ascii_alphanumeric()) {
+            out.extend(chars);
+        }
+    }
+    out
+}
+
+/// issue 34 item 13: the usage line (what a usage error prints) names every option the
+/// man page's OPTIONS documents, and names no option OPTIONS leaves out.
+#[test]
+fn usage_lines_name_every_documented_option() {
+    let mut wrong = Vec::new();
+    for name in binaries() {
+        let usage = usage_of(&name);
+        let o = tend(&name, ["--help"]);
+        assert_code(&o, 0);
+        let tags: Vec<String> = crate::help::option_lines(&text(&o.stdout))
+            .iter()
+            .map(|l| l.split("  ").next().unwrap_or("").to_string())
+            .collect();
+        let documented: Vec<char> = tags.iter().flat_map(|t| letters(t, false)).collect();
+        let in_usage = letters(&usage, true);
+        for l in &documented {
+            if !in_usage.contains(l) {
+                wrong.push(format!(
+                    "{name}: -{l} is documented, not in the usage: {usage}"
+                ));
+            }
+        }
+        for l in letters(&usage, false) {
+            if !documented.contains(&l) {
+                wrong.push(format!("{name}: -{l} is in the usage, not in OPTIONS"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Kills every process whose working directory is under the path, on drop.
+struct KillUnder(std::path::PathBuf);
+
+impl Drop for KillUnder {
+    fn drop(&mut self) {
+        kill_under(&self.0);
+    }
+}
+
+/// A copy of the examples and of what they call in the checkout (packaging/links.sh), and
+/// a PATH without tend on it.
+fn example_tree(s: &Scratch) -> (std::path::PathBuf, String) {
+    let tree = s.join("tree");
+    std::fs::create_dir_all(tree.join("packaging")).unwrap();
+    let mut c = cmd("cp");
+    c.arg("-R").arg(root().join("examples")).arg(&tree);
+    assert_code(&run(c), 0);
+    std::fs::copy(
+        root().join("packaging/links.sh"),
+        tree.join("packaging/links.sh"),
+    )
+    .unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let without: Vec<&str> = path
+        .split(':')
+        .filter(|d| !Path::new(d).join("tend-svscan").exists() && !d.is_empty())
+        .collect();
+    (tree, without.join(":"))
+}
+
+/// issue 34 item 10: every example script, run from a copy of the tree with no tend on
+/// PATH and no build, says in one line what to do (exit 111); with the build where
+/// `cargo build --release` puts it, it finds it (the demo runs; the bosh layout comes up
+/// under tend-monit).
+#[test]
+fn examples_find_the_build_or_say_what_to_do() {
+    let s = Scratch::new("examples");
+    let _kill = KillUnder(s.path.clone());
+    let (tree, path) = example_tree(&s);
+    let hint = |o: &std::process::Output, what: &str| {
+        assert_code(o, 111);
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.contains("cargo build --release"), "{what}: {err}");
+    };
+    for script in ["demo.sh", "bosh/try.sh", "chain/try.sh"] {
+        let mut c = std::process::Command::new("sh");
+        c.arg(tree.join("examples").join(script))
+            .arg(s.join(format!("root-{}", script.replace('/', "-"))))
+            .env("PATH", &path)
+            .env_remove("TEND_BIN")
+            .env("TMPDIR", &s.path)
+            .current_dir(&s.path);
+        hint(&run(c), script);
+    }
+    // The container image's build, given a directory with no tend in it.
+    let mut c = std::process::Command::new("sh");
+    c.arg(tree.join("examples/container/build.sh"))
+        .arg(s.join("no-build"))
+        .env("PATH", &path);
+    hint(&run(c), "container/build.sh");
+    // The chain's run script, as a supervisor would run it (cwd its directory).
+    let mut c = std::process::Command::new(tree.join("examples/chain/run"));
+    c.env("PATH", &path)
+        .current_dir(tree.join("examples/chain"));
+    let o = run(c);
+    assert_code(&o, 111);
+    // Its stderr is its stdout (`exec 2>&1`), as the logger gets both.
+    assert!(text(&o.stdout).contains("try.sh"), "{o:?}");
+
+    // The build where the README's command puts it (hard links to the one under test).
+    let release = tree.join("target/x86_64-unknown-linux-musl/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::hard_link(multicall(), release.join("tend")).unwrap();
+    std::fs::hard_link(bin("tend-monit"), release.join("tend-monit")).unwrap();
+    let mut c = std::process::Command::new("timeout");
+    c.args(["--preserve-status", "-s", "INT", "5", "sh"])
+        .arg(tree.join("examples/demo.sh"))
+        .env("PATH", &path)
+        .env_remove("TEND_BIN")
+        .env("TMPDIR", &s.path)
+        .env("TEND_DEMO_EVERY", "1");
+    let o = run(c);
+    assert_code(&o, 0);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("status: tick: up (pid "),
+        "{out}\n{}",
+        text(&o.stderr)
+    );
+    assert!(out.contains("clean up: rm -rf "), "{out}");
+    // bosh: tend-monit found in the build, the layout under it.
+    let vcap = s.join("vcap");
+    let mut c = std::process::Command::new("sh");
+    c.arg(tree.join("examples/bosh/try.sh"))
+        .arg(&vcap)
+        .env("PATH", &path)
+        .env_remove("TEND_BIN")
+        .env("TEND_MONIT_PORT", free_port().to_string())
+        .current_dir(&s.path)
+        .stderr(std::fs::File::create(s.join("try.err")).unwrap());
+    let _d = Daemon::start(c);
+    wait_until(
+        Duration::from_secs(30),
+        "the bosh jobs under tend-monit",
+        || {
+            let mut c = cmd("tend-monit");
+            c.arg("-c")
+                .arg(vcap.join("var/vcap/monit/monitrc"))
+                .arg("-S")
+                .arg(vcap.join("run/tend-monit"))
+                .arg("summary");
+            text(&run(c).stdout).contains("running").then_some(())
+        },
+    );
+    let err = std::fs::read_to_string(s.join("try.err")).unwrap();
+    assert!(err.contains("stop and clean up: "), "{err}");
+}
+
+/// issue 34 item 10: the syslogd example leaves no socket behind when its tree stops
+/// (./finish removes it), so no stale /dev/log refuses every sender afterwards.
+#[test]
+fn the_syslogd_example_removes_its_socket_when_stopped() {
+    let s = Scratch::new("example-syslogd");
+    let _kill = KillUnder(s.path.clone());
+    let scan = s.join("scan");
+    std::fs::create_dir_all(&scan).unwrap();
+    let mut c = cmd("cp");
+    c.arg("-R")
+        .arg(root().join("examples/syslogd/syslogd"))
+        .arg(scan.join("syslogd"));
+    assert_code(&run(c), 0);
+    let sock = s.join("log.sock");
+    let mut c = cmd("tend-svscan");
+    c.arg(&scan)
+        .env("SYSLOG_SOCKET", &sock)
+        .current_dir(&s.path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut d = Daemon::start(c);
+    wait_until(PATIENCE, "the socket", || sock.exists().then_some(()));
+    assert_code(
+        &tend(
+            "tend-svscanctl",
+            [std::ffi::OsStr::new("-t"), scan.as_os_str()],
+        ),
+        0,
+    );
+    assert!(d.wait_exit(PATIENCE).is_some(), "the scanner exits");
+    assert!(!sock.exists(), "{} left behind", sock.display());
 }

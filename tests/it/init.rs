@@ -21,7 +21,12 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const IMAGE: &str = "tend-init-test";
+/// The image's tag: one per test process, which removes it when it exits (several test
+/// processes may share one Docker engine).
+fn image_tag() -> &'static str {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| format!("tend-init-test:p{}", std::process::id()))
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -120,12 +125,16 @@ fn image() -> Option<&'static str> {
             Err(e) => return Err(format!("docker info failed: {e}")),
         }
         let mut c = build_sh();
-        c.arg("-x").arg(extra_files()).arg(bindir()).arg(IMAGE);
+        c.arg("-x")
+            .arg(extra_files())
+            .arg(bindir())
+            .arg(image_tag());
         assert_code(&run(c), 0);
+        remove_image_at_exit(image_tag());
         Ok(())
     });
     match built {
-        Ok(()) => Some(IMAGE),
+        Ok(()) => Some(image_tag()),
         Err(why) => {
             skip(format!("no Docker engine here ({why})"));
             None
@@ -197,7 +206,7 @@ impl Run {
                 if let Some(e) = self.entrypoint {
                     c.args(["--entrypoint", e]);
                 }
-                c.arg(IMAGE);
+                c.arg(image_tag());
                 if self.entrypoint.is_some() {
                     c.arg("--");
                 }

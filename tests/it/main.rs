@@ -20,6 +20,8 @@ mod faults;
 mod fuzz;
 // tend-init as a VM guest's init, in qemu.
 mod guest;
+// --help and --version of every program, from its man page.
+mod help;
 // Hostile input found by the adversarial run (issue 23), each case failing before its fix.
 mod hostile;
 // tend-init as a container's entrypoint, in Docker and namespaces.

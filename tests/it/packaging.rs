@@ -496,6 +496,7 @@ fn the_tarball_builds_a_container_image() {
     )
     .unwrap();
     const TAG: &str = "tend-tarball-test";
+    remove_image_at_exit(TAG);
     let o = run({
         let mut c = Command::new("docker");
         c.args(["build", "-q", "-t", TAG, "--build-arg"])

@@ -1136,3 +1136,28 @@ fn svscanctl_on_a_broken_control_dir_says_so_as_s6() {
     assert_code(&o, 100);
     assert!(text(&o.stderr).contains("something is wrong with the"));
 }
+
+/// issue 34 item 25: a service directory named like an option (`-x`) is supervised, and
+/// so is its logger: the scanner passes the name as `./-x`.
+#[test]
+fn a_service_named_like_an_option_is_supervised() {
+    let s = Scratch::new("dash-name");
+    let f = Fleet::start(&s);
+    let out = s.join("logged");
+    let dir = f.svc("-x");
+    ServiceDir::new(&dir).run("#!/bin/sh\necho hello\nexec sleep 1000\n");
+    ServiceDir::new(dir.join("log")).run(&format!("#!/bin/sh\nexec cat > '{}'\n", out.display()));
+    f.rescan();
+    f.wait_supervised("-x");
+    f.wait_supervised("-x/log");
+    wait_until(PATIENCE, "the logger to get the line", || {
+        (std::fs::read_to_string(&out).ok()? == "hello\n").then_some(())
+    });
+    let r = wait_status(&dir, "-x up", is_up);
+    assert!(r.pid > 0);
+    assert!(
+        !f.scanner_stderr().contains("usage"),
+        "{}",
+        f.scanner_stderr()
+    );
+}

@@ -22,20 +22,28 @@ pub use tend_sys::code;
 static NAME_WORDS: AtomicUsize = AtomicUsize::new(1);
 
 /// The program's arguments after its name, as every program's `main` reads them (argv as
-/// the executable's own entry point kept it: `tend_sys::entry`).
+/// the executable's own entry point kept it: `tend_sys::entry`). A first argument
+/// `--help` or `--version` is answered here, for every program (see [`help`]).
 pub fn args() -> std::iter::Skip<std::vec::IntoIter<std::ffi::OsString>> {
-    tend_sys::entry::argv()
-        .into_iter()
-        .skip(NAME_WORDS.load(Ordering::Relaxed))
+    argv0_and_args().1
 }
 
 /// argv[0] and the program's arguments after its name, from one copy of argv (a program
 /// that needs its argv[0] too, as tend-sv does for its init-script mode, asks once).
 pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::vec::IntoIter<OsString>>) {
-    let mut all = tend_sys::entry::argv().into_iter();
+    let argv = tend_sys::entry::argv();
+    let words = NAME_WORDS.load(Ordering::Relaxed);
+    if let Some(first) = argv.get(words)
+        && help::asks(first)
+    {
+        help::answer(
+            argv.first().map_or(OsStr::new(""), |a| a.as_os_str()),
+            first,
+        );
+    }
+    let mut all = argv.into_iter();
     let argv0 = all.next().unwrap_or_default();
-    let skip = NAME_WORDS.load(Ordering::Relaxed).saturating_sub(1);
-    (argv0, all.skip(skip))
+    (argv0, all.skip(words.saturating_sub(1)))
 }
 
 /// Called by the multi-call entry point when the program was named by the first argument
@@ -43,6 +51,14 @@ pub fn argv0_and_args() -> (OsString, std::iter::Skip<std::vec::IntoIter<OsStrin
 pub fn named_by_first_argument() {
     NAME_WORDS.store(2, Ordering::Relaxed);
 }
+
+/// Called by the multi-call entry point with the program it runs (the name argv[0] or the
+/// first argument gave may be an alias: `s6-svc`, `chpst`, `init`).
+pub fn running(name: &'static str) {
+    help::running(name);
+}
+
+pub mod help;
 
 /// One program's identity: its name and its usage line (worded as the man page's SYNOPSIS).
 #[derive(Clone, Copy, Debug)]

@@ -541,7 +541,10 @@ impl Scanner<'_> {
     /// scan directory, with the pipe end as stdout (service) or stdin (logger).
     fn start(&mut self, key: Key, name: &[u8], side: Side, now: Instant) {
         let suffix: &[u8] = if side == Side::Log { b"/log" } else { b"" };
-        self.supervisor.set_arg(1, &[name, suffix]);
+        // A name that starts with a dash goes as ./NAME, or the supervisor takes it for
+        // an option (issue 34 item 25).
+        let dot: &[u8] = if name.starts_with(b"-") { b"./" } else { b"" };
+        self.supervisor.set_arg(1, &[dot, name, suffix]);
         self.spawn_opts.fds.clear();
         if let Some(Pipe::Open { read, write }) = self.table.get(key).map(|r| r.pipe) {
             self.spawn_opts.fds.push(match side {
