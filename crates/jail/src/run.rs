@@ -542,7 +542,10 @@ fn read_only(p: &Path) -> Result<(), Failure> {
 /// effective, ambient), then no_new_privs.
 fn credentials(plan: &Plan, who: &Account) -> Result<(), Failure> {
     use rustix::thread::{CapabilitySet, CapabilitySets};
-    let wanted = plan.capabilities();
+    // A capability tend-jail itself has not (a container's bounding set) cannot be given.
+    let have =
+        rustix::thread::capabilities(None).map_err(|e| Failure::rx("read capabilities", "", e))?;
+    let wanted = plan.capabilities() & have.permitted.bits();
     for i in 0..caps::known() {
         if wanted & (1 << i) == 0 {
             let one = CapabilitySet::from_bits_retain(1 << i);
