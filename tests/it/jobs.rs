@@ -164,7 +164,7 @@ fn bad_input_is_refused_whole() {
             "signal.yml",
             "processes:\n  - name: web\n    executable: /bin/true\n    shutdown_signal: NOPE\n",
             &[],
-            "invalid shutdown_signal of process web: NOPE: a signal name such as TERM or INT",
+            "invalid shutdown_signal of process web: NOPE: bpm takes TERM or INT",
         ),
     ];
     for (name, body, opts, msg) in cases {

@@ -36,6 +36,9 @@ pub struct Plan {
     pub processes: Option<u64>,
     pub cgroup: Option<PathBuf>,
     pub workdir: Option<PathBuf>,
+    /// bpm's stop (`-s`): on this signal, forward it; 15 s later SIGQUIT; 2 s later
+    /// SIGKILL to the whole pid namespace.
+    pub shutdown_signal: Option<i32>,
     pub vcap_root: PathBuf,
     /// Where the new root is built (an empty directory; a tmpfs is mounted on it inside
     /// the jail's own mount namespace, so the host never sees what is built there).
@@ -60,6 +63,7 @@ impl Plan {
             processes: None,
             cgroup: None,
             workdir: None,
+            shutdown_signal: None,
             vcap_root: PathBuf::from(VCAP),
             rootfs: PathBuf::from("/run/tend-jail"),
         }
@@ -270,57 +274,8 @@ pub fn parse_volume(s: &str) -> Option<Volume> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn canonical_paths() {
-        for good in ["/", "/var/vcap/data/x", "/a/b.c", "/a/..b"] {
-            assert!(canonical(Path::new(good)), "{good}");
-        }
-        for bad in ["a/b", "/a/../b", "/a/./b", "/a//b", "/a/b/", "/..", ""] {
-            assert!(!canonical(Path::new(bad)), "{bad}");
-        }
-    }
-
-    #[test]
-    fn volumes_are_checked_as_bpm_does() {
-        let mut p = Plan::new("web");
-        p.volumes = vec![parse_volume("/var/vcap/data/web/x:wx").unwrap()];
-        assert_eq!(p.check(), Ok(()));
-        for bad in [
-            "/etc/passwd",
-            "/var/vcap/data/web",
-            "/var/vcap/store/web",
-            "/var/vcap/data/../../etc",
-            "var/vcap/data/x",
-            "/var/vcap/jobs/other",
-        ] {
-            p.volumes = vec![parse_volume(bad).unwrap()];
-            assert!(p.check().is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn binds_in_depth_order_first_wins() {
-        let mut p = Plan::new("web");
-        p.ephemeral_disk = true;
-        p.volumes = vec![parse_volume("/var/vcap/data/web/tmp:m").unwrap()];
-        let b = p.binds(|_| true);
-        let depths: Vec<usize> = b.iter().map(|b| b.inside.components().count()).collect();
-        assert!(depths.windows(2).all(|w| w[0] <= w[1]));
-        let tmp: Vec<_> = b
-            .iter()
-            .filter(|b| b.inside == Path::new("/var/vcap/data/web/tmp"))
-            .collect();
-        assert_eq!(tmp.len(), 1);
-        assert!(tmp[0].writable && !tmp[0].exec);
-    }
-}
-
 /// tend-jail's option letters, getopt-style (the man page's SYNOPSIS).
-pub const OPTIONS: &str = "f:j:u:c:v:V:PHepn:C:m:t:g:d:R:r:";
+pub const OPTIONS: &str = "f:j:u:c:v:V:PHepn:C:m:t:g:d:s:R:r:";
 
 impl Plan {
     /// Take one option (not `-f` or `-j`, which the caller reads first).
@@ -354,6 +309,12 @@ impl Plan {
             't' => self.processes = Some(number("processes limit")?),
             'g' => self.cgroup = Some(PathBuf::from(v)),
             'd' => self.workdir = Some(PathBuf::from(v)),
+            's' => match tend_sys::signals::parse(v) {
+                Some(n) if n == libc::SIGTERM || n == libc::SIGINT => {
+                    self.shutdown_signal = Some(n)
+                }
+                _ => return Err(format!("invalid shutdown signal: {v}: TERM or INT")),
+            },
             'R' => self.vcap_root = PathBuf::from(v),
             'r' => self.rootfs = PathBuf::from(v),
             _ => return Err(format!("unknown option -{c}")),
@@ -409,6 +370,9 @@ impl Plan {
         if let Some(d) = &self.workdir {
             opt('d', d.display().to_string());
         }
+        if let Some(s) = self.shutdown_signal.and_then(tend_sys::signals::name) {
+            opt('s', s.trim_start_matches("SIG").to_string());
+        }
         for (on, f) in [
             (self.privileged, "-P"),
             (self.host_pid, "-H"),
@@ -420,5 +384,54 @@ impl Plan {
             }
         }
         a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_paths() {
+        for good in ["/", "/var/vcap/data/x", "/a/b.c", "/a/..b"] {
+            assert!(canonical(Path::new(good)), "{good}");
+        }
+        for bad in ["a/b", "/a/../b", "/a/./b", "/a//b", "/a/b/", "/..", ""] {
+            assert!(!canonical(Path::new(bad)), "{bad}");
+        }
+    }
+
+    #[test]
+    fn volumes_are_checked_as_bpm_does() {
+        let mut p = Plan::new("web");
+        p.volumes = vec![parse_volume("/var/vcap/data/web/x:wx").unwrap()];
+        assert_eq!(p.check(), Ok(()));
+        for bad in [
+            "/etc/passwd",
+            "/var/vcap/data/web",
+            "/var/vcap/store/web",
+            "/var/vcap/data/../../etc",
+            "var/vcap/data/x",
+            "/var/vcap/jobs/other",
+        ] {
+            p.volumes = vec![parse_volume(bad).unwrap()];
+            assert!(p.check().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn binds_in_depth_order_first_wins() {
+        let mut p = Plan::new("web");
+        p.ephemeral_disk = true;
+        p.volumes = vec![parse_volume("/var/vcap/data/web/tmp:m").unwrap()];
+        let b = p.binds(|_| true);
+        let depths: Vec<usize> = b.iter().map(|b| b.inside.components().count()).collect();
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]));
+        let tmp: Vec<_> = b
+            .iter()
+            .filter(|b| b.inside == Path::new("/var/vcap/data/web/tmp"))
+            .collect();
+        assert_eq!(tmp.len(), 1);
+        assert!(tmp[0].writable && !tmp[0].exec);
     }
 }

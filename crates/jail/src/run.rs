@@ -126,7 +126,7 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
         let sfd = tend_sys::signals::signalfd(&FORWARDED)
             .map_err(|e| Failure::sys("block signals", "", e))?;
         if let Forked::Parent(pid1) = fork().map_err(|e| Failure::sys("fork PID 1", "", e))? {
-            return Ok(forward_until_exit(&sfd, pid1, false));
+            return Ok(forward_until_exit(&sfd, pid1, false, plan.shutdown_signal));
         }
         // PID 1 dies with tend-jail outside (a SIGKILL there cannot be forwarded), and
         // the kernel then kills everything in the namespace.
@@ -139,7 +139,7 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
     std::env::set_current_dir(&cwd).map_err(|e| Failure::io("chdir", &cwd, &e))?;
     if let Some(sfd) = &signals {
         if let Forked::Parent(child) = fork().map_err(|e| Failure::sys("fork program", "", e))? {
-            return Ok(forward_until_exit(sfd, child, true));
+            return Ok(forward_until_exit(sfd, child, true, None));
         }
         tend_sys::process::reset_signals();
     }
@@ -290,21 +290,55 @@ fn with_defaults(plan: &Plan, env: &[(OsString, OsString)]) -> Vec<(OsString, Os
     env
 }
 
+/// bpm's stop after the shutdown signal: SIGQUIT 15 s later (its DefaultStopTimeout),
+/// then SIGKILL 2 s after that.
+const STOP_STEPS: [(std::time::Duration, Signal); 2] = [
+    (std::time::Duration::from_secs(15), Signal::SIGQUIT),
+    (std::time::Duration::from_secs(2), Signal::SIGKILL),
+];
+
 /// Forward the signals taken to `child` until it ends; its exit code (128+n for a death
-/// by signal n). As PID 1 (`reap_all`), every other child that ends is reaped too.
-fn forward_until_exit(sfd: &nix::sys::signalfd::SignalFd, child: Pid, reap_all: bool) -> i32 {
+/// by signal n). As PID 1 (`reap_all`), every other child that ends is reaped too. With
+/// `stop`, that signal also starts bpm's stop: QUIT, then KILL (of PID 1: the kernel
+/// then kills the whole namespace).
+fn forward_until_exit(
+    sfd: &nix::sys::signalfd::SignalFd,
+    child: Pid,
+    reap_all: bool,
+    stop: Option<i32>,
+) -> i32 {
+    let mut next: Option<(std::time::Instant, usize)> = None;
     loop {
+        let timeout = match next {
+            None => nix::poll::PollTimeout::NONE,
+            Some((at, _)) => {
+                let left = at.saturating_duration_since(std::time::Instant::now());
+                nix::poll::PollTimeout::try_from(left.as_millis().min(i32::MAX as u128) as i32)
+                    .unwrap_or(nix::poll::PollTimeout::NONE)
+            }
+        };
         let mut fds = [nix::poll::PollFd::new(
             std::os::fd::AsFd::as_fd(sfd),
             nix::poll::PollFlags::POLLIN,
         )];
-        let _ = nix::poll::poll(&mut fds, nix::poll::PollTimeout::NONE);
+        let _ = nix::poll::poll(&mut fds, timeout);
+        if let Some((at, step)) = next
+            && std::time::Instant::now() >= at
+        {
+            let _ = nix::sys::signal::kill(child, STOP_STEPS[step].1);
+            next = STOP_STEPS
+                .get(step + 1)
+                .map(|(after, _)| (std::time::Instant::now() + *after, step + 1));
+        }
         while let Ok(Some(info)) = sfd.read_signal() {
             let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else {
                 continue;
             };
             if sig != Signal::SIGCHLD {
                 let _ = nix::sys::signal::kill(child, sig);
+                if stop == Some(sig as i32) && next.is_none() {
+                    next = Some((std::time::Instant::now() + STOP_STEPS[0].0, 0));
+                }
             }
         }
         loop {

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 pub const CLONE_NAMESPACE_BITS: u64 = 0x7E02_0000;
 
 /// The names on both architectures.
-const COMMON: &[(&str, libc::c_long)] = &[
+const COMMON: &[(&str, i64)] = &[
     ("accept", libc::SYS_accept),
     ("accept4", libc::SYS_accept4),
     ("bind", libc::SYS_bind),
@@ -250,7 +250,7 @@ const COMMON: &[(&str, libc::c_long)] = &[
 
 /// The names only x86_64 has a number for.
 #[cfg(target_arch = "x86_64")]
-const ARCH: &[(&str, libc::c_long)] = &[
+const ARCH: &[(&str, i64)] = &[
     ("access", libc::SYS_access),
     ("alarm", libc::SYS_alarm),
     ("arch_prctl", libc::SYS_arch_prctl),
@@ -301,7 +301,7 @@ const ARCH: &[(&str, libc::c_long)] = &[
 /// aarch64's numbers for the names of bpm's list its C library uses that libc does not
 /// name (the generic table's getrlimit, setrlimit, sync_file_range and renameat).
 #[cfg(target_arch = "aarch64")]
-const ARCH: &[(&str, libc::c_long)] = &[
+const ARCH: &[(&str, i64)] = &[
     ("getrlimit", 163),
     ("setrlimit", 164),
     ("sync_file_range", 84),
@@ -310,7 +310,7 @@ const ARCH: &[(&str, libc::c_long)] = &[
 
 /// Every allowed name with its number on this architecture (bpm's list less the names
 /// this architecture has no number for), `clone` and `personality` apart.
-pub fn allowed() -> impl Iterator<Item = &'static (&'static str, libc::c_long)> {
+pub fn allowed() -> impl Iterator<Item = &'static (&'static str, i64)> {
     COMMON.iter().chain(ARCH)
 }
 
@@ -331,7 +331,7 @@ pub fn compile() -> Result<[BpfProgram; 2], CompileError> {
         .map_err(|e| CompileError(format!("{e}")))?;
     let err = |e: seccompiler::BackendError| CompileError(e.to_string());
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        allowed().map(|&(_, nr)| (nr as i64, Vec::new())).collect();
+        allowed().map(|&(_, nr)| (nr, Vec::new())).collect();
     let no_namespace = SeccompCondition::new(
         0,
         SeccompCmpArgLen::Qword,
@@ -340,7 +340,7 @@ pub fn compile() -> Result<[BpfProgram; 2], CompileError> {
     )
     .map_err(err)?;
     rules.insert(
-        libc::SYS_clone as i64,
+        libc::SYS_clone,
         vec![SeccompRule::new(vec![no_namespace]).map_err(err)?],
     );
     let personas = PERSONAS
@@ -351,7 +351,7 @@ pub fn compile() -> Result<[BpfProgram; 2], CompileError> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
-    rules.insert(libc::SYS_personality as i64, personas);
+    rules.insert(libc::SYS_personality, personas);
     let allowlist = SeccompFilter::new(
         rules,
         SeccompAction::Errno(libc::EPERM as u32),
@@ -360,9 +360,7 @@ pub fn compile() -> Result<[BpfProgram; 2], CompileError> {
     )
     .map_err(err)?;
     let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3 as i64, Vec::new())]
-            .into_iter()
-            .collect(),
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,

@@ -20,11 +20,18 @@ pub fn host(job: &str) -> render::Host {
         .split_whitespace()
         .map(String::from)
         .collect();
+    // From /etc/passwd as tend-jail reads it (a static executable must not call NSS), so
+    // apply and the run script agree on whether an account exists.
+    let passwd = tend_env::userdb::read(Path::new("/etc/passwd")).unwrap_or_default();
+    let users: Vec<String> = String::from_utf8_lossy(&passwd)
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .filter(|u| !u.is_empty())
+        .map(String::from)
+        .collect();
     render::Host {
-        // From /etc/passwd as tend-setuidgid reads it (a static executable must not call
-        // NSS), so apply and the run script agree on whether the account exists.
-        vcap: tend_env::userdb::read(Path::new("/etc/passwd"))
-            .is_ok_and(|p| tend_env::userdb::find_user(&p, b"vcap").is_some()),
+        vcap: users.iter().any(|u| u == "vcap"),
+        users,
         vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
         vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
         controllers,

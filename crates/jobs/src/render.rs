@@ -10,6 +10,8 @@ use tend_sys::warn::Warn;
 pub struct Host {
     /// bpm's default account `vcap` exists.
     pub vcap: bool,
+    /// The accounts of /etc/passwd, as tend-setuidgid reads them.
+    pub users: Vec<String>,
     /// /var/vcap/sys/log exists.
     pub vcap_log: bool,
     /// /var/vcap/jobs/JOB exists.
@@ -29,7 +31,14 @@ pub fn quote(s: &str) -> String {
     {
         return s.to_string();
     }
-    format!("'{}'", s.replace('\'', r"'\''"))
+    tend_sys::exec::shell_word_str(s)
+}
+
+/// A word inside a double-quoted string of a script: itself when it is bare, else the
+/// string closed, the word single-quoted, and the string reopened.
+fn in_double_quotes(s: &str) -> String {
+    let q = quote(s);
+    if q == s { q } else { format!("\"{q}\"") }
 }
 
 fn seconds(ms: u64) -> String {
@@ -144,7 +153,7 @@ fn run_script(job: &Job, p: &Process, host: &Host, name: &str, stages: &[Vec<Str
             "timeout -k 5 {} {} || {{ echo \"tend-jobs: {}: pre_start failed ($?)\"; exit 1; }}\n",
             seconds(p.pre_start_timeout_ms),
             quote(hook),
-            quote(name).trim_matches('\''),
+            in_double_quotes(name),
         ));
     }
     let chain: Vec<String> = stages
@@ -247,6 +256,12 @@ fn run_as(p: &Process, host: &Host, warn: &dyn Warn) -> Option<String> {
     if p.privileged {
         None
     } else if let Some(u) = &p.user {
+        if !host.users.iter().any(|x| x == u) {
+            warn.warn(&format_args!(
+                "process {}: user {u} does not exist on this machine: the process will not start until it does",
+                p.name
+            ));
+        }
         Some(u.clone())
     } else if host.vcap {
         Some("vcap".into())
@@ -282,13 +297,13 @@ fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
         sd::FINISH,
         format!(
             "#!/bin/sh\n# Written by tend-jobs: one line per death, into the log.\necho \"tend-jobs: {}: exited: code $1 signal $2\"\n",
-            quote(name).trim_matches('\'')
+            in_double_quotes(name)
         ),
         0o755,
     ));
     files.push(file(
         sd::DOWN_SIGNAL,
-        format!("SIG{}\n", p.shutdown_signal),
+        format!("SIG{}\n", p.shutdown_name()),
         0o644,
     ));
     files.push(file(
@@ -340,7 +355,7 @@ fn log_run(job: &Job, p: &Process, host: &Host, name: &str) -> File {
         &format!("{}/{}", sd::LOG, sd::RUN),
         format!(
             "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
-            quote(name).trim_matches('\''),
+            name,
             script
                 .iter()
                 .map(|w| quote(w))

@@ -171,7 +171,7 @@ fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
 
 /// How the process is stopped and restarted.
 fn stop_lines(u: &mut String, p: &Process) {
-    u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_signal));
+    u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_name()));
     u.push_str(&format!("TimeoutStopSec={}\n", secs(p.stop_grace_ms)));
     match p.restart.as_ref().and_then(|r| r.slow_ms) {
         None => u.push_str("Restart=always\nRestartSec=1s\n"),
