@@ -211,6 +211,14 @@ fn prepare_host(plan: &Plan, who: &Account, binds: &[Bind]) -> Result<(), Failur
             .filter(|v| !v.mount_only)
             .map(|v| v.path.clone()),
     );
+    // Every bind tend-jail does not make must be there before anything is made: a
+    // machine without the job's layout is left as it was.
+    for b in binds {
+        let made = owned.iter().any(|o| plan.host(o) == b.host);
+        if !made && let Err(e) = std::fs::metadata(&b.host) {
+            return Err(Failure::io("bind", &b.host, &e));
+        }
+    }
     for inside in &owned {
         let host = plan.host(inside);
         no_link_below(&plan.vcap_root, &host)?;
