@@ -769,8 +769,9 @@ fn bosh_defaults_on_a_vcap_host() {
         run_script.contains("cd /var/vcap/jobs/web || exit 111\n"),
         "{run_script}"
     );
+    // bpm's walls, as vcap (tend-jail's default user).
     assert!(
-        run_script.contains("tend-setuidgid vcap \\\n"),
+        run_script.contains("exec tend-jail -j web -s TERM \\\n  /bin/sleep 1000\n"),
         "{run_script}"
     );
     let log_run = std::fs::read_to_string(sd.join("web-server/log/run")).unwrap();
@@ -788,4 +789,71 @@ fn bosh_defaults_on_a_vcap_host() {
     );
     let log_run = std::fs::read_to_string(sd.join("plain-server/log/run")).unwrap();
     assert!(log_run.contains(" ./main\n"), "{log_run}");
+}
+
+/// On a BOSH layout (here under -R), every process runs through tend-jail with bpm's
+/// settings: the run script's chain, then what the process sees of its walls.
+#[test]
+fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
+    if !nix::unistd::geteuid().is_root() {
+        return skip("tend-jail needs root");
+    }
+    let sc = Scratch::new("jobs-walled");
+    let vcap = sc.join("vcap");
+    for d in ["jobs/walled", "packages", "data/packages", "sys/log"] {
+        std::fs::create_dir_all(vcap.join(d)).unwrap();
+    }
+    let f = sc.write(
+        "bpm.yml",
+        "processes:
+  - name: server
+    executable: /bin/sh
+    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; echo started; exec sleep 1000\"]
+    capabilities: [NET_BIND_SERVICE]
+    ephemeral_disk: true
+    limits: {open_files: 512}
+    additional_volumes: [{path: /var/vcap/data/shared, writable: true}]
+    tend: {user: nobody}
+",
+        false,
+    );
+    let fleet = Fleet::start(&sc);
+    let o = jobs(&[
+        "apply",
+        "-n",
+        "walled",
+        "-R",
+        s(&vcap),
+        s(&f),
+        s(&fleet.dir),
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        !text(&o.stderr).contains("not isolating"),
+        "{}",
+        text(&o.stderr)
+    );
+    let run_script = std::fs::read_to_string(fleet.dir.join("walled-server/run")).unwrap();
+    let chain = format!(
+        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s TERM -e -R {} \\\n",
+        vcap.display()
+    );
+    assert!(run_script.contains(&chain), "{run_script}");
+    let log = vcap.join("sys/log/walled/server/current");
+    let seen = wait_until(FLEET_PATIENCE, "the walled process's report", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|t| t.contains("started"))
+    });
+    for line in [
+        "CapAmb:\t0000000000000400",
+        "NoNewPrivs:\t1",
+        "Seccomp:\t2",
+        "Uid:\t65534\t65534\t65534\t65534",
+    ] {
+        assert!(seen.contains(line), "{line:?} not in\n{seen}");
+    }
+    let host_mnt = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    assert!(!seen.contains(&*host_mnt.to_string_lossy()), "{seen}");
+    assert!(vcap.join("data/shared").is_dir() && vcap.join("data/walled").is_dir());
 }

@@ -140,7 +140,6 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
             boolean,
         )?
         .unwrap_or(false);
-    warn_unhonoured(&m, &name, warn);
     let mut p = Process {
         name,
         executable,
@@ -274,27 +273,6 @@ fn shutdown_signal(m: &Map, name: &str) -> Result<i32, Invalid> {
         _ => Err(Invalid(format!(
             "invalid {what}: {s}: bpm takes TERM or INT"
         ))),
-    }
-}
-
-/// bpm's isolation keys, read and checked but not yet built by tend-jobs' run scripts
-/// (tend-jail builds them; the run scripts do not call it yet): one warning naming those
-/// given.
-fn warn_unhonoured(m: &Map, name: &str, warn: &dyn Warn) {
-    let unhonoured: Vec<&str> = [
-        "capabilities",
-        "additional_volumes",
-        "ephemeral_disk",
-        "persistent_disk",
-    ]
-    .into_iter()
-    .filter(|k| m.get(k).is_some())
-    .collect();
-    if !unhonoured.is_empty() {
-        warn.warn(&format_args!(
-            "process {name}: {}: not isolating, so no namespace, mount or capability set is made: the process sees the host's filesystem and runs with its user's rights",
-            unhonoured.join(", ")
-        ));
     }
 }
 

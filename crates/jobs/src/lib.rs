@@ -14,7 +14,13 @@ use std::path::Path;
 pub use tend_client::install::SysError;
 
 /// What the host offers, looked up once.
+/// What the host offers, BOSH's tree at /var/vcap.
 pub fn host(job: &str) -> render::Host {
+    host_at(job, Path::new(tend_jail::plan::VCAP))
+}
+
+/// What the host offers, BOSH's tree at `vcap_root` (tend-jobs -R; tests).
+pub fn host_at(job: &str, vcap_root: &Path) -> render::Host {
     let controllers = std::fs::read_to_string(cgroup2_mount().join("cgroup.controllers"))
         .unwrap_or_default()
         .split_whitespace()
@@ -32,8 +38,9 @@ pub fn host(job: &str) -> render::Host {
     render::Host {
         vcap: users.iter().any(|u| u == "vcap"),
         users,
-        vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
-        vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
+        vcap_log: vcap_root.join("sys/log").is_dir(),
+        vcap_job_dir: vcap_root.join("jobs").join(job).is_dir(),
+        vcap_root: vcap_root.display().to_string(),
         controllers,
     }
 }
