@@ -605,3 +605,102 @@ fn pid1_forwards_signals_and_exits_with_the_programs_code() {
     let st = d.wait_exit(PATIENCE).expect("tend-jail ended");
     assert_eq!(st.code(), Some(128 + 15), "{st:?}");
 }
+
+/// bpm's checks, in tend-jobs check and in tend-jail: shutdown_signal HUP, an unknown
+/// capability, a volume outside /var/vcap; one line each, exit 100.
+#[test]
+fn bpm_yml_checks_refuse_what_bpm_refuses() {
+    let sc = Scratch::new("jail-bpm-checks");
+    for (key, says) in [
+        (
+            "shutdown_signal: HUP",
+            "invalid shutdown_signal of process p: HUP: bpm takes TERM or INT",
+        ),
+        ("capabilities: [FLY]", "unknown capability FLY"),
+        (
+            "additional_volumes: [{path: /etc}]",
+            "volume /etc: not under /var/vcap/data",
+        ),
+        (
+            "additional_volumes: [{path: /var/vcap/data/../x}]",
+            "not a canonical absolute path",
+        ),
+    ] {
+        let f = sc.write(
+            "bpm.yml",
+            &format!("processes:\n  - name: p\n    executable: /bin/true\n    {key}\n"),
+            false,
+        );
+        let o = tend("tend-jobs", [std::ffi::OsStr::new("check"), f.as_os_str()]);
+        assert_code(&o, 100);
+        let err = text(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{key}: {err}");
+    }
+    let o = tend("tend-jail", ["-j", "web", "-s", "HUP", "true"]);
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        "tend-jail: fatal: invalid shutdown signal: HUP: TERM or INT\n"
+    );
+}
+
+/// tend-jobs check names a tend.user that does not exist on the machine (issue 34).
+#[test]
+fn check_names_a_user_the_machine_has_not() {
+    let sc = Scratch::new("jail-no-user");
+    let f = sc.write(
+        "bpm.yml",
+        "processes:\n  - name: p\n    executable: /bin/true\n    tend: {user: no-such-user-here}\n",
+        false,
+    );
+    let o = tend("tend-jobs", [std::ffi::OsStr::new("check"), f.as_os_str()]);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stderr).contains("user no-such-user-here does not exist on this machine"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// bpm's stop with -s TERM: TERM forwarded; 15 s later QUIT; 2 s later KILL of the whole
+/// namespace (the program here ignores TERM and only notes QUIT).
+#[test]
+fn shutdown_signal_then_quit_then_kill_as_bpm_stops() {
+    if !can_jail() {
+        return;
+    }
+    let v = Vcap::new("stop");
+    let out = v.scratch.join("stop.out");
+    let mut c = cmd("tend-jail");
+    c.args(["-j", JOB, "-u", "nobody", "-s", "TERM", "-R"])
+        .arg(v.root())
+        .args([
+            "/bin/sh",
+            "-c",
+            "trap 'echo got-term' TERM; trap 'echo got-quit' QUIT; echo up; while :; do sleep 0.2; done",
+        ])
+        .stdout(std::fs::File::create(&out).unwrap());
+    let mut d = Daemon::start(c);
+    wait_until(PATIENCE, "the program up", || {
+        std::fs::read_to_string(&out)
+            .ok()
+            .filter(|t| t.contains("up"))
+    });
+    let asked = std::time::Instant::now();
+    d.signal(nix::sys::signal::Signal::SIGTERM);
+    let st = d
+        .wait_exit(std::time::Duration::from_secs(40))
+        .expect("tend-jail ended");
+    let took = asked.elapsed();
+    assert_eq!(st.code(), Some(128 + 9), "{st:?}");
+    assert!(
+        took >= std::time::Duration::from_secs(17) && took < std::time::Duration::from_secs(30),
+        "{took:?}"
+    );
+    let said = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        said.contains("got-term") && said.contains("got-quit"),
+        "{said}"
+    );
+}
