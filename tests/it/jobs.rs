@@ -857,3 +857,64 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     assert!(!seen.contains(&*host_mnt.to_string_lossy()), "{seen}");
     assert!(vcap.join("data/shared").is_dir() && vcap.join("data/walled").is_dir());
 }
+
+/// bpm's walls in systemd's words, and systemd-analyze verify takes them.
+#[test]
+fn systemd_units_carry_bpms_walls() {
+    require("systemd-analyze");
+    let sc = Scratch::new("jobs-systemd-walls");
+    let units = sc.join("units");
+    std::fs::create_dir(&units).unwrap();
+    let f = sc.write(
+        "walled.yml",
+        "processes:
+  - name: web
+    executable: /bin/sleep
+    args: [\"1000\"]
+    capabilities: [NET_BIND_SERVICE]
+    ephemeral_disk: true
+    limits: {open_files: 512}
+    additional_volumes: [{path: /var/vcap/data/shared, writable: true, allow_executions: true}]
+",
+        false,
+    );
+    let o = jobs(&["apply", "-s", s(&f), s(&units)]);
+    assert_code(&o, 0);
+    let unit = std::fs::read_to_string(units.join("walled-web.service")).unwrap();
+    for line in [
+        "PrivateIPC=yes\n",
+        "PrivateMounts=yes\n",
+        "ProtectSystem=strict\n",
+        "TemporaryFileSystem=/var/vcap:ro\n",
+        "BindPaths=-/var/vcap/data/walled/tmp:/tmp -/var/vcap/data/walled/tmp:/var/tmp -/var/vcap/data/walled -/var/vcap/data/shared -/var/vcap/data/walled/tmp -/var/vcap/sys/log/walled\n",
+        "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled\n",
+        "CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n",
+        "AmbientCapabilities=CAP_NET_BIND_SERVICE\n",
+        "NoNewPrivileges=yes\n",
+        "InaccessiblePaths=-/etc/sv -/proc/kcore",
+        "ReadOnlyPaths=-/proc/asound",
+        "RestrictNamespaces=yes\n",
+        "SystemCallErrorNumber=EPERM\n",
+        "LimitNOFILE=512\n",
+    ] {
+        assert!(unit.contains(line), "{line:?} not in\n{unit}");
+    }
+    assert!(
+        !unit.contains("NoExecPaths=-/var/vcap/data/shared"),
+        "{unit}"
+    );
+    let filter = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("SystemCallFilter="))
+        .unwrap();
+    assert!(filter.split(' ').any(|n| n == "read"), "{filter}");
+    assert!(
+        !filter.split(' ').any(|n| n == "mount" || n == "clone3"),
+        "{filter}"
+    );
+    let mut c = std::process::Command::new("systemd-analyze");
+    c.arg("verify")
+        .arg("walled-web.service")
+        .current_dir(&units);
+    assert_code(&run(c), 0);
+}

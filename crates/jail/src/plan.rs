@@ -7,6 +7,28 @@ use std::path::{Path, PathBuf};
 /// BOSH's root inside the jail: every job path is under it.
 pub const VCAP: &str = "/var/vcap";
 
+/// bpm's masked paths: hidden behind an empty read-only tmpfs (a directory) or /dev/null
+/// (a file).
+pub const MASKED: [&str; 7] = [
+    "/etc/sv",
+    "/proc/kcore",
+    "/proc/latency_stats",
+    "/proc/sched_debug",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/sys/firmware",
+];
+
+/// bpm's read-only paths.
+pub const READ_ONLY: [&str; 6] = [
+    "/proc/asound",
+    "/proc/bus",
+    "/proc/fs",
+    "/proc/irq",
+    "/proc/sys",
+    "/proc/sysrq-trigger",
+];
+
 /// One `additional_volumes` (or `unsafe.unrestricted_volumes`) entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Volume {

@@ -423,37 +423,15 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
         .map_err(|e| Failure::rx("detach old root", "/", e))?;
     std::env::set_current_dir("/").map_err(|e| Failure::io("chdir", "/", &e))?;
     if !plan.privileged {
-        for p in MASKED {
+        for p in crate::plan::MASKED {
             mask(Path::new(p))?;
         }
-        for p in READ_ONLY {
+        for p in crate::plan::READ_ONLY {
             read_only(Path::new(p))?;
         }
     }
     Ok(())
 }
-
-/// bpm's masked paths: hidden behind an empty read-only tmpfs (a directory) or /dev/null
-/// (a file).
-const MASKED: [&str; 7] = [
-    "/etc/sv",
-    "/proc/kcore",
-    "/proc/latency_stats",
-    "/proc/sched_debug",
-    "/proc/timer_list",
-    "/proc/timer_stats",
-    "/sys/firmware",
-];
-
-/// bpm's read-only paths.
-const READ_ONLY: [&str; 6] = [
-    "/proc/asound",
-    "/proc/bus",
-    "/proc/fs",
-    "/proc/irq",
-    "/proc/sys",
-    "/proc/sysrq-trigger",
-];
 
 fn mount_fs(
     source: &str,
