@@ -22,4 +22,29 @@ mod run;
 pub mod seccomp;
 
 pub use plan::{Plan, Volume};
+
+/// bpm's filter as build.rs compiled it (None in a cross build).
+mod built {
+    include!(concat!(env!("OUT_DIR"), "/filter.rs"));
+}
+
+/// The two seccomp programs to load (seccomp::compile's): built at build time where the
+/// target is the build machine's architecture (build.rs), else compiled now.
+pub fn seccomp_programs() -> Result<Vec<seccompiler::BpfProgram>, seccomp::CompileError> {
+    match built::PRECOMPILED {
+        Some([a, b]) => Ok(vec![a.to_vec(), b.to_vec()]),
+        None => seccomp::compile().map(Vec::from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// What build.rs wrote is what seccomp::compile gives now.
+    #[test]
+    fn built_filter_is_the_compiled_one() {
+        assert!(super::built::PRECOMPILED.is_some());
+        let built = super::seccomp_programs().unwrap();
+        assert_eq!(built, super::seccomp::compile().unwrap().to_vec());
+    }
+}
 pub use run::{Failure, run};

@@ -11,8 +11,8 @@
 //! With `-H` (bpm's `unsafe.host_pid_namespace`) there is no PID 1: tend-jail builds the
 //! walls around itself and execs the program in its place.
 
+use crate::caps;
 use crate::plan::{Bind, Plan};
-use crate::{caps, seccomp};
 use nix::errno::Errno;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -110,7 +110,10 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
     let filters = if plan.privileged {
         None
     } else {
-        Some(seccomp::compile().map_err(|e| Failure::refused("compile seccomp filter", "", e.0))?)
+        Some(
+            crate::seccomp_programs()
+                .map_err(|e| Failure::refused("compile seccomp filter", "", e.0))?,
+        )
     };
     let env = with_defaults(plan, env);
     let mut ns = nix::sched::CloneFlags::CLONE_NEWNS
@@ -148,8 +151,8 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
         .map_err(|e| Failure::sys("find program", Path::new(&argv[0]), e))?;
     credentials(plan, &who)?;
     limits(plan)?;
-    if let Some([allowlist, clone3]) = &filters {
-        for f in [allowlist, clone3] {
+    if let Some(programs) = &filters {
+        for f in programs {
             seccompiler::apply_filter(f)
                 .map_err(|e| Failure::refused("load seccomp filter", "", e.to_string()))?;
         }
