@@ -22,6 +22,7 @@ mod run;
 pub mod seccomp;
 
 pub use plan::{Plan, Volume};
+pub use run::{Failure, run};
 
 /// bpm's filter as build.rs compiled it (None in a cross build).
 mod built {
@@ -47,4 +48,3 @@ mod tests {
         assert_eq!(built, super::seccomp::compile().unwrap().to_vec());
     }
 }
-pub use run::{Failure, run};
