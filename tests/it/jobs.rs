@@ -803,18 +803,29 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     for d in ["jobs/walled", "packages", "data/packages", "sys/log"] {
         std::fs::create_dir_all(vcap.join(d)).unwrap();
     }
+    // bpm's pre_start runs on the host, as root, before the walls: here a script the
+    // jail cannot even see.
+    let hook = sc.write(
+        "pre-start",
+        "#!/bin/sh\necho \"pre-start as $(id -u)\"\n",
+        true,
+    );
     let f = sc.write(
         "bpm.yml",
-        "processes:
+        &format!("processes:
   - name: server
     executable: /bin/sh
     args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; echo started; exec sleep 1000\"]
     capabilities: [NET_BIND_SERVICE]
     ephemeral_disk: true
-    limits: {open_files: 512}
-    additional_volumes: [{path: /var/vcap/data/shared, writable: true}]
-    tend: {user: nobody}
+    limits: {{open_files: 512}}
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}]
+    hooks: {{pre_start: {}}}
+    shutdown_signal: INT
+    tend: {{user: nobody}}
 ",
+            hook.display()
+        ),
         false,
     );
     let fleet = Fleet::start(&sc);
@@ -835,10 +846,14 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     );
     let run_script = std::fs::read_to_string(fleet.dir.join("walled-server/run")).unwrap();
     let chain = format!(
-        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s TERM -e -R {} \\\n",
+        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s INT -e -R {} \\\n",
         vcap.display()
     );
     assert!(run_script.contains(&chain), "{run_script}");
+    assert_eq!(
+        std::fs::read_to_string(fleet.dir.join("walled-server/down-signal")).unwrap(),
+        "SIGINT\n"
+    );
     let log = vcap.join("sys/log/walled/server/current");
     let seen = wait_until(FLEET_PATIENCE, "the walled process's report", || {
         std::fs::read_to_string(&log)
@@ -846,6 +861,7 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
             .filter(|t| t.contains("started"))
     });
     for line in [
+        "pre-start as 0",
         "CapAmb:\t0000000000000400",
         "NoNewPrivs:\t1",
         "Seccomp:\t2",
