@@ -137,8 +137,17 @@ impl Shape {
         let privileged = self.privileged;
         let mut caps: Vec<String> = self.caps.iter().map(|c| q(&format!("CAP_{c}"))).collect();
         if privileged {
+            // bpm's 38, less those this machine withholds from us (a container's bounding
+            // set): runc cannot give them either, and tend-jail gives what it has.
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let have = status
+                .lines()
+                .find_map(|l| l.strip_prefix("CapPrm:"))
+                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+                .unwrap();
             caps.extend(
-                tend_jail::caps::names(tend_jail::caps::PRIVILEGED).map(|c| q(&format!("CAP_{c}"))),
+                tend_jail::caps::names(tend_jail::caps::PRIVILEGED & have)
+                    .map(|c| q(&format!("CAP_{c}"))),
             );
         }
         let nosuid = |opts: &[&str]| -> String {
@@ -743,7 +752,6 @@ fn memory_and_processes_limits_join_a_cgroup() {
         assert!(o.stdout.is_empty());
         // The refusal is what this machine can show (no skip: CI's machines are these).
         return;
-        return skip("no cgroup v2 memory and pids controllers here: only the refusal is tested");
     }
     assert!(o.status.success(), "{o:?}");
     let dir = mount.unwrap().join(&group);
