@@ -339,16 +339,17 @@ fn report(out: &str) -> BTreeMap<String, String> {
     let host_ns = |t: &str| std::fs::read_link(format!("/proc/self/ns/{t}")).unwrap();
     out.lines()
         .filter_map(|l| {
+            // /proc/self/limits: "Max open files   SOFT   HARD   UNITS", no colon.
+            if l.starts_with("Max ") {
+                let mut w = l.split_whitespace().rev().skip(1);
+                let (hard, soft) = (w.next()?.to_string(), w.next()?.to_string());
+                return Some((l.split("  ").next()?.to_string(), format!("{soft} {hard}")));
+            }
             let (k, v) = l.split_once(':')?;
             let v = v.trim().to_string();
             if let Some(t) = k.strip_prefix("ns ") {
                 let same = host_ns(t).to_string_lossy() == v;
                 return Some((k.to_string(), if same { "host" } else { "own" }.to_string()));
-            }
-            if k.starts_with("Max ") {
-                let mut w = l.split_whitespace().rev().skip(1);
-                let (hard, soft) = (w.next()?.to_string(), w.next()?.to_string());
-                return Some((k.split("  ").next()?.to_string(), format!("{soft} {hard}")));
             }
             Some((k.to_string(), v))
         })
@@ -370,6 +371,19 @@ fn compare(shape: &Shape, name: &str) {
     let o = v.jail(&shape.args(), &probe_args);
     assert!(o.status.success(), "{o:?}");
     let (theirs, ours) = (report(&runc), report(&text(&o.stdout)));
+    for k in [
+        "Max open files",
+        "CapBnd",
+        "NoNewPrivs",
+        "ns pid",
+        "mount /usr",
+        "call mount",
+    ] {
+        assert!(
+            theirs.contains_key(k),
+            "{name}: the probe's report lacks {k}:\n{runc}"
+        );
+    }
     let mut diffs = Vec::new();
     for (k, want) in &theirs {
         // runc's single filter against our two (tend-jail(8), NOTES); clone3 is the issue's
@@ -756,4 +770,25 @@ fn memory_and_processes_limits_join_a_cgroup() {
         text(&o.stdout)
     );
     let _ = std::fs::remove_dir(&dir);
+}
+
+/// -f: the options from a file, one word a line, before the command line's.
+#[test]
+fn options_from_a_file() {
+    if !can_jail() {
+        return;
+    }
+    let v = Vcap::new("optfile");
+    let file = v
+        .scratch
+        .write("jail", "-c\nNET_BIND_SERVICE\n-n\n77\n", false);
+    let f = file.to_str().unwrap();
+    let o = v.jail(&["-f", f], &[]);
+    assert!(o.status.success(), "{o:?}");
+    let r = report(&text(&o.stdout));
+    assert_eq!(
+        r.get("CapAmb").map(String::as_str),
+        Some("0000000000000400")
+    );
+    assert_eq!(r.get("Max open files").map(String::as_str), Some("77 77"));
 }

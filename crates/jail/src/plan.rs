@@ -457,3 +457,44 @@ mod tests {
         assert!(tmp[0].writable && !tmp[0].exec);
     }
 }
+
+#[cfg(test)]
+mod options {
+    use super::*;
+
+    /// What tend-jobs writes (`args`) reads back (`take`) as the same plan.
+    #[test]
+    fn args_read_back_as_the_same_plan() {
+        let mut p = Plan::new("web");
+        p.user = "nobody".into();
+        p.caps = caps::bit("NET_BIND_SERVICE").unwrap() | caps::bit("SYS_NICE").unwrap();
+        p.volumes = vec![parse_volume("/var/vcap/data/x:wxm").unwrap()];
+        p.unrestricted = vec![parse_volume("/srv").unwrap()];
+        p.privileged = true;
+        p.host_pid = true;
+        p.ephemeral_disk = true;
+        p.persistent_disk = true;
+        p.open_files = Some(10);
+        p.core_file_size = Some(0);
+        p.memory = Some(1 << 20);
+        p.processes = Some(5);
+        p.cgroup = Some("tend/web".into());
+        p.workdir = Some("/var/vcap/jobs/web/x".into());
+        p.shutdown_signal = Some(libc::SIGINT);
+        let args = p.args();
+        assert_eq!(args[..2], ["-j", "web"]);
+        let mut q = Plan::new("web");
+        let mut it = args[2..].iter();
+        while let Some(o) = it.next() {
+            let c = o.chars().nth(1).unwrap();
+            let takes = OPTIONS.contains(&format!("{c}:"));
+            let v = if takes {
+                it.next().map(String::as_str)
+            } else {
+                None
+            };
+            q.take(c, v).unwrap();
+        }
+        assert_eq!(p, q);
+    }
+}
