@@ -12,9 +12,9 @@ use std::time::Duration;
 use tend_cli::{Program, code, expand_long, parse_duration_ms, shown};
 use tend_jobs::{apply, bpm, model, render, systemd};
 
-const USAGE: &str = "tend-jobs check [ -n job ] file | tend-jobs apply [ -s ] [ -n job ] [ -t patience ] file dir | tend-jobs remove [ -t patience ] job scandir";
+const USAGE: &str = "tend-jobs check [ -n job ] [ -R vcaproot ] file | tend-jobs apply [ -s ] [ -n job ] [ -R vcaproot ] [ -t patience ] file dir | tend-jobs remove [ -t patience ] job scandir";
 const PROG: Program = Program::new("tend-jobs", USAGE);
-const SPEC: &str = "sn:t:";
+const SPEC: &str = "sn:t:R:";
 const LONG: &[(&str, char)] = &[("systemd", 's'), ("name", 'n')];
 
 /// Read and check the file: the job, or exit 100 (bad input) / 111 (unreadable).
@@ -61,6 +61,14 @@ fn read_job(p: &tend_cli::Parsed, file: &OsString) -> model::Job {
         .unwrap_or_else(|e| PROG.fatal(e.code(), format_args!("{}: {e}", shown(file))))
 }
 
+/// What the host offers, BOSH's tree at -R's directory or /var/vcap.
+fn host(p: &tend_cli::Parsed, job: &str) -> render::Host {
+    let root = p
+        .value('R')
+        .map_or(Path::new(tend_jail::plan::VCAP), Path::new);
+    tend_jobs::host_at(job, root)
+}
+
 fn patience(p: &tend_cli::Parsed) -> Duration {
     p.value('t').map_or(Duration::from_secs(30), |v| {
         Duration::from_millis(parse_duration_ms(v).unwrap_or_else(|| PROG.usage_exit()))
@@ -86,7 +94,9 @@ fn run() {
         (Some("check"), [file]) if !p.has('s') && !p.has('t') => check(&p, file),
         (Some("apply"), [file, dir]) if p.has('s') => apply_systemd(&p, file, dir),
         (Some("apply"), [file, dir]) => apply(&p, file, dir),
-        (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') => remove(&p, job, dir),
+        (Some("remove"), [job, dir]) if !p.has('s') && !p.has('n') && !p.has('R') => {
+            remove(&p, job, dir)
+        }
         _ => PROG.usage_exit(),
     }
 }
@@ -94,7 +104,7 @@ fn run() {
 /// `check`: read the file and render the services, writing nothing.
 fn check(p: &tend_cli::Parsed, file: &OsString) -> ! {
     let job = read_job(p, file);
-    let host = tend_jobs::host(&job.name);
+    let host = host(p, &job.name);
     let services = render::services(&job, &host, &PROG);
     println!(
         "tend-jobs: {}: job {}: {} processes, {} services: valid",
@@ -109,7 +119,7 @@ fn check(p: &tend_cli::Parsed, file: &OsString) -> ! {
 /// `apply -s`: systemd units into `dir`.
 fn apply_systemd(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
     let job = read_job(p, file);
-    let units = systemd::units(&job, &tend_jobs::host(&job.name), &PROG);
+    let units = systemd::units(&job, &host(p, &job.name), &PROG);
     match systemd::write(Path::new(dir), &job.name, &units, patience(p)) {
         Ok(changed) => report(&job.name, &changed, units.len()),
         Err(e) => PROG.fatal(e.code(), e),
@@ -119,7 +129,7 @@ fn apply_systemd(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
 /// `apply`: service directories into the scan directory `dir`.
 fn apply(p: &tend_cli::Parsed, file: &OsString, dir: &OsString) -> ! {
     let job = read_job(p, file);
-    let host = tend_jobs::host(&job.name);
+    let host = host(p, &job.name);
     let services = render::services(&job, &host, &PROG);
     for pr in &job.processes {
         if pr.executable.starts_with('/') && !Path::new(&pr.executable).exists() {

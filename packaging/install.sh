@@ -1,7 +1,7 @@
 #!/bin/sh
 # packaging/install.sh — install tend the way it ships: one static executable
 # PREFIX/bin/tend with one hard link per program name, the standalone executables
-# (tend-jobs: never part of a running tree, so kept out of the shared text), and the
+# (tend-jobs, tend-monit, tend-jail: kept out of the shared text, Cargo.toml says why), and the
 # manual pages.
 #
 # Usage: packaging/install.sh [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]
@@ -37,7 +37,7 @@ mandir=$destdir$prefix/share/man/man8
 
 [ -x "$build/tend" ] || { echo "install.sh: fatal: no $build/tend: run cargo build --release" >&2; exit 111; }
 names=$("$build/tend" -l)
-standalone="tend-jobs tend-monit"
+standalone="tend-jobs tend-monit tend-jail"
 mkdir -p "$bindir" "$mandir"
 install -m 755 "$build/tend" "$bindir/tend"
 echo "$bindir/tend"

@@ -16,7 +16,7 @@ use tend_proto::fifodir::{Subscription, make_fifodir};
 
 /// Programs built as executables of their own, outside the multi-call `tend` (Cargo.toml
 /// says why for each).
-pub const STANDALONE: &[&str] = &["tend-jobs", "tend-monit"];
+pub const STANDALONE: &[&str] = &["tend-jobs", "tend-monit", "tend-jail"];
 
 /// The built multi-call executable.
 pub fn multicall() -> &'static Path {

@@ -164,7 +164,7 @@ fn bad_input_is_refused_whole() {
             "signal.yml",
             "processes:\n  - name: web\n    executable: /bin/true\n    shutdown_signal: NOPE\n",
             &[],
-            "invalid shutdown_signal of process web: NOPE: a signal name such as TERM or INT",
+            "invalid shutdown_signal of process web: NOPE: bpm takes TERM or INT",
         ),
     ];
     for (name, body, opts, msg) in cases {
@@ -769,8 +769,9 @@ fn bosh_defaults_on_a_vcap_host() {
         run_script.contains("cd /var/vcap/jobs/web || exit 111\n"),
         "{run_script}"
     );
+    // bpm's walls, as vcap (tend-jail's default user).
     assert!(
-        run_script.contains("tend-setuidgid vcap \\\n"),
+        run_script.contains("exec tend-jail -j web -s TERM \\\n  /bin/sleep 1000\n"),
         "{run_script}"
     );
     let log_run = std::fs::read_to_string(sd.join("web-server/log/run")).unwrap();
@@ -788,4 +789,148 @@ fn bosh_defaults_on_a_vcap_host() {
     );
     let log_run = std::fs::read_to_string(sd.join("plain-server/log/run")).unwrap();
     assert!(log_run.contains(" ./main\n"), "{log_run}");
+}
+
+/// On a BOSH layout (here under -R), every process runs through tend-jail with bpm's
+/// settings: the run script's chain, then what the process sees of its walls.
+#[test]
+fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
+    if !nix::unistd::geteuid().is_root() {
+        return skip("tend-jail needs root");
+    }
+    let sc = Scratch::new("jobs-walled");
+    let vcap = sc.join("vcap");
+    for d in ["jobs/walled", "packages", "data/packages", "sys/log"] {
+        std::fs::create_dir_all(vcap.join(d)).unwrap();
+    }
+    // bpm's pre_start runs on the host, as root, before the walls: here a script the
+    // jail cannot even see.
+    let hook = sc.write(
+        "pre-start",
+        "#!/bin/sh\necho \"pre-start as $(id -u)\"\n",
+        true,
+    );
+    let f = sc.write(
+        "bpm.yml",
+        &format!("processes:
+  - name: server
+    executable: /bin/sh
+    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; echo started; exec sleep 1000\"]
+    capabilities: [NET_BIND_SERVICE]
+    ephemeral_disk: true
+    limits: {{open_files: 512}}
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}]
+    hooks: {{pre_start: {}}}
+    shutdown_signal: INT
+    tend: {{user: nobody}}
+",
+            hook.display()
+        ),
+        false,
+    );
+    let fleet = Fleet::start(&sc);
+    let o = jobs(&[
+        "apply",
+        "-n",
+        "walled",
+        "-R",
+        s(&vcap),
+        s(&f),
+        s(&fleet.dir),
+    ]);
+    assert_code(&o, 0);
+    assert!(
+        !text(&o.stderr).contains("not isolating"),
+        "{}",
+        text(&o.stderr)
+    );
+    let run_script = std::fs::read_to_string(fleet.dir.join("walled-server/run")).unwrap();
+    let chain = format!(
+        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s INT -e -R {} \\\n",
+        vcap.display()
+    );
+    assert!(run_script.contains(&chain), "{run_script}");
+    assert_eq!(
+        std::fs::read_to_string(fleet.dir.join("walled-server/down-signal")).unwrap(),
+        "SIGINT\n"
+    );
+    let log = vcap.join("sys/log/walled/server/current");
+    let seen = wait_until(FLEET_PATIENCE, "the walled process's report", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|t| t.contains("started"))
+    });
+    for line in [
+        "pre-start as 0",
+        "CapAmb:\t0000000000000400",
+        "NoNewPrivs:\t1",
+        "Seccomp:\t2",
+        "Uid:\t65534\t65534\t65534\t65534",
+    ] {
+        assert!(seen.contains(line), "{line:?} not in\n{seen}");
+    }
+    let host_mnt = std::fs::read_link("/proc/self/ns/mnt").unwrap();
+    assert!(!seen.contains(&*host_mnt.to_string_lossy()), "{seen}");
+    assert!(vcap.join("data/shared").is_dir() && vcap.join("data/walled").is_dir());
+}
+
+/// bpm's walls in systemd's words, and systemd-analyze verify takes them.
+#[test]
+fn systemd_units_carry_bpms_walls() {
+    require("systemd-analyze");
+    let sc = Scratch::new("jobs-systemd-walls");
+    let units = sc.join("units");
+    std::fs::create_dir(&units).unwrap();
+    let f = sc.write(
+        "walled.yml",
+        "processes:
+  - name: web
+    executable: /bin/sleep
+    args: [\"1000\"]
+    capabilities: [NET_BIND_SERVICE]
+    ephemeral_disk: true
+    limits: {open_files: 512}
+    additional_volumes: [{path: /var/vcap/data/shared, writable: true, allow_executions: true}]
+",
+        false,
+    );
+    let o = jobs(&["apply", "-s", s(&f), s(&units)]);
+    assert_code(&o, 0);
+    let unit = std::fs::read_to_string(units.join("walled-web.service")).unwrap();
+    for line in [
+        "PrivateIPC=yes\n",
+        "PrivateMounts=yes\n",
+        "ProtectSystem=strict\n",
+        "TemporaryFileSystem=/var/vcap:ro\n",
+        "BindPaths=-/var/vcap/data/walled/tmp:/tmp -/var/vcap/data/walled/tmp:/var/tmp -/var/vcap/data/walled -/var/vcap/data/shared -/var/vcap/data/walled/tmp -/var/vcap/sys/log/walled\n",
+        "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled\n",
+        "CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n",
+        "AmbientCapabilities=CAP_NET_BIND_SERVICE\n",
+        "NoNewPrivileges=yes\n",
+        "InaccessiblePaths=-/etc/sv -/proc/kcore",
+        "ReadOnlyPaths=-/proc/asound",
+        "RestrictNamespaces=yes\n",
+        "SystemCallErrorNumber=EPERM\n",
+        "LimitNOFILE=512\n",
+    ] {
+        assert!(unit.contains(line), "{line:?} not in\n{unit}");
+    }
+    assert!(
+        !unit.contains("NoExecPaths=-/var/vcap/data/shared"),
+        "{unit}"
+    );
+    let filter = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("SystemCallFilter="))
+        .unwrap();
+    assert!(filter.split(' ').any(|n| n == "read"), "{filter}");
+    assert!(
+        !filter.split(' ').any(|n| n == "mount" || n == "clone3"),
+        "{filter}"
+    );
+    let mut c = std::process::Command::new("systemd-analyze");
+    c.arg("verify")
+        .arg("walled-web.service")
+        .current_dir(&units);
+    assert_code(&run(c), 0);
 }

@@ -28,6 +28,8 @@ mod hostile;
 mod init;
 // Instanced services: tend-instance-* beside s6-instance-* on the same templates, both ways.
 mod instance;
+// tend-jail: bpm's walls beside runc's for the same bpm.yml shapes, bad input, escapes.
+mod jail;
 // tend-jobs: bpm.yml to service directories, applied and run.
 mod jobs;
 // tend-log and the TAI64N tools against s6-log and s6-tai64n.

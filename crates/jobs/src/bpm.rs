@@ -35,6 +35,9 @@ pub fn parse(src: &str, job: &str, warn: &dyn Warn) -> Result<Job, Invalid> {
     let mut processes: Vec<Process> = Vec::new();
     for p in list {
         let p = process(p, warn)?;
+        p.jail(job)
+            .check()
+            .map_err(|e| Invalid(format!("process {}: {e}", p.name)))?;
         if processes.iter().any(|q| q.name == p.name) {
             return Err(Invalid(format!("process {} is described twice", p.name)));
         }
@@ -120,8 +123,23 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
         core_file_size,
     } = limits(&m, &name, warn)?;
     let shutdown_signal = shutdown_signal(&m, &name)?;
-    let privileged = unsafe_keys(&m, &name, warn)?;
-    warn_unhonoured(&m, &name, warn);
+    let Unsafe {
+        privileged,
+        host_pid,
+        unrestricted_volumes,
+    } = unsafe_keys(&m, &name, warn)?;
+    let caps = capabilities(&m, &name)?;
+    let volumes = volumes(&m, "additional_volumes", &name, warn)?;
+    let ephemeral_disk = m
+        .read("ephemeral_disk", &key_of(&name, "ephemeral_disk"), boolean)?
+        .unwrap_or(false);
+    let persistent_disk = m
+        .read(
+            "persistent_disk",
+            &key_of(&name, "persistent_disk"),
+            boolean,
+        )?
+        .unwrap_or(false);
     let mut p = Process {
         name,
         executable,
@@ -136,6 +154,12 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
         core_file_size,
         shutdown_signal,
         privileged,
+        caps,
+        volumes,
+        unrestricted_volumes,
+        ephemeral_disk,
+        persistent_disk,
+        host_pid,
         user: None,
         cpus: None,
         ready: None,
@@ -148,6 +172,8 @@ fn process(v: &Yaml, warn: &dyn Warn) -> Result<Process, Invalid> {
             timestamps: "tai64n".into(),
             json: false,
         },
+        // bpm's stop (tend-jail -s): the signal, 15 s, SIGQUIT, 2 s, SIGKILL; the
+        // supervisor's own KILL comes after that.
         stop_grace_ms: 20_000,
     };
     if let Some(t) = m.get("tend") {
@@ -236,68 +262,117 @@ fn limits(m: &Map, name: &str, warn: &dyn Warn) -> Result<Limits, Invalid> {
     })
 }
 
-/// `shutdown_signal`, as a bare name (`TERM` unless given).
-fn shutdown_signal(m: &Map, name: &str) -> Result<String, Invalid> {
+/// `shutdown_signal`: TERM (the default) or INT, as bpm accepts (any other is an error).
+fn shutdown_signal(m: &Map, name: &str) -> Result<i32, Invalid> {
     let what = key_of(name, "shutdown_signal");
     let Some(s) = m.read("shutdown_signal", &what, text)? else {
-        return Ok("TERM".to_string());
+        return Ok(libc::SIGTERM);
     };
-    // Read with the one signal grammar (tend_sys::signals); bpm's set is narrower.
-    let bare = tend_sys::signals::parse(&s)
-        .and_then(tend_sys::signals::name)
-        .map_or("", |n| n.trim_start_matches("SIG"));
-    if !SIGNALS.contains(&bare) {
-        return Err(Invalid(format!(
-            "invalid {what}: {s}: a signal name such as TERM or INT"
-        )));
+    match tend_sys::signals::parse(&s) {
+        Some(n) if n == libc::SIGTERM || n == libc::SIGINT => Ok(n),
+        _ => Err(Invalid(format!(
+            "invalid {what}: {s}: bpm takes TERM or INT"
+        ))),
     }
-    Ok(bare.to_string())
 }
 
-/// `unsafe`: whether the process is privileged; unrestricted volumes are only warned about.
-fn unsafe_keys(m: &Map, name: &str, warn: &dyn Warn) -> Result<bool, Invalid> {
+/// What `unsafe` says.
+struct Unsafe {
+    privileged: bool,
+    host_pid: bool,
+    unrestricted_volumes: Vec<tend_jail::Volume>,
+}
+
+/// `unsafe`: privileged, host_pid_namespace, unrestricted_volumes (any host path).
+fn unsafe_keys(m: &Map, name: &str, warn: &dyn Warn) -> Result<Unsafe, Invalid> {
     let Some(u) = m.get("unsafe") else {
-        return Ok(false);
+        return Ok(Unsafe {
+            privileged: false,
+            host_pid: false,
+            unrestricted_volumes: Vec::new(),
+        });
     };
     let what = |k: &str| key_of(name, k);
     let um = Map::new(
         u,
         &what("unsafe"),
-        &["privileged", "unrestricted_volumes"],
+        &["privileged", "unrestricted_volumes", "host_pid_namespace"],
         warn,
     )?;
-    let privileged = um.read("privileged", &what("unsafe.privileged"), boolean)?;
-    if um.get("unrestricted_volumes").is_some() {
-        warn.warn(&format_args!(
-            "process {name}: unsafe.unrestricted_volumes: not isolating, so nothing is mounted: the process sees the host's filesystem"
-        ));
-    }
-    Ok(privileged.unwrap_or(false))
+    Ok(Unsafe {
+        privileged: um
+            .read("privileged", &what("unsafe.privileged"), boolean)?
+            .unwrap_or(false),
+        host_pid: um
+            .read(
+                "host_pid_namespace",
+                &what("unsafe.host_pid_namespace"),
+                boolean,
+            )?
+            .unwrap_or(false),
+        unrestricted_volumes: volumes(&um, "unrestricted_volumes", name, warn)?,
+    })
 }
 
-/// bpm's isolation keys, which tend does not honour: one warning naming those given.
-fn warn_unhonoured(m: &Map, name: &str, warn: &dyn Warn) {
-    let unhonoured: Vec<&str> = [
-        "capabilities",
-        "additional_volumes",
-        "ephemeral_disk",
-        "persistent_disk",
-    ]
-    .into_iter()
-    .filter(|k| m.get(k).is_some())
-    .collect();
-    if !unhonoured.is_empty() {
-        warn.warn(&format_args!(
-            "process {name}: {}: not isolating, so no namespace, mount or capability set is made: the process sees the host's filesystem and runs with its user's rights",
-            unhonoured.join(", ")
-        ));
+/// `capabilities`: names tend-jail knows (`NET_BIND_SERVICE`, no `CAP_`), as bits.
+fn capabilities(m: &Map, name: &str) -> Result<u64, Invalid> {
+    let what = key_of(name, "capabilities");
+    let mut set = 0;
+    match m.get("capabilities") {
+        None => {}
+        Some(Yaml::Array(a)) => {
+            for c in a {
+                let c = text(c, &what)?;
+                set |= tend_jail::caps::bit(&c)
+                    .ok_or_else(|| Invalid(format!("invalid {what}: unknown capability {c}")))?;
+            }
+        }
+        Some(x) => return Err(Invalid(format!("invalid {what}: {}: a list", shown(x)))),
     }
+    Ok(set)
 }
 
-const SIGNALS: &[&str] = &[
-    "HUP", "INT", "QUIT", "ILL", "ABRT", "KILL", "USR1", "USR2", "ALRM", "TERM", "CONT", "STOP",
-    "TSTP", "WINCH", "PWR",
-];
+/// A list of volumes: `path`, `writable`, `allow_executions`, `mount_only`, `shared`
+/// (accepted; tend-jail's mounts are private, see tend-jobs(8)).
+fn volumes(
+    m: &Map,
+    key: &str,
+    name: &str,
+    warn: &dyn Warn,
+) -> Result<Vec<tend_jail::Volume>, Invalid> {
+    let what = key_of(name, key);
+    let list = match m.get(key) {
+        None => return Ok(Vec::new()),
+        Some(Yaml::Array(a)) => a,
+        Some(x) => return Err(Invalid(format!("invalid {what}: {}: a list", shown(x)))),
+    };
+    let mut out = Vec::new();
+    for v in list {
+        let vm = Map::new(
+            v,
+            &what,
+            &[
+                "path",
+                "writable",
+                "allow_executions",
+                "mount_only",
+                "shared",
+            ],
+            warn,
+        )?;
+        let flag = |k: &str| vm.read(k, &what, boolean).map(|b| b.unwrap_or(false));
+        let Some(path) = vm.read("path", &what, text)? else {
+            return Err(Invalid(format!("invalid {what}: a volume without a path")));
+        };
+        out.push(tend_jail::Volume {
+            path: path.into(),
+            writable: flag("writable")?,
+            exec: flag("allow_executions")?,
+            mount_only: flag("mount_only")?,
+        });
+    }
+    Ok(out)
+}
 
 /// The keys under `tend:`, each read by its own step, in the order given here.
 fn tend_keys(p: &mut Process, t: &Yaml, warn: &dyn Warn) -> Result<(), Invalid> {
@@ -529,7 +604,7 @@ mod tests {
         let p = &j.processes[0];
         let seen = w.take();
         assert!(seen.is_empty(), "{seen:?}");
-        assert_eq!(p.shutdown_signal, "TERM");
+        assert_eq!(p.shutdown_name(), "TERM");
         assert_eq!(p.stop_grace_ms, 20_000);
         assert_eq!(p.pre_start_timeout_ms, 60_000);
         assert_eq!((p.log.size, p.log.count), (1 << 20, 10));

@@ -14,19 +14,33 @@ use std::path::Path;
 pub use tend_client::install::SysError;
 
 /// What the host offers, looked up once.
+/// What the host offers, BOSH's tree at /var/vcap.
 pub fn host(job: &str) -> render::Host {
+    host_at(job, Path::new(tend_jail::plan::VCAP))
+}
+
+/// What the host offers, BOSH's tree at `vcap_root` (tend-jobs -R; tests).
+pub fn host_at(job: &str, vcap_root: &Path) -> render::Host {
     let controllers = std::fs::read_to_string(cgroup2_mount().join("cgroup.controllers"))
         .unwrap_or_default()
         .split_whitespace()
         .map(String::from)
         .collect();
+    // From /etc/passwd as tend-jail reads it (a static executable must not call NSS), so
+    // apply and the run script agree on whether an account exists.
+    let passwd = tend_env::userdb::read(Path::new("/etc/passwd")).unwrap_or_default();
+    let users: Vec<String> = String::from_utf8_lossy(&passwd)
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .filter(|u| !u.is_empty())
+        .map(String::from)
+        .collect();
     render::Host {
-        // From /etc/passwd as tend-setuidgid reads it (a static executable must not call
-        // NSS), so apply and the run script agree on whether the account exists.
-        vcap: tend_env::userdb::read(Path::new("/etc/passwd"))
-            .is_ok_and(|p| tend_env::userdb::find_user(&p, b"vcap").is_some()),
-        vcap_log: Path::new("/var/vcap/sys/log").is_dir(),
-        vcap_job_dir: Path::new("/var/vcap/jobs").join(job).is_dir(),
+        vcap: users.iter().any(|u| u == "vcap"),
+        users,
+        vcap_log: vcap_root.join("sys/log").is_dir(),
+        vcap_job_dir: vcap_root.join("jobs").join(job).is_dir(),
+        vcap_root: vcap_root.display().to_string(),
         controllers,
     }
 }

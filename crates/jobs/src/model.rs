@@ -72,8 +72,17 @@ pub struct Process {
     /// RLIMIT_CORE in bytes (bpm's `limits.core_file_size`).
     pub core_file_size: Option<u64>,
     pub processes: Option<u64>,
-    pub shutdown_signal: String,
+    /// bpm's shutdown signal: SIGTERM or SIGINT, parsed (tend_sys::signals).
+    pub shutdown_signal: i32,
     pub privileged: bool,
+    /// The rest of bpm's walls, as tend-jail takes them (`capabilities`, volumes,
+    /// disks, `unsafe.host_pid_namespace`).
+    pub caps: u64,
+    pub volumes: Vec<tend_jail::Volume>,
+    pub unrestricted_volumes: Vec<tend_jail::Volume>,
+    pub ephemeral_disk: bool,
+    pub persistent_disk: bool,
+    pub host_pid: bool,
     pub user: Option<String>,
     pub cpus: Option<String>,
     pub ready: Option<Ready>,
@@ -81,6 +90,40 @@ pub struct Process {
     pub restart: Option<Restart>,
     pub log: Log,
     pub stop_grace_ms: u64,
+}
+
+impl Process {
+    /// The shutdown signal's name without `SIG` (`TERM`).
+    pub fn shutdown_name(&self) -> &'static str {
+        tend_sys::signals::name(self.shutdown_signal)
+            .map_or("TERM", |n| n.trim_start_matches("SIG"))
+    }
+
+    /// What tend-jail is told for this process of `job`: one translation, for tend-jobs'
+    /// run scripts and tend-monit's bpm route alike.
+    pub fn jail(&self, job: &str) -> tend_jail::Plan {
+        let mut plan = tend_jail::Plan::new(job);
+        if let Some(u) = &self.user {
+            plan.user = u.clone();
+        }
+        plan.caps = self.caps;
+        plan.volumes = self.volumes.clone();
+        plan.unrestricted = self.unrestricted_volumes.clone();
+        plan.privileged = self.privileged;
+        plan.host_pid = self.host_pid;
+        plan.ephemeral_disk = self.ephemeral_disk;
+        plan.persistent_disk = self.persistent_disk;
+        plan.open_files = self.open_files;
+        plan.core_file_size = self.core_file_size;
+        plan.memory = self.memory;
+        plan.processes = self.processes;
+        if self.memory.is_some() || self.processes.is_some() {
+            plan.cgroup = Some(format!("tend/{job}-{}", self.name).into());
+        }
+        plan.workdir = self.workdir.as_ref().map(Into::into);
+        plan.shutdown_signal = Some(self.shutdown_signal);
+        plan
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -10,10 +10,14 @@ use tend_sys::warn::Warn;
 pub struct Host {
     /// bpm's default account `vcap` exists.
     pub vcap: bool,
+    /// The accounts of /etc/passwd, as tend-setuidgid reads them.
+    pub users: Vec<String>,
     /// /var/vcap/sys/log exists.
     pub vcap_log: bool,
-    /// /var/vcap/jobs/JOB exists.
+    /// /var/vcap/jobs/JOB exists: a BOSH machine, where bpm's walls are built.
     pub vcap_job_dir: bool,
+    /// Where /var/vcap is on this machine (empty: /var/vcap).
+    pub vcap_root: String,
     /// The cgroup v2 controllers of the mount's root (cgroup.controllers).
     pub controllers: Vec<String>,
 }
@@ -29,7 +33,24 @@ pub fn quote(s: &str) -> String {
     {
         return s.to_string();
     }
-    format!("'{}'", s.replace('\'', r"'\''"))
+    tend_sys::exec::shell_word_str(s)
+}
+
+/// A word inside a double-quoted string of a script: itself when it is bare, else the
+/// string closed, the word single-quoted, and the string reopened.
+fn in_double_quotes(s: &str) -> String {
+    let q = quote(s);
+    if q == s { q } else { format!("\"{q}\"") }
+}
+
+/// The host path of a path under /var/vcap.
+fn vcap(host: &Host, rel: &str) -> String {
+    let root = if host.vcap_root.is_empty() {
+        tend_jail::plan::VCAP
+    } else {
+        host.vcap_root.as_str()
+    };
+    format!("{}/{rel}", root.trim_end_matches('/'))
 }
 
 fn seconds(ms: u64) -> String {
@@ -111,7 +132,7 @@ pub fn services(job: &Job, host: &Host, warn: &dyn Warn) -> Vec<Service> {
 /// executable), finish, the supervisor's settings and the logger.
 fn process_files(job: &Job, p: &Process, host: &Host, name: &str, warn: &dyn Warn) -> Vec<File> {
     let mut files = Vec::new();
-    let stages = stages(p, host, name, warn, &mut files);
+    let stages = stages(&job.name, p, host, name, warn, &mut files);
     files.push(file(
         sd::RUN,
         run_script(job, p, host, name, &stages),
@@ -132,7 +153,7 @@ fn run_script(job: &Job, p: &Process, host: &Host, name: &str, stages: &[Vec<Str
     );
     let workdir = match &p.workdir {
         Some(w) => Some(w.clone()),
-        None if host.vcap_job_dir => Some(format!("/var/vcap/jobs/{}", job.name)),
+        None if host.vcap_job_dir => Some(vcap(host, &format!("jobs/{}", job.name))),
         None => None,
     };
     if let Some(w) = &workdir {
@@ -144,7 +165,7 @@ fn run_script(job: &Job, p: &Process, host: &Host, name: &str, stages: &[Vec<Str
             "timeout -k 5 {} {} || {{ echo \"tend-jobs: {}: pre_start failed ($?)\"; exit 1; }}\n",
             seconds(p.pre_start_timeout_ms),
             quote(hook),
-            quote(name).trim_matches('\''),
+            in_double_quotes(name),
         ));
     }
     let chain: Vec<String> = stages
@@ -171,6 +192,7 @@ fn run_script(job: &Job, p: &Process, host: &Host, name: &str, stages: &[Vec<Str
 /// One stage per program of the chain, in the order they apply, ending with the
 /// executable; the files the stages read (env/, notification-fd) go to `files`.
 fn stages(
+    job: &str,
     p: &Process,
     host: &Host,
     name: &str,
@@ -184,27 +206,46 @@ fn stages(
             files.push(file(&format!("{}/{k}", sd::ENV), format!("{v}\n"), 0o644));
         }
     }
-    stages.extend(cgroup_stage(p, host, name, warn));
-    // The rlimits, in one tend-softlimit: -c core file size, -o open files.
-    let mut softlimit = vec!["tend-softlimit".to_string()];
-    if let Some(n) = p.core_file_size {
-        softlimit.extend(["-c".into(), n.to_string()]);
-    }
-    if let Some(n) = p.open_files {
-        softlimit.extend(["-o".into(), n.to_string()]);
-    }
-    if softlimit.len() > 1 {
-        stages.push(softlimit);
-    }
-    if let Some(c) = &p.cpus {
-        stages.push(vec!["tend-cpuset".into(), c.clone()]);
-    }
-    if let Some(u) = run_as(p, host, warn) {
-        stages.push(vec!["tend-setuidgid".into(), u]);
-    }
-    if let Some(st) = ready_stage(p) {
-        stages.push(st);
-        files.push(file(sd::NOTIFICATION_FD, "3\n", 0o644));
+    if host.vcap_job_dir {
+        // A BOSH machine: bpm's walls, built by tend-jail; the probes run on the host,
+        // outside them, as bpm's callers' do.
+        if let Some(c) = &p.cpus {
+            stages.push(vec!["tend-cpuset".into(), c.clone()]);
+        }
+        if let Some(st) = ready_stage(p) {
+            stages.push(st);
+            files.push(file(sd::NOTIFICATION_FD, "3\n", 0o644));
+        }
+        let mut jail = vec!["tend-jail".to_string()];
+        jail.extend(jail_plan(job, p, host, warn).args());
+        if !host.vcap_root.is_empty() && host.vcap_root != tend_jail::plan::VCAP {
+            jail.extend(["-R".into(), host.vcap_root.clone()]);
+        }
+        stages.push(jail);
+    } else {
+        warn_unwalled(job, p, warn);
+        stages.extend(cgroup_stage(p, host, name, warn));
+        // The rlimits, in one tend-softlimit: -c core file size, -o open files.
+        let mut softlimit = vec!["tend-softlimit".to_string()];
+        if let Some(n) = p.core_file_size {
+            softlimit.extend(["-c".into(), n.to_string()]);
+        }
+        if let Some(n) = p.open_files {
+            softlimit.extend(["-o".into(), n.to_string()]);
+        }
+        if softlimit.len() > 1 {
+            stages.push(softlimit);
+        }
+        if let Some(c) = &p.cpus {
+            stages.push(vec!["tend-cpuset".into(), c.clone()]);
+        }
+        if let Some(u) = run_as(p, host, warn) {
+            stages.push(vec!["tend-setuidgid".into(), u]);
+        }
+        if let Some(st) = ready_stage(p) {
+            stages.push(st);
+            files.push(file(sd::NOTIFICATION_FD, "3\n", 0o644));
+        }
     }
     let mut last = vec![p.executable.clone()];
     last.extend(p.args.iter().cloned());
@@ -241,12 +282,73 @@ fn cgroup_stage(p: &Process, host: &Host, name: &str, warn: &dyn Warn) -> Option
     Some(st)
 }
 
+/// Off a BOSH machine (no /var/vcap/jobs/JOB) bpm's walls cannot be built as bpm builds
+/// them (there is no job directory to bind): the isolation keys given are named.
+fn warn_unwalled(job: &str, p: &Process, warn: &dyn Warn) {
+    let unhonoured: Vec<&str> = [
+        (p.caps != 0, "capabilities"),
+        (!p.volumes.is_empty(), "additional_volumes"),
+        (p.ephemeral_disk, "ephemeral_disk"),
+        (p.persistent_disk, "persistent_disk"),
+        (
+            !p.unrestricted_volumes.is_empty(),
+            "unsafe.unrestricted_volumes",
+        ),
+        (p.host_pid, "unsafe.host_pid_namespace"),
+    ]
+    .into_iter()
+    .filter_map(|(given, k)| given.then_some(k))
+    .collect();
+    if !unhonoured.is_empty() {
+        warn.warn(&format_args!(
+            "process {}: {}: not isolating here (no /var/vcap/jobs/{job}: not a BOSH machine), so no namespace, mount or capability set is made: the process sees the host's filesystem and runs with its user's rights",
+            p.name,
+            unhonoured.join(", ")
+        ));
+    }
+}
+
+/// What tend-jail is told: the process's walls, less the cgroup limits the host's
+/// controllers cannot enforce (each a warning, so the job still starts), and the user
+/// named when it does not exist here (tend-jail would refuse to start the process).
+pub fn jail_plan(job: &str, p: &Process, host: &Host, warn: &dyn Warn) -> tend_jail::Plan {
+    let mut plan = p.jail(job);
+    for (ctl, file, limit) in [
+        ("memory", "memory.max", &mut plan.memory),
+        ("pids", "pids.max", &mut plan.processes),
+    ] {
+        if limit.is_some() && !host.controllers.iter().any(|c| c == ctl) {
+            warn.warn(&format_args!(
+                "process {}: the host offers no cgroup {ctl} controller: {file} is not set, the process runs without it",
+                p.name
+            ));
+            *limit = None;
+        }
+    }
+    if plan.memory.is_none() && plan.processes.is_none() {
+        plan.cgroup = None;
+    }
+    if !p.privileged && !host.users.contains(&plan.user) {
+        warn.warn(&format_args!(
+            "process {}: user {} does not exist on this machine: tend-jail will refuse to start the process until it does",
+            p.name, plan.user
+        ));
+    }
+    plan
+}
+
 /// The account the process runs as: tend.user, else vcap where it exists; none (root,
 /// with a warning unless privileged) otherwise.
 fn run_as(p: &Process, host: &Host, warn: &dyn Warn) -> Option<String> {
     if p.privileged {
         None
     } else if let Some(u) = &p.user {
+        if !host.users.iter().any(|x| x == u) {
+            warn.warn(&format_args!(
+                "process {}: user {u} does not exist on this machine: the process will not start until it does",
+                p.name
+            ));
+        }
         Some(u.clone())
     } else if host.vcap {
         Some("vcap".into())
@@ -282,13 +384,13 @@ fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
         sd::FINISH,
         format!(
             "#!/bin/sh\n# Written by tend-jobs: one line per death, into the log.\necho \"tend-jobs: {}: exited: code $1 signal $2\"\n",
-            quote(name).trim_matches('\'')
+            in_double_quotes(name)
         ),
         0o755,
     ));
     files.push(file(
         sd::DOWN_SIGNAL,
-        format!("SIG{}\n", p.shutdown_signal),
+        format!("SIG{}\n", p.shutdown_name()),
         0o644,
     ));
     files.push(file(
@@ -318,7 +420,7 @@ fn settings_files(job: &Job, p: &Process, name: &str, files: &mut Vec<File>) {
 fn log_run(job: &Job, p: &Process, host: &Host, name: &str) -> File {
     let logdir = match &p.log.dir {
         Some(d) => d.clone(),
-        None if host.vcap_log => format!("/var/vcap/sys/log/{}/{}", job.name, p.name),
+        None if host.vcap_log => vcap(host, &format!("sys/log/{}/{}", job.name, p.name)),
         None => "./main".into(),
     };
     let mut script = vec![format!("n{}", p.log.count), format!("s{}", p.log.size)];
@@ -340,7 +442,7 @@ fn log_run(job: &Job, p: &Process, host: &Host, name: &str) -> File {
         &format!("{}/{}", sd::LOG, sd::RUN),
         format!(
             "#!/bin/sh\n# Written by tend-jobs: the log of {}.\n{mkdir}exec tend-log -- {}\n",
-            quote(name).trim_matches('\''),
+            name,
             script
                 .iter()
                 .map(|w| quote(w))

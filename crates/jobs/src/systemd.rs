@@ -72,6 +72,7 @@ fn unit(job: &Job, p: &Process, host: &Host, warn: &dyn Warn) -> String {
     u.push_str("\n[Service]\n");
     exec_lines(&mut u, p);
     context_lines(&mut u, job, p, host);
+    wall_lines(&mut u, job, p);
     stop_lines(&mut u, p);
     output_lines(&mut u, job, p, host);
     u.push_str("\n[Install]\nWantedBy=multi-user.target\n");
@@ -169,9 +170,85 @@ fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
     }
 }
 
+/// bpm's walls (what tend-jail builds) in systemd's words; what has none is in
+/// tend-jobs(8), NOTES. Bind sources are optional (`-`): a missing one gives the process
+/// less, never more.
+fn wall_lines(u: &mut String, job: &Job, p: &Process) {
+    let plan = p.jail(&job.name);
+    let mut line = |k: &str, v: String| u.push_str(&format!("{k}={v}\n"));
+    line("PrivateIPC", "yes".into());
+    line("PrivateMounts", "yes".into());
+    line("ProtectHostname", "yes".into());
+    if !p.host_pid {
+        line("PrivatePIDs", "yes".into());
+    }
+    line("PrivateDevices", "yes".into());
+    line("ProtectSystem", "strict".into());
+    line("TemporaryFileSystem", "/var/vcap:ro".into());
+    let show = |b: &tend_jail::plan::Bind| {
+        if b.host == b.inside {
+            format!("-{}", b.inside.display())
+        } else {
+            format!("-{}:{}", b.host.display(), b.inside.display())
+        }
+    };
+    let binds = plan.binds(|_| true);
+    let mut rw = Vec::new();
+    let mut ro = Vec::new();
+    let mut noexec = Vec::new();
+    for b in binds.iter().filter(|b| {
+        b.inside.starts_with("/var/vcap")
+            || b.host != b.inside
+            || plan.unrestricted.iter().any(|v| v.path == b.inside)
+    }) {
+        if b.writable {
+            rw.push(show(b))
+        } else {
+            ro.push(show(b))
+        }
+        if !b.exec {
+            noexec.push(format!("-{}", b.inside.display()));
+        }
+    }
+    line("BindPaths", rw.join(" "));
+    line("BindReadOnlyPaths", ro.join(" "));
+    line("NoExecPaths", noexec.join(" "));
+    let caps: Vec<String> = tend_jail::caps::names(plan.capabilities())
+        .map(|c| format!("CAP_{c}"))
+        .collect();
+    line("CapabilityBoundingSet", caps.join(" "));
+    line("AmbientCapabilities", caps.join(" "));
+    if !p.privileged {
+        line("NoNewPrivileges", "yes".into());
+        line(
+            "InaccessiblePaths",
+            tend_jail::plan::MASKED
+                .iter()
+                .map(|m| format!("-{m}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        line(
+            "ReadOnlyPaths",
+            tend_jail::plan::READ_ONLY
+                .iter()
+                .map(|m| format!("-{m}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        line("RestrictNamespaces", "yes".into());
+        let names: Vec<&str> = tend_jail::seccomp::allowed()
+            .map(|(n, _)| *n)
+            .chain(["clone", "personality"])
+            .collect();
+        line("SystemCallFilter", names.join(" "));
+        line("SystemCallErrorNumber", "EPERM".into());
+    }
+}
+
 /// How the process is stopped and restarted.
 fn stop_lines(u: &mut String, p: &Process) {
-    u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_signal));
+    u.push_str(&format!("KillSignal=SIG{}\n", p.shutdown_name()));
     u.push_str(&format!("TimeoutStopSec={}\n", secs(p.stop_grace_ms)));
     match p.restart.as_ref().and_then(|r| r.slow_ms) {
         None => u.push_str("Restart=always\nRestartSec=1s\n"),

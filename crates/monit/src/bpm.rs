@@ -81,7 +81,7 @@ pub fn translate(c: &Check, r: &Route, report: &dyn Warn) -> Result<Translated, 
         .collect();
     Ok(Translated {
         files,
-        signal: p.shutdown_signal.clone(),
+        signal: p.shutdown_name().to_string(),
         grace: u32::try_from(p.stop_grace_ms.div_ceil(1000)).unwrap_or(u32::MAX),
     })
 }

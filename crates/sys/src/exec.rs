@@ -320,7 +320,8 @@ pub fn shell_word(bytes: &[u8]) -> Vec<u8> {
 
 /// [`shell_word`] of a string.
 pub fn shell_word_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+    // Only ASCII is added to valid UTF-8, so nothing is lost.
+    String::from_utf8_lossy(&shell_word(s.as_bytes())).into_owned()
 }
 
 #[cfg(test)]
