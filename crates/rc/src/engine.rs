@@ -251,10 +251,11 @@ impl<'a> Engine<'a> {
                 for &i in &active {
                     let d = match &self.runs[i] {
                         Run::Script { deadline, .. } => *deadline,
-                        // A longrun coming up is looked at now and then for a spawn error,
-                        // which sends no event.
+                        // A longrun is looked at now and then: coming up, for a spawn
+                        // error; going down, for its supervisor to have taken the `d`
+                        // when it was already down. Neither sends an event.
                         Run::Longrun { deadline, .. } => {
-                            let tick = now + Duration::from_millis(if phase { 250 } else { 1000 });
+                            let tick = now + Duration::from_millis(250);
                             Some(deadline.map_or(tick, |d| d.min(tick)))
                         }
                         _ => None,
@@ -621,7 +622,9 @@ impl<'a> Engine<'a> {
         let rec = StatusRecord::read(&dir).ok();
         let there = match rec {
             Some(r) if up => r.is_up() && (!l.notify || r.ready),
-            Some(r) => r.pid == 0 && !r.finishing,
+            // Down only once the supervisor has taken the `d`: a longrun between two
+            // restarts already has no pid, but would be started again.
+            Some(r) => r.pid == 0 && !r.finishing && !r.want_up,
             None => false,
         };
         if there {

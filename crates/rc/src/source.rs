@@ -290,14 +290,24 @@ fn rc_own(name: &[u8]) -> bool {
     )
 }
 
-/// Copy a longrun's files (everything but s6-rc's own), directories recursively.
-fn copy_files(
-    dir: &Path,
-    rel: &Path,
-    out: &mut Vec<File>,
-    problems: &mut Vec<Problem>,
-    depth: u32,
-) {
+/// The most a longrun's copied files may hold in all, and how many there may be: a tree
+/// of links or a huge `data/` is a problem named once, never an exhausted memory.
+const COPY_BYTES: usize = 64 * 1024 * 1024;
+const COPY_FILES: usize = 10_000;
+
+/// What a longrun's copy has read so far.
+#[derive(Default)]
+struct Copied {
+    files: Vec<File>,
+    bytes: usize,
+    over: bool,
+}
+
+/// Copy a longrun's files (everything but s6-rc's own), directories recursively. A
+/// symbolic link to a directory is not followed (three links to `.` would loop: s6-rc-
+/// compile never follows one either); `run` and `finish` are copied 0755, as
+/// s6-rc-compile copies them, whatever their mode in the source.
+fn copy_files(dir: &Path, rel: &Path, out: &mut Copied, problems: &mut Vec<Problem>, depth: u32) {
     let here = dir.join(rel);
     let rd = match std::fs::read_dir(&here) {
         Ok(rd) => rd,
@@ -309,11 +319,26 @@ fn copy_files(
     let mut entries: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
     entries.sort();
     for n in entries {
-        if rel.as_os_str().is_empty() && rc_own(n.as_bytes()) {
+        let top = rel.as_os_str().is_empty();
+        if top && rc_own(n.as_bytes()) {
             continue;
         }
         let p = here.join(&n);
         let r = rel.join(&n);
+        if out.files.len() >= COPY_FILES || out.bytes > COPY_BYTES {
+            if !out.over {
+                out.over = true;
+                problems.push(problem(
+                    dir,
+                    format!(
+                        "more than {COPY_FILES} files or {} MiB to copy",
+                        COPY_BYTES >> 20
+                    ),
+                ));
+            }
+            return;
+        }
+        let linked = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
         let meta = match std::fs::metadata(&p) {
             Ok(m) => m,
             Err(e) => {
@@ -321,20 +346,28 @@ fn copy_files(
                 continue;
             }
         };
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = if top && matches!(n.as_bytes(), b"run" | b"finish") {
+            0o755
+        } else {
+            meta.permissions().mode() & 0o7777
+        };
         if meta.is_dir() {
+            if linked {
+                continue;
+            }
             if depth > 16 {
                 problems.push(problem(&p, "nested too deep"));
                 continue;
             }
-            out.push(File {
+            out.files.push(File {
                 path: r.clone(),
                 mode,
                 bytes: None,
             });
             copy_files(dir, &r, out, problems, depth + 1);
         } else if let Some(b) = file(&p, LARGE, problems) {
-            out.push(File {
+            out.bytes += b.len();
+            out.files.push(File {
                 path: r,
                 mode,
                 bytes: Some(b),
@@ -469,8 +502,9 @@ pub fn read_def(dir: &Path, name: &str, problems: &mut Vec<Problem>) -> Option<D
                 Ok(Got::Dir) => problems.push(problem(&run, "a directory, not a script")),
                 Err(p) => problems.push(p),
             }
-            let mut files = Vec::new();
-            copy_files(dir, Path::new(""), &mut files, problems, 0);
+            let mut copied = Copied::default();
+            copy_files(dir, Path::new(""), &mut copied, problems, 0);
+            let files = copied.files;
             for f in &files {
                 h.add(f.path.as_os_str().as_bytes());
                 h.add(&f.mode.to_be_bytes());
