@@ -1176,12 +1176,13 @@ fn check_a_longrun_with_links_to_itself() {
     assert!(!live.join("servicedirs/loop/a").exists());
 }
 
-/// The numbers of `prefix N` lines in `file`, in order.
+/// The numbers of `prefix N` lines in `file`, in order; only complete lines (the writer
+/// may be in the middle of one).
 fn numbered(file: &Path, prefix: &str) -> Vec<u64> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix(prefix)?.parse().ok())
+        .split_inclusive('\n')
+        .filter_map(|l| l.strip_suffix('\n')?.strip_prefix(prefix)?.parse().ok())
         .collect()
 }
 
@@ -1393,6 +1394,64 @@ fn tend_tree(
 
 /// tend-init's way: its own internal definitions in one source, the image's in another,
 /// read as their union; `top` (internal) holds the image's `user` bundle.
+/// `tend-rc init` again over a live directory whose tree runs: refused with 111 as
+/// s6-rc-init 0.5.4.1 refuses (recorded), one line; what is up stays up, the longrun
+/// keeps its process and the oneshot its recorded state.
+#[test]
+fn init_over_a_live_directory_in_use_is_refused() {
+    let mut rec = Record::open("compare/init_twice");
+    let build = |t: &mut Src| {
+        t.oneshot("once", &[]);
+        t.longrun("daemon", &["once"], "sleep 1000");
+    };
+    if let Some(side) = rec.side() {
+        let sc = Scratch::new("rc-init-twice-s6");
+        let _k = KillUnder(sc.path.clone());
+        let mut t = Src::new(sc.join("src"), sc.join("log"));
+        build(&mut t);
+        let st = Tree::init(&sc, side, &[&t.src]);
+        assert_code(&st.rc(&["-u", "change", "daemon"]), 0);
+        let Side::S6(bin) = &st.side else {
+            unreachable!()
+        };
+        let root = st.root.clone().unwrap();
+        let o = run({
+            let mut c = Command::new(bin.join("s6-rc-init"));
+            c.arg("-c").arg(root.join("db")).arg("-l").arg(&st.live);
+            c.arg(&st.scandir);
+            c
+        });
+        rec.set("init-again", o.status.code().unwrap_or(-1));
+        rec.set("init-again.stderr", scrub(&sc, &o.stderr));
+        let o = st.rc(&["-a", "list"]);
+        rec.set("list-after.code", o.status.code().unwrap_or(-1));
+        rec.set("list-after.stderr", scrub(&sc, &o.stderr));
+        rec.set_lines("list-after", names(&text(&o.stdout)));
+        let status_file = st.servicedir("daemon").join("supervise/status");
+        rec.set("daemon-status-readable", status_file.exists());
+    }
+    let (_sc, t, tt, _k) = tend_tree("rc-init-twice", |t, _| build(t));
+    assert_code(&tt.rc(&["-u", "change", "daemon"]), 0);
+    let pid = status(&tt.servicedir("daemon")).pid;
+    let o = tend(
+        "tend-rc",
+        ["init", "-l", s(&tt.live), "-c", s(&t.src), s(&tt.scandir)],
+    );
+    assert_code(&o, rec.code("init-again"));
+    let err = text(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("in use"), "{err}");
+    assert_eq!(status(&tt.servicedir("daemon")).pid, pid, "not restarted");
+    // s6-rc-init 0.5.4.1 refused, but left the live directory unusable (the record's
+    // list-after.code): tend-rc's stays as it was.
+    assert_eq!(
+        tt.list(&["-a"]),
+        ["daemon", "once"].map(String::from).into(),
+        "the recorded state kept"
+    );
+    assert_eq!(t.lines(), ["up once", "up daemon"], "nothing ran again");
+}
+
 #[test]
 fn two_sources_read_as_their_union() {
     let sc = Scratch::new("rc-union");
@@ -1874,9 +1933,10 @@ fn pipeline_pipe_is_held_across_restarts() {
         tt.list(&["-a"]),
         ["cons", "prod"].iter().map(|s| s.to_string()).collect()
     );
-    // The consumer is the producer's log/: the scanner holds the pipe.
-    assert!(tt.svc("prod/log/supervise/status").exists());
-    assert!(std::fs::symlink_metadata(tt.svc("cons")).is_err());
+    // Each side is a service of its own, at SCANDIR/NAME as s6-rc-init links them.
+    assert!(tt.svc("prod/supervise/status").exists());
+    assert!(tt.svc("cons/supervise/status").exists());
+    assert!(std::fs::symlink_metadata(tt.svc("prod/log")).is_err());
     let out = sc.join("out");
     let count = || {
         std::fs::read_to_string(&out)
@@ -1907,6 +1967,58 @@ fn pipeline_pipe_is_held_across_restarts() {
         .cloned()
         .collect();
     assert_eq!(downs, vec!["down prod", "down cons"]);
+}
+
+/// Scripts reach a pipeline's logger at SCANDIR/NAME (s6-rc-init links every longrun
+/// there): restarting the consumer that way, with s6's own s6-svc, five times, loses and
+/// repeats no line of the producer's, as s6-rc's fd holder keeps the pipe.
+#[test]
+fn consumer_restarted_at_scandir_name_by_s6_svc_keeps_every_line() {
+    if !have("s6-svc") {
+        return skip("no s6-svc (Debian's s6)");
+    }
+    // The logger copies a byte at a time and stops only between bytes on s6-svc's
+    // SIGTERM, so a line lost could only be the pipe's.
+    let (sc, _t, tt, _k) = tend_tree("rc-pipe-s6svc", |t, sc| {
+        t.pipe("app", "app-log", "app-pipeline", &[], &sc.join("out"));
+        t.longrun(
+            "app-log",
+            &[],
+            &format!(
+                "perl -e '$SIG{{TERM}} = sub {{ $stop = 1 }}; open(O, \">>\", $ARGV[0]) or die; \
+                 while (!$stop) {{ $n = sysread(STDIN, $c, 1); \
+                 if (!defined $n) {{ next if $!{{EINTR}}; last }} last if !$n; syswrite(O, $c) }}' {}",
+                sc.join("out").display()
+            ),
+        );
+    });
+    assert_code(&tt.rc(&["-u", "change", "app-pipeline"]), 0);
+    let out = sc.join("out");
+    let lines = || numbered(&out, "line ");
+    wait_until(PATIENCE, "lines through the pipe", || {
+        (lines().len() > 5).then_some(())
+    });
+    let logger = tt.svc("app-log");
+    for round in 0..5 {
+        let pid = status(&logger).pid;
+        let o = run({
+            let mut c = Command::new("s6-svc");
+            c.arg("-r").arg(&logger);
+            c
+        });
+        assert_code(&o, 0);
+        wait_status(&logger, "the logger restarted", |r| {
+            r.pid != 0 && r.pid != pid
+        });
+        let before = lines().len();
+        wait_until(PATIENCE, &format!("lines after restart {round}"), || {
+            (lines().len() > before + 5).then_some(())
+        });
+    }
+    let got = lines();
+    let want: Vec<u64> = (got[0]..got[0] + got.len() as u64).collect();
+    assert_eq!(got, want, "every line once, in order, across five restarts");
+    assert_eq!(got[0], 1, "from the first line");
 }
 
 #[test]

@@ -711,7 +711,11 @@ pub fn wait_supervisors(
     let mut left: Vec<&PathBuf> = dirs.iter().collect();
     let mut tick = 1u64;
     loop {
-        left.retain(|d| !tend_client::svok(d).unwrap_or(false));
+        // Running means listening: a supervisor holds its lock before it opens its
+        // control FIFO, and a letter sent in between is refused.
+        left.retain(|d| {
+            !(tend_client::svok(d).unwrap_or(false) && tend_client::control::send(d, b"").is_ok())
+        });
         if left.is_empty() {
             return Ok(());
         }

@@ -16,14 +16,10 @@ pub struct Atom {
     pub deps: Vec<usize>,
     /// Direct dependents.
     pub rdeps: Vec<usize>,
-    /// A longrun's consumer (its `log/`), when it is a producer.
-    pub consumer: Option<usize>,
-    /// A longrun's producer, when it is a consumer: its service directory is then the
-    /// producer's `log/`.
-    pub producer: Option<usize>,
-    /// In a pipeline that is not one producer and its logger (a chain of three or more, a
-    /// funnel of several producers into one consumer): the consumer whose FIFO this
-    /// longrun's stdout is (`LIVE/pipes/NAME`), and whether its stdin is its own FIFO.
+    /// In a pipeline (a producer and its logger, a chain of three or more, a funnel of
+    /// several producers into one consumer): the consumer whose FIFO this longrun's
+    /// stdout is (`LIVE/pipes/NAME`), and whether its stdin is its own FIFO. Every side
+    /// is a service of its own at SCANDIR/NAME, as s6-rc-init links them.
     pub fifo_out: Option<usize>,
     pub fifo_in: bool,
 }
@@ -115,8 +111,6 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
                     def: d,
                     deps: Vec::new(),
                     rdeps: Vec::new(),
-                    consumer: None,
-                    producer: None,
                     fifo_out: None,
                     fifo_in: false,
                 });
@@ -309,18 +303,8 @@ fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
                     } else {
                         // The consumer starts first and stops last.
                         g.atoms[i].deps.push(j);
-                        let pair = matches!(&g.atoms[j].def.kind, Kind::Longrun(cl)
-                            if cl.consumer_for.len() == 1 && cl.producer_for.is_none())
-                            && cf.is_empty();
-                        if pair {
-                            // One producer and its logger: the consumer is the producer's
-                            // log/, its pipe held by the scanner.
-                            g.atoms[j].producer = Some(i);
-                            g.atoms[i].consumer = Some(j);
-                        } else {
-                            g.atoms[i].fifo_out = Some(j);
-                            g.atoms[j].fifo_in = true;
-                        }
+                        g.atoms[i].fifo_out = Some(j);
+                        g.atoms[j].fifo_in = true;
                     }
                 }
                 _ => problems.push(problem(

@@ -80,6 +80,15 @@ pub fn init(live_dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Grap
     let scandir = absolute(scandir);
     let live_dir = absolute(live_dir);
     let g = check(&sources).map_err(Fail::Source)?;
+    if let Some(running) = Live::in_use(&live_dir) {
+        // As s6-rc-init 0.5 does: never reset a tree that runs (its oneshots' state
+        // and its longruns are left as they are).
+        return Err(Fail::Sys(format!(
+            "unable to init {}: a live directory in use (its scanner on {} runs): tend-rc update changes its sources",
+            live_dir.display(),
+            running.display()
+        )));
+    }
     scanner_listens(&scandir)?;
     let live = Live::create(&live_dir, &sources, &scandir)?;
     let _lock = lock(&live)?;
@@ -87,9 +96,7 @@ pub fn init(live_dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Grap
     for i in 0..g.atoms.len() {
         if g.atoms[i].is_longrun() {
             live.write_servicedir(&g, i)?;
-            if g.atoms[i].producer.is_none() {
-                live.link(g.atoms[i].name())?;
-            }
+            live.link(g.atoms[i].name())?;
             dirs.push(live.servicedir(g.atoms[i].name()));
         }
     }
@@ -356,11 +363,7 @@ pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
                         s.changed.push(a.name().to_string());
                     }
                 }
-                if a.producer.is_none() {
-                    live.link(a.name())?;
-                } else {
-                    live.unlink(a.name());
-                }
+                live.link(a.name())?;
             }
             Kind::Oneshot { .. } => {
                 if before.is_none() {

@@ -9,8 +9,9 @@
 //!                       are live and what each depended on (removed ones go down in
 //!                       that order)
 //! LIVE/oneshots/NAME    present while the oneshot is up; holds its down script
-//! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it; a
-//!                       consumer's is its producer's log/ instead)
+//! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it, as
+//!                       s6-rc-init links every longrun, a pipeline's consumers too)
+//! LIVE/pipes/NAME       the FIFO a pipeline's consumer reads
 //! ```
 //!
 //! A longrun's state is never recorded here: it is read from its supervisor each run,
@@ -92,7 +93,22 @@ impl Live {
         })
     }
 
-    /// Create the live directory (an old one of tend-rc's is replaced).
+    /// The scan directory of a tend-rc live directory at `dir` whose scanner still runs:
+    /// one that is in use.
+    pub fn in_use(dir: &Path) -> Option<PathBuf> {
+        let recorded = fs::read(dir.join("sources"))
+            .ok()
+            .and(fs::read(dir.join("scandir")).ok())?;
+        let scandir = PathBuf::from(std::ffi::OsStr::from_bytes(
+            recorded.strip_suffix(b"\n").unwrap_or(&recorded),
+        ));
+        tend_client::scanctl::send(&scandir, b"")
+            .is_ok()
+            .then_some(scandir)
+    }
+
+    /// Create the live directory (an old one of tend-rc's, whose scanner is gone, is
+    /// replaced).
     pub fn create(dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Live, Error> {
         if dir.join("sources").exists() && dir.join("scandir").exists() {
             fs::remove_dir_all(dir).map_err(|e| io("remove", dir, e))?;
@@ -233,8 +249,8 @@ impl Live {
     }
 
     /// Write (or rewrite in place) a longrun's service directory: its files, `down` when
-    /// new, its consumer as `log`. The supervisor re-reads run and settings at each start,
-    /// so an up service is not restarted by this.
+    /// new, a `run` that opens its pipes when it is in a pipeline. The supervisor re-reads
+    /// run and settings at each start, so an up service is not restarted by this.
     pub fn write_servicedir(&self, g: &Graph, i: usize) -> Result<bool, Error> {
         let a = &g.atoms[i];
         let Kind::Longrun(l) = &a.def.kind else {
@@ -283,21 +299,11 @@ impl Live {
                 let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
             }
         }
+        // A consumer was once its producer's log/ (tend-rc before every longrun had its
+        // own SCANDIR/NAME): that link goes.
         let log = dir.join("log");
-        match a.consumer {
-            Some(c) => {
-                let target = self.servicedir(g.atoms[c].name());
-                if fs::read_link(&log).ok().as_deref() != Some(target.as_path()) {
-                    let _ = fs::remove_file(&log);
-                    std::os::unix::fs::symlink(&target, &log)
-                        .map_err(|e| io("symlink", &log, e))?;
-                }
-            }
-            None => {
-                if fs::symlink_metadata(&log).is_ok() {
-                    let _ = fs::remove_file(&log);
-                }
-            }
+        if fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
+            let _ = fs::remove_file(&log);
         }
         Ok(fresh)
     }
@@ -308,7 +314,7 @@ impl Live {
     }
 
     /// A `run` that opens the pipeline's FIFOs read-write (so the pipe outlives a restart
-    /// of either side: neither end ever sees EOF or EPIPE, as under s6-rc's fd holder) and
+    /// of any side: neither end ever sees EOF or EPIPE, as under s6-rc's fd holder) and
     /// execs the definition's own `run`, kept as `run.user`.
     fn write_pipe_run(&self, g: &Graph, i: usize, dir: &Path) -> Result<(), Error> {
         let a = &g.atoms[i];
@@ -337,7 +343,7 @@ impl Live {
         )
     }
 
-    /// SCANDIR/NAME → LIVE/servicedirs/NAME, for a longrun that is not a consumer.
+    /// SCANDIR/NAME → LIVE/servicedirs/NAME, for every longrun.
     pub fn link(&self, name: &str) -> Result<(), Error> {
         let link = self.scandir.join(name);
         let target = self.servicedir(name);
