@@ -1452,6 +1452,133 @@ fn init_over_a_live_directory_in_use_is_refused() {
     assert_eq!(t.lines(), ["up once", "up daemon"], "nothing ran again");
 }
 
+/// The tree of `reload_as_s6_rc_0_7`: `conf` (a oneshot whose reload logs), `bad` (whose
+/// reload exits 3), `quiet` (no reload script), `hup` (a longrun that logs SIGHUP),
+/// `usr1` (its reload-signal USR1), `idle` (never brought up, with s6-rc 0.7's flags).
+fn reload_tree(t: &mut Src) {
+    let log = t.log.display().to_string();
+    for (name, script) in [
+        ("conf", format!("sh -c \"echo reload conf >> {log}\"\n")),
+        ("bad", "sh -c \"exit 3\"\n".to_string()),
+    ] {
+        t.oneshot(name, &[]);
+        t.file(&format!("{name}/reload"), &script);
+    }
+    t.oneshot("quiet", &[]);
+    let trapping = |sig: &str, name: &str| {
+        format!("sh -c 'trap \"echo {sig} {name} >> {log}\" {sig}; while :; do sleep 0.05; done'")
+    };
+    t.longrun("hup", &[], &trapping("HUP", "hup"));
+    t.longrun("usr1", &[], &trapping("USR1", "usr1"));
+    t.file("usr1/reload-signal", "USR1\n");
+    // Never up: under s6 2.15 its run would be PID 1 of its own namespace.
+    t.longrun("idle", &[], "sleep 1000");
+    for f in ["flag-newpidns", "flag-timeout-killpg", "flag-recommended"] {
+        t.file(&format!("idle/{f}"), "");
+    }
+}
+
+/// `tend-rc reload` as s6-rc 0.7.0.0's `s6-rc reload` (recorded): a oneshot runs its
+/// `reload` script, a longrun gets its reload signal (SIGHUP, or its `reload-signal`),
+/// nothing else runs; a failing reload script exits 1, a service that is down is left
+/// alone (exit 0), a name not defined exits as s6-rc's does. s6-rc-compile 0.7's flags: `flag-newpidns`, `flag-timeout-killpg` and
+/// `reload-signal` are in the service directory, `flag-recommended` is not.
+#[test]
+fn reload_as_s6_rc_0_7() {
+    let mut rec = Record::open_at("compare/reload", "0.7.0.0");
+    let all = ["-u", "change", "conf", "bad", "quiet", "hup", "usr1"];
+    let reload = |t: &Tree, src: &Src, names: &[&str], rec: &mut Record, key: &str| {
+        let n = src.lines().len();
+        let mut a = vec!["reload"];
+        a.extend(names);
+        let o = t.rc(&a);
+        if t.root.is_some() {
+            rec.set(key, o.status.code().unwrap_or(-1));
+            let pid_dir = format!("/tmp/rcs6-{}-", std::process::id());
+            let err = text(&o.stderr).replace(&pid_dir, "/tmp/rcs6-PID-");
+            rec.set(&format!("{key}.stderr"), err.trim_end());
+        }
+        assert_code(&o, rec.code(key));
+        o.status.code().filter(|&c| c == 0).map(|_| n)
+    };
+    let logged = |src: &Src, n: usize, want: usize| {
+        wait_until(PATIENCE, "the reloads logged", || {
+            let l = lines_after(src, n);
+            (l.len() >= want).then_some(l)
+        })
+    };
+    if let Some(side) = rec.side() {
+        let sc = Scratch::new("rc-reload-s6");
+        let _k = KillUnder(sc.path.clone());
+        let mut t = Src::new(sc.join("src"), sc.join("log"));
+        reload_tree(&mut t);
+        let st = Tree::init(&sc, side, &[&t.src]);
+        assert_code(&st.rc(&all), 0);
+        wait_until(PATIENCE, "up", || (t.lines().len() >= 5).then_some(()));
+        let n = reload(
+            &st,
+            &t,
+            &["conf", "quiet", "hup", "usr1"],
+            &mut rec,
+            "reload-good",
+        )
+        .unwrap();
+        let mut got = logged(&t, n, 3);
+        got.sort();
+        rec.set("reload-good.lines", got.join("\n"));
+        reload(&st, &t, &["bad"], &mut rec, "reload-bad");
+        reload(&st, &t, &["idle"], &mut rec, "reload-down");
+        reload(&st, &t, &["nosuch"], &mut rec, "reload-unknown");
+        let mut files: Vec<String> = std::fs::read_dir(st.servicedir("idle"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with("flag-") || f == "reload-signal")
+            .collect();
+        files.sort();
+        rec.set_lines("idle-flags", files);
+        let usr1 = std::fs::read_to_string(st.servicedir("usr1").join("reload-signal"));
+        rec.set("usr1-reload-signal", usr1.unwrap_or_default().trim());
+    }
+    let (_sc, t, tt, _k) = tend_tree("rc-reload", |t, _| reload_tree(t));
+    assert_code(&tt.rc(&all), 0);
+    wait_until(PATIENCE, "up", || (t.lines().len() >= 5).then_some(()));
+    let hup_pid = status(&tt.servicedir("hup")).pid;
+    let n = reload(
+        &tt,
+        &t,
+        &["conf", "quiet", "hup", "usr1"],
+        &mut rec,
+        "reload-good",
+    )
+    .expect("reload exits 0");
+    let mut got = logged(&t, n, 3);
+    got.sort();
+    assert_eq!(got, rec.lines_of("reload-good.lines"), "what reloaded");
+    assert_eq!(
+        status(&tt.servicedir("hup")).pid,
+        hup_pid,
+        "signalled, not restarted"
+    );
+    let n = t.lines().len();
+    reload(&tt, &t, &["bad"], &mut rec, "reload-bad");
+    reload(&tt, &t, &["idle"], &mut rec, "reload-down");
+    reload(&tt, &t, &["nosuch"], &mut rec, "reload-unknown");
+    assert!(lines_after(&t, n).is_empty(), "nothing else ran");
+    let mut files: Vec<String> = std::fs::read_dir(tt.servicedir("idle"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("flag-") || f == "reload-signal")
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        rec.lines("idle-flags"),
+        "the flags in the service directory"
+    );
+    let usr1 = std::fs::read_to_string(tt.servicedir("usr1").join("reload-signal")).unwrap();
+    assert_eq!(usr1.trim(), rec.get("usr1-reload-signal"));
+}
+
 #[test]
 fn two_sources_read_as_their_union() {
     let sc = Scratch::new("rc-union");

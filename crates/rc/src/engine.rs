@@ -371,7 +371,7 @@ impl<'a> Engine<'a> {
         };
         let deadline = (limit > 0).then(|| now + Duration::from_millis(limit));
         match &a.def.kind {
-            Kind::Oneshot { up: u, down } => {
+            Kind::Oneshot { up: u, down, .. } => {
                 let script = if up {
                     u.clone()
                 } else {
@@ -671,7 +671,7 @@ fn recorded_down(live: &Live, name: &str) -> Option<Script> {
     crate::script::parse(&b).ok()
 }
 
-fn ended(w: tend_sys::wait::Wstat) -> String {
+pub(crate) fn ended(w: tend_sys::wait::Wstat) -> String {
     match w.ended() {
         tend_sys::wait::Ended::Exited(c) => format!("exited {c}"),
         tend_sys::wait::Ended::Signaled(s) => format!(
@@ -682,7 +682,7 @@ fn ended(w: tend_sys::wait::Wstat) -> String {
 }
 
 /// Why a script's program could not run, naming the file.
-fn not_found(
+pub(crate) fn not_found(
     file: &std::path::Path,
     argv: &[std::ffi::OsString],
     execline: bool,

@@ -11,7 +11,8 @@
 //! * `live`: the live directory (what is recorded between runs, the longruns' service
 //!   directories linked into the scan directory);
 //! * `engine`: the single-threaded executor (poll on a signalfd and `event/` fifodirs),
-//!   oneshots as its own children, longruns through their supervisors.
+//!   oneshots as its own children, longruns through their supervisors;
+//! * `reload`: s6-rc 0.7's reload, beside the engine (it changes no state).
 //!
 //! What does not: a daemon. tend-rc computes, performs, records and exits; the tree's
 //! long-lived processes are the scanner, the supervisors and the services. Nothing here
@@ -23,6 +24,7 @@ pub mod engine;
 pub mod graph;
 pub mod live;
 pub mod plan;
+pub mod reload;
 pub mod script;
 pub mod source;
 pub mod update;
@@ -505,7 +507,7 @@ pub struct Ask {
     pub tick: Option<Duration>,
 }
 
-fn selection(g: &Graph, names: &[String]) -> Result<Vec<usize>, Fail> {
+pub(crate) fn selection(g: &Graph, names: &[String]) -> Result<Vec<usize>, Fail> {
     let mut sel = Vec::new();
     for n in names {
         sel.extend(g.resolve(n).ok_or_else(|| Fail::Unknown(n.clone()))?);

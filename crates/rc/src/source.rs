@@ -53,9 +53,16 @@ pub struct Longrun {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    Oneshot { up: Script, down: Script },
+    /// `reload` is s6-rc 0.7's (empty when the definition has none).
+    Oneshot {
+        up: Script,
+        down: Script,
+        reload: Script,
+    },
     Longrun(Longrun),
-    Bundle { contents: Vec<String> },
+    Bundle {
+        contents: Vec<String>,
+    },
 }
 
 impl Kind {
@@ -277,6 +284,7 @@ fn rc_own(name: &[u8]) -> bool {
             | b"timeout-up"
             | b"timeout-down"
             | b"flag-essential"
+            | b"flag-recommended"
             | b"producer-for"
             | b"consumer-for"
             | b"pipeline-name"
@@ -490,7 +498,14 @@ pub fn read_def(dir: &Path, name: &str, problems: &mut Vec<Problem>) -> Option<D
             };
             let up = script_of("up", true);
             let down = script_of("down", false);
-            Kind::Oneshot { up, down }
+            // s6-rc 0.7's reload script, lexed like up; not in the fingerprint when there
+            // is none, so a tree without one is the same definition as before.
+            let reload = if std::fs::symlink_metadata(dir.join("reload")).is_ok() {
+                script_of("reload", false)
+            } else {
+                Script::default()
+            };
+            Kind::Oneshot { up, down, reload }
         }
         b"longrun" => {
             let run = dir.join("run");
