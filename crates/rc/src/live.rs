@@ -25,6 +25,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use tend_proto::servicedir as sd;
 use tend_sys::Error;
 
 /// A definition as the live directory recorded it when it was last synced.
@@ -211,7 +212,7 @@ impl Live {
     pub fn stands_alone(&self, name: &str) -> bool {
         let dir = self.servicedir(name);
         fs::read_link(self.scandir.join(name)).ok().as_deref() == Some(dir.as_path())
-            && fs::symlink_metadata(dir.join("log")).is_err()
+            && fs::symlink_metadata(dir.join(sd::LOG)).is_err()
             && fs::symlink_metadata(dir.join("run.user")).is_err()
     }
 
@@ -263,7 +264,7 @@ impl Live {
                 .mode(0o755)
                 .create(&dir)
                 .map_err(|e| io("create", &dir, e))?;
-            write_atomic(&dir.join("down"), b"", 0o644)?;
+            write_atomic(&dir.join(sd::DOWN), b"", 0o644)?;
         }
         let wrapped = a.fifo_in || a.fifo_out.is_some();
         for f in &l.files {
@@ -289,7 +290,9 @@ impl Live {
         {
             let n = e.file_name();
             let b = n.as_bytes();
-            if matches!(b, b"supervise" | b"event" | b"down" | b"log")
+            if [sd::SUPERVISE, sd::EVENT, sd::DOWN, sd::LOG]
+                .iter()
+                .any(|own| own.as_bytes() == b)
                 || (wrapped && matches!(b, b"run" | b"run.user"))
             {
                 continue;
@@ -301,7 +304,7 @@ impl Live {
         }
         // A consumer was once its producer's log/ (tend-rc before every longrun had its
         // own SCANDIR/NAME): that link goes.
-        let log = dir.join("log");
+        let log = dir.join(sd::LOG);
         if fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
             let _ = fs::remove_file(&log);
         }

@@ -84,8 +84,11 @@ fn signal(dir: &std::path::Path) -> Result<(), String> {
         )
     })?;
     tend_client::control::send(dir, &[letter]).map_err(|e| {
-        e.describe(&dir.display().to_string(), "supervise")
-            .to_string()
+        e.describe(
+            &dir.display().to_string(),
+            tend_proto::servicedir::SUPERVISE,
+        )
+        .to_string()
     })
 }
 
@@ -128,4 +131,43 @@ fn run(o: &Opened, file: &std::path::Path, script: &Script) -> Result<(), String
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn letters_for_reload_signals() {
+        for (sig, letter) in [
+            (libc::SIGHUP, Some(b'h')),
+            (libc::SIGUSR1, Some(b'1')),
+            (libc::SIGUSR2, Some(b'2')),
+            (libc::SIGINT, Some(b'i')),
+            (libc::SIGQUIT, Some(b'q')),
+            (libc::SIGWINCH, Some(b'y')),
+            (libc::SIGPWR, None),
+        ] {
+            assert_eq!(letter_for(sig), letter, "{sig}");
+        }
+    }
+
+    #[test]
+    fn reload_signal_files() {
+        let d = std::env::temp_dir().join(format!("tend-rc-reload-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        assert_eq!(reload_signal(&d), Ok(libc::SIGHUP), "none: SIGHUP");
+        for (text, want) in [
+            ("USR1\n", Ok(libc::SIGUSR1)),
+            ("SIGUSR2", Ok(libc::SIGUSR2)),
+            ("10\n", Ok(10)),
+            ("nope\n", Err(())),
+            ("99\n", Err(())),
+        ] {
+            std::fs::write(d.join(RELOAD_SIGNAL), text).unwrap();
+            assert_eq!(reload_signal(&d).map_err(|_| ()), want, "{text:?}");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
 }
