@@ -1452,6 +1452,63 @@ fn init_over_a_live_directory_in_use_is_refused() {
     assert_eq!(t.lines(), ["up once", "up daemon"], "nothing ran again");
 }
 
+/// The live directory a container kept across a restart (its /run not a tmpfs): a new
+/// scanner runs on the scan directory, nothing of the old tree does. That one is not in
+/// use, and `tend-rc init` replaces it, so the container boots again.
+#[test]
+fn init_over_the_live_directory_of_a_scanner_gone_replaces_it() {
+    let sc = Scratch::new("rc-init-restart");
+    let _k = KillUnder(sc.path.clone());
+    let mut t = Src::new(sc.join("src"), sc.join("log"));
+    t.oneshot("once", &[]);
+    t.longrun("daemon", &["once"], "sleep 1000");
+    let scan = sc.join("scan");
+    std::fs::create_dir_all(&scan).unwrap();
+    let start = || {
+        let mut c = cmd("tend-svscan");
+        c.arg(&scan);
+        Daemon::start(c)
+    };
+    let live = sc.join("live");
+    let init = || {
+        tend(
+            "tend-rc",
+            ["init", "-l", s(&live), "-c", s(&t.src), s(&scan)],
+        )
+    };
+    let mut first = start();
+    assert_code(&init(), 0);
+    let rc = |args: &[&str]| {
+        let mut c = cmd("tend-rc");
+        c.arg("-l").arg(&live).args(args);
+        run(c)
+    };
+    assert_code(&rc(&["-u", "change", "daemon"]), 0);
+    // The "container" stops: every process of the tree is gone.
+    first.signal(nix::sys::signal::Signal::SIGKILL);
+    first.wait_exit(PATIENCE);
+    kill_under(&sc.path);
+    let _second = start();
+    // tend-init waits for its scanner to listen before it runs tend-rc init.
+    wait_until(PATIENCE, "the new scanner listens", || {
+        tend("tend-svscanctl", ["-a", s(&scan)])
+            .status
+            .success()
+            .then_some(())
+    });
+    let o = init();
+    assert_code(&o, 0);
+    let o = rc(&["-a", "list"]);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "", "a fresh tree: everything down");
+    assert_code(&rc(&["-u", "change", "daemon"]), 0);
+    assert_eq!(
+        t.lines().iter().filter(|l| *l == "up once").count(),
+        2,
+        "the oneshot ran again in the new boot"
+    );
+}
+
 /// The tree of `reload_as_s6_rc_0_7`: `conf` (a oneshot whose reload logs), `bad` (whose
 /// reload exits 3), `quiet` (no reload script), `hup` (a longrun that logs SIGHUP),
 /// `usr1` (its reload-signal USR1), `idle` (never brought up, with s6-rc 0.7's flags).

@@ -92,6 +92,13 @@ pub fn init(live_dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Grap
         )));
     }
     scanner_listens(&scandir)?;
+    if let Ok(old) = Live::open(&live_dir) {
+        // Left by a scanner that is gone: a new one may have picked its longruns up
+        // through their old links. They leave before the directory is replaced.
+        for name in old.longruns() {
+            update::retire(&old, &name);
+        }
+    }
     let live = Live::create(&live_dir, &sources, &scandir)?;
     let _lock = lock(&live)?;
     let mut dirs = Vec::new();

@@ -4,6 +4,8 @@
 //! ```text
 //! LIVE/sources          the source directories, one absolute path a line
 //! LIVE/scandir          the scan directory
+//! LIVE/scanner          the scanner the tree was made under (PID@START_TICKS): a
+//!                       live directory is in use while that scanner runs
 //! LIVE/lock             held while a tend-rc runs
 //! LIVE/defs             "TYPE FINGERPRINT NAME/DEP/DEP" a line: the definitions that
 //!                       are live and what each depended on (removed ones go down in
@@ -103,9 +105,14 @@ impl Live {
         let scandir = PathBuf::from(std::ffi::OsStr::from_bytes(
             recorded.strip_suffix(b"\n").unwrap_or(&recorded),
         ));
-        tend_client::scanctl::send(&scandir, b"")
-            .is_ok()
-            .then_some(scandir)
+        tend_client::scanctl::send(&scandir, b"").ok()?;
+        // A scanner runs there, but it may be a new one (a container restarted with its
+        // /run kept): then nothing of the tree runs any more, and it is not in use.
+        let made_under = fs::read_to_string(dir.join("scanner")).ok();
+        match (made_under, scanner_identity(&scandir)) {
+            (Some(then), Some(now)) if then.trim() != now => None,
+            _ => Some(scandir),
+        }
     }
 
     /// Create the live directory (an old one of tend-rc's, whose scanner is gone, is
@@ -136,6 +143,12 @@ impl Live {
         let mut sd = scandir.as_os_str().as_bytes().to_vec();
         sd.push(b'\n');
         write_atomic(&dir.join("scandir"), &sd, 0o644)?;
+        let scanner = scanner_identity(scandir).unwrap_or_default();
+        write_atomic(
+            &dir.join("scanner"),
+            format!("{scanner}\n").as_bytes(),
+            0o644,
+        )?;
         let live = Live {
             dir: dir.to_path_buf(),
             sources: sources.to_vec(),
@@ -369,6 +382,34 @@ impl Live {
             let _ = fs::remove_file(&link);
         }
     }
+}
+
+/// The scanner of `scandir` as a process a later one can be told from: the pid that
+/// holds `.s6-svscan/lock` and its start time (clock ticks since boot, from
+/// /proc/PID/stat), `PID@TICKS`. None when nobody holds the lock (s6-svscan 2.11 takes
+/// none).
+pub fn scanner_identity(scandir: &Path) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    let lock = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(scandir.join(sd::svscan::LOCK))
+        .ok()?;
+    let mut fl = libc::flock {
+        l_type: libc::F_WRLCK as i16,
+        l_whence: libc::SEEK_SET as i16,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    nix::fcntl::fcntl(lock.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)).ok()?;
+    if fl.l_type == libc::F_UNLCK as i16 || fl.l_pid <= 0 {
+        return None;
+    }
+    let stat = fs::read_to_string(format!("/proc/{}/stat", fl.l_pid)).ok()?;
+    // Field 22, the 20th after the command's closing parenthesis.
+    let start = stat.rsplit_once(") ")?.1.split(' ').nth(19)?;
+    Some(format!("{}@{start}", fl.l_pid))
 }
 
 /// A FIFO at `path` (kept when there is one: it may hold a live pipeline's lines).

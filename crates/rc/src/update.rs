@@ -542,7 +542,7 @@ fn stop_longrun(dir: &Path) {
 }
 
 /// Bring a longrun that left the definitions down and remove it.
-fn retire(live: &Live, name: &str) {
+pub(crate) fn retire(live: &Live, name: &str) {
     let dir = live.servicedir(name);
     let _ = std::fs::write(dir.join(tend_proto::servicedir::DOWN), b"");
     live.unlink(name);
