@@ -12,7 +12,7 @@ use tend_rc::graph::Graph;
 use tend_rc::plan::Direction;
 use tend_rc::{Ask, Changed, Fail};
 
-const USAGE: &str = "tend-rc check source... | tend-rc init [ -l live ] [ -c source ]... scandir | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] update [ -f convfile ] [ -c source ]... | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] [ -u | -d | -D ] [ -p ] [ -a ] change|list|listall|diff [ name... ]";
+const USAGE: &str = "tend-rc check source... | tend-rc init [ -l live ] [ -c source ]... scandir | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] update [ -f convfile ] [ -c source ]... | tend-rc [ -v verbosity ] [ -n ] [ -t timeout ] [ -l live ] [ -u | -d | -D ] [ -p ] [ -a ] change|list|listall|diff [ name... ] | tend-rc [ -l live ] reload name...";
 const PROG: Program = Program::new("tend-rc", USAGE);
 const DEFAULT_LIVE: &str = "/run/tend/rc";
 /// s6-rc's exit codes.
@@ -237,14 +237,23 @@ pub fn main() {
             });
             std::process::exit(code::OK)
         }
+        Some("reload") => {
+            let opened = tend_rc::open(&o.live).unwrap_or_else(|f| fail(f));
+            let failed =
+                tend_rc::reload::reload(&opened, &names(&rest)).unwrap_or_else(|f| fail(f));
+            for (i, why) in &failed {
+                let name = opened.graph.atoms[*i].name();
+                PROG.line("fatal", format_args!("unable to reload {name}: {why}"));
+            }
+            std::process::exit(if failed.is_empty() {
+                code::OK
+            } else {
+                code::NO
+            })
+        }
         Some(cmd @ ("change" | "list" | "listall" | "diff")) => {
             let mut ask = o.ask.clone();
-            for n in &rest {
-                ask.names
-                    .push(n.to_str().map(str::to_string).unwrap_or_else(|| {
-                        PROG.fatal(UNKNOWN_NAME, "unknown service name: not UTF-8")
-                    }));
-            }
+            ask.names = names(&rest);
             let opened = tend_rc::open(&o.live).unwrap_or_else(|f| fail(f));
             match cmd {
                 "list" => print_lines(&tend_rc::list(&opened, &ask).unwrap_or_else(|f| fail(f))),
@@ -262,6 +271,17 @@ pub fn main() {
         }
         _ => PROG.usage_exit(),
     }
+}
+
+/// Service names from the command line (a name that is not UTF-8 is defined nowhere).
+fn names(rest: &[OsString]) -> Vec<String> {
+    rest.iter()
+        .map(|n| {
+            n.to_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| PROG.fatal(UNKNOWN_NAME, "unknown service name: not UTF-8"))
+        })
+        .collect()
 }
 
 fn change(opened: &tend_rc::Opened, ask: &Ask, verbosity: u32) {

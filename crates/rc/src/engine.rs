@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tend_proto::StatusRecord;
 use tend_proto::fifodir::{Subscription, make_fifodir};
+use tend_proto::servicedir as sd;
 
 /// What happened to one service, for the caller to report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +80,7 @@ pub fn astir(g: &Graph, live: &Live) -> Vec<bool> {
                 let dir = live.servicedir(a.name());
                 let rec = StatusRecord::read(&dir).ok();
                 rec.is_some_and(|r| r.is_up() || r.want_up || r.finishing)
-                    || (rec.is_some() && !dir.join("down").exists())
+                    || (rec.is_some() && !dir.join(sd::DOWN).exists())
             }
             Kind::Bundle { .. } => false,
         })
@@ -170,27 +171,8 @@ impl<'a> Engine<'a> {
         .map_err(|e| tend_sys::Error::new("create signalfd", e))?;
         for phase in [false, true] {
             let n = self.g.atoms.len();
-            if phase && let Some(strict) = self.strict.take() {
-                for (i, &ready) in strict.iter().enumerate() {
-                    if !plan.stop[i] {
-                        self.up[i] = ready;
-                    }
-                }
-            }
+            self.enter_phase(phase, plan);
             let set = if phase { &plan.start } else { &plan.stop };
-            self.runs = (0..n)
-                .map(|i| if set[i] { Run::Waiting } else { Run::Done })
-                .collect();
-            self.stopping = if phase {
-                vec![false; n]
-            } else {
-                plan.stop.clone()
-            };
-            self.starting = if phase {
-                plan.start.clone()
-            } else {
-                vec![false; n]
-            };
             let total = set.iter().filter(|&&b| b).count();
             let mut done = 0usize;
             if total == 0 {
@@ -206,25 +188,7 @@ impl<'a> Engine<'a> {
                     .count();
                 if finished != done || self.tick.is_some() {
                     done = finished;
-                    let now = Instant::now();
-                    let waiting = active
-                        .iter()
-                        .filter_map(|&i| match &self.runs[i] {
-                            Run::Script { began, .. } | Run::Longrun { began, .. } => {
-                                Some((i, now.saturating_duration_since(*began)))
-                            }
-                            _ => None,
-                        })
-                        .max_by_key(|&(_, d)| d);
-                    report(
-                        &Event::Progress {
-                            done,
-                            total,
-                            up: phase,
-                            waiting,
-                        },
-                        self.g,
-                    );
+                    self.progress(phase, done, total, &active, report);
                 }
                 if active.is_empty() {
                     // Nothing running and nothing could start: the rest is blocked.
@@ -244,26 +208,7 @@ impl<'a> Engine<'a> {
                     self.outcome.timed_out = true;
                     return Ok(self.outcome);
                 }
-                let mut wake = match (self.deadline, self.tick) {
-                    (Some(d), Some(t)) => Some(d.min(now + t)),
-                    (d, t) => d.or(t.map(|t| now + t)),
-                };
-                for &i in &active {
-                    let d = match &self.runs[i] {
-                        Run::Script { deadline, .. } => *deadline,
-                        // A longrun coming up is looked at now and then for a spawn error,
-                        // which sends no event.
-                        Run::Longrun { deadline, .. } => {
-                            let tick = now + Duration::from_millis(if phase { 250 } else { 1000 });
-                            Some(deadline.map_or(tick, |d| d.min(tick)))
-                        }
-                        _ => None,
-                    };
-                    wake = match (wake, d) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                }
+                let wake = self.wake(&active, now);
                 let mut fds = vec![PollFd::new(sfd.as_fd(), PollFlags::POLLIN)];
                 let mut which = Vec::new();
                 for &i in &active {
@@ -302,6 +247,90 @@ impl<'a> Engine<'a> {
             }
         }
         Ok(self.outcome)
+    }
+
+    /// Set up the runs of a phase (false: the stops, true: the starts). The starts go by
+    /// the strict state (up and ready), where the stops went by what was astir.
+    fn enter_phase(&mut self, phase: bool, plan: &Plan) {
+        let n = self.g.atoms.len();
+        if phase && let Some(strict) = self.strict.take() {
+            for (i, &ready) in strict.iter().enumerate() {
+                if !plan.stop[i] {
+                    self.up[i] = ready;
+                }
+            }
+        }
+        let set = if phase { &plan.start } else { &plan.stop };
+        self.runs = (0..n)
+            .map(|i| if set[i] { Run::Waiting } else { Run::Done })
+            .collect();
+        self.stopping = if phase {
+            vec![false; n]
+        } else {
+            plan.stop.clone()
+        };
+        self.starting = if phase {
+            plan.start.clone()
+        } else {
+            vec![false; n]
+        };
+    }
+
+    /// Report how far the phase is, and what has been awaited longest.
+    fn progress(
+        &self,
+        phase: bool,
+        done: usize,
+        total: usize,
+        active: &[usize],
+        report: &mut dyn FnMut(&Event, &Graph),
+    ) {
+        let now = Instant::now();
+        let waiting = active
+            .iter()
+            .filter_map(|&i| match &self.runs[i] {
+                Run::Script { began, .. } | Run::Longrun { began, .. } => {
+                    Some((i, now.saturating_duration_since(*began)))
+                }
+                _ => None,
+            })
+            .max_by_key(|&(_, d)| d);
+        report(
+            &Event::Progress {
+                done,
+                total,
+                up: phase,
+                waiting,
+            },
+            self.g,
+        );
+    }
+
+    /// When to wake at the latest: the overall deadline, the progress tick, each
+    /// script's deadline, and a longrun's next look.
+    fn wake(&self, active: &[usize], now: Instant) -> Option<Instant> {
+        let mut wake = match (self.deadline, self.tick) {
+            (Some(d), Some(t)) => Some(d.min(now + t)),
+            (d, t) => d.or(t.map(|t| now + t)),
+        };
+        for &i in active {
+            let d = match &self.runs[i] {
+                Run::Script { deadline, .. } => *deadline,
+                // A longrun is looked at now and then: coming up, for a spawn error;
+                // going down, for its supervisor to have taken the `d` when it was
+                // already down. Neither sends an event.
+                Run::Longrun { deadline, .. } => {
+                    let tick = now + Duration::from_millis(250);
+                    Some(deadline.map_or(tick, |d| d.min(tick)))
+                }
+                _ => None,
+            };
+            wake = match (wake, d) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        wake
     }
 
     fn fail(&mut self, i: usize, why: String, report: &mut dyn FnMut(&Event, &Graph)) {
@@ -370,7 +399,7 @@ impl<'a> Engine<'a> {
         };
         let deadline = (limit > 0).then(|| now + Duration::from_millis(limit));
         match &a.def.kind {
-            Kind::Oneshot { up: u, down } => {
+            Kind::Oneshot { up: u, down, .. } => {
                 let script = if up {
                     u.clone()
                 } else {
@@ -404,7 +433,7 @@ impl<'a> Engine<'a> {
         dir: &std::path::Path,
         up: bool,
     ) -> Result<(Subscription, tend_proto::Tai64n), String> {
-        let down = dir.join("down");
+        let down = dir.join(sd::DOWN);
         if up {
             let _ = std::fs::remove_file(&down);
         } else {
@@ -415,7 +444,7 @@ impl<'a> Engine<'a> {
         let sub = Subscription::new(&eventdir).map_err(|e| e.to_string())?;
         let sent = tend_proto::Tai64n::now();
         tend_client::control::send(dir, if up { b"u" } else { b"d" }).map_err(|e| {
-            e.describe(&dir.display().to_string(), "supervise")
+            e.describe(&dir.display().to_string(), sd::SUPERVISE)
                 .to_string()
         })?;
         Ok((sub, sent))
@@ -621,7 +650,9 @@ impl<'a> Engine<'a> {
         let rec = StatusRecord::read(&dir).ok();
         let there = match rec {
             Some(r) if up => r.is_up() && (!l.notify || r.ready),
-            Some(r) => r.pid == 0 && !r.finishing,
+            // Down only once the supervisor has taken the `d`: a longrun between two
+            // restarts already has no pid, but would be started again.
+            Some(r) => r.pid == 0 && !r.finishing && !r.want_up,
             None => false,
         };
         if there {
@@ -668,7 +699,7 @@ fn recorded_down(live: &Live, name: &str) -> Option<Script> {
     crate::script::parse(&b).ok()
 }
 
-fn ended(w: tend_sys::wait::Wstat) -> String {
+pub(crate) fn ended(w: tend_sys::wait::Wstat) -> String {
     match w.ended() {
         tend_sys::wait::Ended::Exited(c) => format!("exited {c}"),
         tend_sys::wait::Ended::Signaled(s) => format!(
@@ -679,7 +710,7 @@ fn ended(w: tend_sys::wait::Wstat) -> String {
 }
 
 /// Why a script's program could not run, naming the file.
-fn not_found(
+pub(crate) fn not_found(
     file: &std::path::Path,
     argv: &[std::ffi::OsString],
     execline: bool,
@@ -708,7 +739,11 @@ pub fn wait_supervisors(
     let mut left: Vec<&PathBuf> = dirs.iter().collect();
     let mut tick = 1u64;
     loop {
-        left.retain(|d| !tend_client::svok(d).unwrap_or(false));
+        // Running means listening: a supervisor holds its lock before it opens its
+        // control FIFO, and a letter sent in between is refused.
+        left.retain(|d| {
+            !(tend_client::svok(d).unwrap_or(false) && tend_client::control::send(d, b"").is_ok())
+        });
         if left.is_empty() {
             return Ok(());
         }
@@ -726,5 +761,23 @@ pub fn wait_supervisors(
         // The scanner gives no event for a new supervisor: look again soon.
         std::thread::sleep(Duration::from_millis(tick));
         tick = (tick * 2).min(20);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tend_sys::wait::Wstat;
+
+    #[test]
+    fn how_a_script_ended() {
+        for (w, want) in [
+            (0, "exited 0"),
+            (3 << 8, "exited 3"),
+            (9, "was killed by SIGKILL"),
+            (15, "was killed by SIGTERM"),
+        ] {
+            assert_eq!(ended(Wstat(w)), want);
+        }
     }
 }

@@ -16,14 +16,10 @@ pub struct Atom {
     pub deps: Vec<usize>,
     /// Direct dependents.
     pub rdeps: Vec<usize>,
-    /// A longrun's consumer (its `log/`), when it is a producer.
-    pub consumer: Option<usize>,
-    /// A longrun's producer, when it is a consumer: its service directory is then the
-    /// producer's `log/`.
-    pub producer: Option<usize>,
-    /// In a pipeline that is not one producer and its logger (a chain of three or more, a
-    /// funnel of several producers into one consumer): the consumer whose FIFO this
-    /// longrun's stdout is (`LIVE/pipes/NAME`), and whether its stdin is its own FIFO.
+    /// In a pipeline (a producer and its logger, a chain of three or more, a funnel of
+    /// several producers into one consumer): the consumer whose FIFO this longrun's
+    /// stdout is (`LIVE/pipes/NAME`), and whether its stdin is its own FIFO. Every side
+    /// is a service of its own at SCANDIR/NAME, as s6-rc-init links them.
     pub fifo_out: Option<usize>,
     pub fifo_in: bool,
 }
@@ -101,6 +97,32 @@ fn problem(path: impl Into<PathBuf>, what: impl Into<String>) -> Problem {
 /// Build and check the graph of `defs`; problems are appended.
 pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
     let mut g = Graph::default();
+    let mut bundle_defs = register(&mut g, defs);
+    for d in pipeline_bundles(&g, problems) {
+        g.names
+            .insert(d.name.clone(), Named::Bundle(bundle_defs.len()));
+        bundle_defs.push(d);
+    }
+    expand_bundles(&mut g, &bundle_defs, problems);
+    resolve_dependencies(&mut g, problems);
+    pipelines(&mut g, problems);
+    for a in g.atoms.iter_mut() {
+        a.deps.sort_unstable();
+        a.deps.dedup();
+    }
+    self_dependencies(&mut g, problems);
+    cycles(&mut g, problems);
+    for i in 0..g.atoms.len() {
+        for j in g.atoms[i].deps.clone() {
+            g.atoms[j].rdeps.push(i);
+        }
+    }
+    g
+}
+
+/// Name every definition: an atom goes into the graph, a bundle's definition is kept
+/// aside (returned) until every name is known.
+fn register(g: &mut Graph, defs: Vec<Def>) -> Vec<Def> {
     let mut bundle_defs: Vec<Def> = Vec::new();
     for d in defs {
         match d.kind {
@@ -115,16 +137,18 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
                     def: d,
                     deps: Vec::new(),
                     rdeps: Vec::new(),
-                    consumer: None,
-                    producer: None,
                     fifo_out: None,
                     fifo_in: false,
                 });
             }
         }
     }
-    // A last consumer's pipeline-name is a bundle of the pipeline, usable in bundles.
-    let mut synthetic = Vec::new();
+    bundle_defs
+}
+
+/// A last consumer's pipeline-name is a bundle of the pipeline, usable in bundles.
+fn pipeline_bundles(g: &Graph, problems: &mut Vec<Problem>) -> Vec<Def> {
+    let mut synthetic: Vec<Def> = Vec::new();
     for a in &g.atoms {
         if let Kind::Longrun(l) = &a.def.kind
             && let Some(pn) = &l.pipeline_name
@@ -132,36 +156,19 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
             && l.producer_for.is_none()
         {
             let path = a.def.dir.join("pipeline-name");
-            if g.names.contains_key(pn) || synthetic.iter().any(|d: &Def| &d.name == pn) {
+            if g.names.contains_key(pn) || synthetic.iter().any(|d| &d.name == pn) {
                 problems.push(problem(
                     path,
                     format!("pipeline name {pn} is already defined"),
                 ));
                 continue;
             }
-            // Every service of the pipeline: the producers of producers too.
-            let mut contents = vec![a.def.name.clone()];
-            let mut k = 0;
-            while k < contents.len() {
-                let feeds = match g.names.get(&contents[k]) {
-                    Some(Named::Atom(j)) => match &g.atoms[*j].def.kind {
-                        Kind::Longrun(pl) => pl.consumer_for.clone(),
-                        _ => Vec::new(),
-                    },
-                    _ if k == 0 => l.consumer_for.clone(),
-                    _ => Vec::new(),
-                };
-                for p in feeds {
-                    if !contents.contains(&p) {
-                        contents.push(p);
-                    }
-                }
-                k += 1;
-            }
             synthetic.push(Def {
                 name: pn.clone(),
                 dir: path,
-                kind: Kind::Bundle { contents },
+                kind: Kind::Bundle {
+                    contents: pipeline_of(g, &a.def.name, &l.consumer_for),
+                },
                 deps: Vec::new(),
                 timeout_up: 0,
                 timeout_down: 0,
@@ -170,27 +177,78 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
             });
         }
     }
-    for d in synthetic {
-        g.names
-            .insert(d.name.clone(), Named::Bundle(bundle_defs.len()));
-        bundle_defs.push(d);
+    synthetic
+}
+
+/// Every service of the pipeline that ends at `last` (fed by `feeds`): the producers of
+/// producers too.
+fn pipeline_of(g: &Graph, last: &str, feeds: &[String]) -> Vec<String> {
+    let mut contents = vec![last.to_string()];
+    let mut k = 0;
+    while k < contents.len() {
+        let more = match g.names.get(&contents[k]) {
+            Some(Named::Atom(j)) => match &g.atoms[*j].def.kind {
+                Kind::Longrun(pl) => pl.consumer_for.clone(),
+                _ => Vec::new(),
+            },
+            _ if k == 0 => feeds.to_vec(),
+            _ => Vec::new(),
+        };
+        for p in more {
+            if !contents.contains(&p) {
+                contents.push(p);
+            }
+        }
+        k += 1;
     }
-    // Bundles: expand recursively; a bundle reached again while being expanded contains
-    // itself.
+    contents
+}
+
+/// Expand every bundle to its atoms (recursively); an essential bundle makes its atoms
+/// essential.
+fn expand_bundles(g: &mut Graph, bundle_defs: &[Def], problems: &mut Vec<Problem>) {
     let mut expanded: Vec<Option<Vec<usize>>> = vec![None; bundle_defs.len()];
-    fn expand(
-        b: usize,
-        defs: &[Def],
-        names: &HashMap<String, Named>,
-        expanded: &mut Vec<Option<Vec<usize>>>,
-        path: &mut Vec<usize>,
-        problems: &mut Vec<Problem>,
-    ) -> Vec<usize> {
-        if let Some(done) = &expanded[b] {
+    for b in 0..bundle_defs.len() {
+        let mut path = Vec::new();
+        let mut ex = Expansion {
+            defs: bundle_defs,
+            names: &g.names,
+            expanded: &mut expanded,
+            path: &mut path,
+        };
+        ex.expand(b, problems);
+    }
+    for (b, d) in bundle_defs.iter().enumerate() {
+        let atoms = expanded[b].clone().unwrap_or_default();
+        if d.essential {
+            for &a in &atoms {
+                g.atoms[a].def.essential = true;
+            }
+        }
+        g.bundles.push((d.name.clone(), atoms));
+    }
+}
+
+/// One walk through the bundles: those expanded so far, and the chain being expanded (a
+/// bundle reached again on it contains itself).
+struct Expansion<'a> {
+    defs: &'a [Def],
+    names: &'a HashMap<String, Named>,
+    expanded: &'a mut Vec<Option<Vec<usize>>>,
+    path: &'a mut Vec<usize>,
+}
+
+impl Expansion<'_> {
+    fn expand(&mut self, b: usize, problems: &mut Vec<Problem>) -> Vec<usize> {
+        let defs = self.defs;
+        if let Some(done) = &self.expanded[b] {
             return done.clone();
         }
-        if let Some(pos) = path.iter().position(|&x| x == b) {
-            let mut chain: Vec<&str> = path[pos..].iter().map(|&x| defs[x].name.as_str()).collect();
+        if let Some(pos) = self.path.iter().position(|&x| x == b) {
+            let mut chain: Vec<&str> = self.path[pos..]
+                .iter()
+                .map(|&x| defs[x].name.as_str())
+                .collect();
             chain.push(&defs[b].name);
             problems.push(problem(
                 defs[b].dir.join("contents.d"),
@@ -202,16 +260,17 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
             ));
             return Vec::new();
         }
-        path.push(b);
+        self.path.push(b);
         let mut out = Vec::new();
         let Kind::Bundle { contents } = &defs[b].kind else {
             return out;
         };
         for n in contents {
-            match names.get(n) {
+            match self.names.get(n) {
                 Some(Named::Atom(i)) => out.push(*i),
                 Some(Named::Bundle(c)) => {
-                    out.extend(expand(*c, defs, names, expanded, path, problems));
+                    let inner = self.expand(*c, problems);
+                    out.extend(inner);
                 }
                 None => problems.push(problem(
                     defs[b].dir.join("contents.d").join(n),
@@ -219,36 +278,19 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
                 )),
             }
         }
-        path.pop();
+        self.path.pop();
         out.sort_unstable();
         out.dedup();
-        expanded[b] = Some(out.clone());
+        self.expanded[b] = Some(out.clone());
         out
     }
-    for b in 0..bundle_defs.len() {
-        let mut path = Vec::new();
-        expand(
-            b,
-            &bundle_defs,
-            &g.names,
-            &mut expanded,
-            &mut path,
-            problems,
-        );
-    }
-    for (b, d) in bundle_defs.iter().enumerate() {
-        let atoms = expanded[b].clone().unwrap_or_default();
-        if d.essential {
-            for &a in &atoms {
-                g.atoms[a].def.essential = true;
-            }
-        }
-        g.bundles.push((d.name.clone(), atoms));
-    }
-    // Dependencies.
+}
+
+/// Each atom's dependencies by index (a bundle stands for its atoms).
+fn resolve_dependencies(g: &mut Graph, problems: &mut Vec<Problem>) {
     for i in 0..g.atoms.len() {
         let mut deps = Vec::new();
-        for n in &g.atoms[i].def.deps.clone() {
+        for n in &g.atoms[i].def.deps {
             match g.names.get(n) {
                 Some(Named::Atom(j)) => deps.push(*j),
                 Some(Named::Bundle(b)) => deps.extend(g.bundles[*b].1.iter().copied()),
@@ -263,11 +305,11 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
         }
         g.atoms[i].deps = deps;
     }
-    pipelines(&mut g, problems);
-    for a in g.atoms.iter_mut() {
-        a.deps.sort_unstable();
-        a.deps.dedup();
-    }
+}
+
+/// A service that depends on itself (directly, or through a bundle holding it): named,
+/// and the edge dropped so the cycle search does not name it again.
+fn self_dependencies(g: &mut Graph, problems: &mut Vec<Problem>) {
     for i in 0..g.atoms.len() {
         if g.atoms[i].deps.contains(&i) {
             problems.push(problem(
@@ -277,13 +319,6 @@ pub fn build(defs: Vec<Def>, problems: &mut Vec<Problem>) -> Graph {
             g.atoms[i].deps.retain(|&j| j != i);
         }
     }
-    cycles(&mut g, problems);
-    for i in 0..g.atoms.len() {
-        for j in g.atoms[i].deps.clone() {
-            g.atoms[j].rdeps.push(i);
-        }
-    }
-    g
 }
 
 /// Pair producers with consumers; a consumer starts before its producer (the producer
@@ -309,18 +344,8 @@ fn pipelines(g: &mut Graph, problems: &mut Vec<Problem>) {
                     } else {
                         // The consumer starts first and stops last.
                         g.atoms[i].deps.push(j);
-                        let pair = matches!(&g.atoms[j].def.kind, Kind::Longrun(cl)
-                            if cl.consumer_for.len() == 1 && cl.producer_for.is_none())
-                            && cf.is_empty();
-                        if pair {
-                            // One producer and its logger: the consumer is the producer's
-                            // log/, its pipe held by the scanner.
-                            g.atoms[j].producer = Some(i);
-                            g.atoms[i].consumer = Some(j);
-                        } else {
-                            g.atoms[i].fifo_out = Some(j);
-                            g.atoms[j].fifo_in = true;
-                        }
+                        g.atoms[i].fifo_out = Some(j);
+                        g.atoms[j].fifo_in = true;
                     }
                 }
                 _ => problems.push(problem(
@@ -400,5 +425,163 @@ pub fn load(sources: &[PathBuf]) -> Result<Graph, Vec<Problem>> {
         Ok(g)
     } else {
         Err(problems)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::Script;
+    use crate::source::Longrun;
+
+    /// A definition from a short form: `name` a oneshot, `=name` a bundle of `deps`,
+    /// `~name` a longrun; `deps` its dependencies (a bundle's contents).
+    fn def(spec: &str, deps: &[&str]) -> Def {
+        let (kind, name) = match spec.as_bytes()[0] {
+            b'=' => (
+                Kind::Bundle {
+                    contents: deps.iter().map(|d| d.to_string()).collect(),
+                },
+                &spec[1..],
+            ),
+            b'~' => (
+                Kind::Longrun(Longrun {
+                    files: Vec::new(),
+                    notify: false,
+                    producer_for: None,
+                    consumer_for: Vec::new(),
+                    pipeline_name: None,
+                }),
+                &spec[1..],
+            ),
+            _ => (
+                Kind::Oneshot {
+                    up: Script::default(),
+                    down: Script::default(),
+                    reload: Script::default(),
+                },
+                spec,
+            ),
+        };
+        let bundle = matches!(kind, Kind::Bundle { .. });
+        Def {
+            name: name.to_string(),
+            dir: format!("/src/{name}").into(),
+            kind,
+            deps: if bundle {
+                Vec::new()
+            } else {
+                deps.iter().map(|d| d.to_string()).collect()
+            },
+            timeout_up: 0,
+            timeout_down: 0,
+            essential: false,
+            fingerprint: 0,
+        }
+    }
+
+    fn deps_of(g: &Graph, name: &str) -> Vec<String> {
+        let Some(Named::Atom(i)) = g.names.get(name) else {
+            panic!("{name} is not an atom");
+        };
+        let mut v: Vec<String> = g.atoms[*i]
+            .deps
+            .iter()
+            .map(|&j| g.atoms[j].name().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn build_table() {
+        // (definitions, the problems' texts (substrings, in order), name → its atom deps)
+        type Row<'a> = (
+            &'a [(&'a str, &'a [&'a str])],
+            &'a [&'a str],
+            &'a [(&'a str, &'a [&'a str])],
+        );
+        let rows: &[Row] = &[
+            (&[("a", &[]), ("b", &["a"])], &[], &[("b", &["a"])]),
+            // A bundle as a dependency stands for its atoms, nested bundles too.
+            (
+                &[
+                    ("a", &[]),
+                    ("~l", &[]),
+                    ("=in", &["a"]),
+                    ("=out", &["in", "l"]),
+                    ("c", &["out"]),
+                ],
+                &[],
+                &[("c", &["a", "l"])],
+            ),
+            (
+                &[("a", &["nope"])],
+                &["a depends on nope, which is not defined"],
+                &[("a", &[])],
+            ),
+            (
+                &[("a", &["a"])],
+                &["dependency cycle: a -> a"],
+                &[("a", &[])],
+            ),
+            (
+                &[("a", &["=b"]), ("=b", &["a"])],
+                &["dependency cycle: a -> a"],
+                &[],
+            ),
+            (
+                &[("a", &[]), ("=b1", &["a", "b2"]), ("=b2", &["b1"])],
+                &["bundle b1 contains itself: b1 -> b2 -> b1"],
+                &[],
+            ),
+            (
+                &[("=b", &["ghost"])],
+                &["bundle b contains ghost, which is not defined"],
+                &[],
+            ),
+            (
+                &[("x", &["y"]), ("y", &["z"]), ("z", &["x"])],
+                &["dependency cycle: "],
+                &[],
+            ),
+        ];
+        for (defs, want_problems, want_deps) in rows {
+            let defs: Vec<Def> = defs
+                .iter()
+                .map(|(spec, deps)| {
+                    // "=b" in a dependency list means the bundle b.
+                    let deps: Vec<&str> = deps.iter().map(|d| d.trim_start_matches('=')).collect();
+                    def(spec, &deps)
+                })
+                .collect();
+            let mut problems = Vec::new();
+            let g = build(defs, &mut problems);
+            let got: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            assert_eq!(got.len(), want_problems.len(), "{got:?}");
+            for (p, w) in got.iter().zip(want_problems.iter()) {
+                assert!(p.contains(w), "{p:?} should say {w:?}");
+            }
+            for (name, deps) in *want_deps {
+                assert_eq!(deps_of(&g, name), *deps, "deps of {name}");
+            }
+        }
+    }
+
+    #[test]
+    fn rdeps_mirror_deps() {
+        let mut problems = Vec::new();
+        let g = build(
+            vec![def("a", &[]), def("b", &["a"]), def("c", &["a", "b"])],
+            &mut problems,
+        );
+        assert!(problems.is_empty());
+        for (i, a) in g.atoms.iter().enumerate() {
+            for &d in &a.deps {
+                assert!(g.atoms[d].rdeps.contains(&i));
+            }
+        }
+        assert_eq!(g.resolve("c"), Some(vec![2]));
+        assert_eq!(g.resolve("nope"), None);
     }
 }

@@ -11,7 +11,8 @@
 //! * `live`: the live directory (what is recorded between runs, the longruns' service
 //!   directories linked into the scan directory);
 //! * `engine`: the single-threaded executor (poll on a signalfd and `event/` fifodirs),
-//!   oneshots as its own children, longruns through their supervisors.
+//!   oneshots as its own children, longruns through their supervisors;
+//! * `reload`: s6-rc 0.7's reload, beside the engine (it changes no state).
 //!
 //! What does not: a daemon. tend-rc computes, performs, records and exits; the tree's
 //! long-lived processes are the scanner, the supervisors and the services. Nothing here
@@ -23,20 +24,21 @@ pub mod engine;
 pub mod graph;
 pub mod live;
 pub mod plan;
+pub mod reload;
 pub mod script;
 pub mod source;
 pub mod update;
 
 use engine::{Engine, Event, Outcome};
 use graph::Graph;
-use live::{Live, LiveDef};
+use live::Live;
 use plan::{Direction, Request};
-use source::{Kind, Problem};
-use std::collections::{HashMap, HashSet};
+use source::Problem;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use update::{Conversion, ConversionError};
+use update::{Conversion, ConversionError, was_up};
+pub use update::{Moves, Stop, Sync, moves, sync};
 
 /// Why an operation could not be done (the binary maps each to an exit code).
 #[derive(Debug)]
@@ -80,16 +82,30 @@ pub fn init(live_dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Grap
     let scandir = absolute(scandir);
     let live_dir = absolute(live_dir);
     let g = check(&sources).map_err(Fail::Source)?;
+    if let Some(running) = Live::in_use(&live_dir) {
+        // As s6-rc-init 0.5 does: never reset a tree that runs (its oneshots' state
+        // and its longruns are left as they are).
+        return Err(Fail::Sys(format!(
+            "unable to init {}: a live directory in use (its scanner on {} runs): tend-rc update changes its sources",
+            live_dir.display(),
+            running.display()
+        )));
+    }
     scanner_listens(&scandir)?;
+    if let Ok(old) = Live::open(&live_dir) {
+        // Left by a scanner that is gone: a new one may have picked its longruns up
+        // through their old links. They leave before the directory is replaced.
+        for name in old.longruns() {
+            update::retire(&old, &name);
+        }
+    }
     let live = Live::create(&live_dir, &sources, &scandir)?;
     let _lock = lock(&live)?;
     let mut dirs = Vec::new();
     for i in 0..g.atoms.len() {
         if g.atoms[i].is_longrun() {
             live.write_servicedir(&g, i)?;
-            if g.atoms[i].producer.is_none() {
-                live.link(g.atoms[i].name())?;
-            }
+            live.link(g.atoms[i].name())?;
             dirs.push(live.servicedir(g.atoms[i].name()));
         }
     }
@@ -134,7 +150,7 @@ fn scanner_answer(
     }
 }
 
-fn rescan_and_wait(live: &Live, dirs: &[PathBuf]) -> Result<(), Fail> {
+pub(crate) fn rescan_and_wait(live: &Live, dirs: &[PathBuf]) -> Result<(), Fail> {
     if dirs.is_empty() {
         return Ok(());
     }
@@ -197,298 +213,6 @@ pub fn open_with(live_dir: &Path, sources: &[PathBuf]) -> Result<Opened, Fail> {
     })
 }
 
-/// What moving the live tree to the current sources did.
-#[derive(Debug, Default)]
-pub struct Sync {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<String>,
-    /// Atoms to stop and start again (a new dependency that is down).
-    pub restart: Vec<bool>,
-    /// Atoms whose type changed while up: started again under their new type.
-    pub restore: Vec<usize>,
-}
-
-/// What moving the live tree to the definitions just read will do, decided on the
-/// recorded definitions (and their dependencies) before anything is touched; the dry run
-/// prints it, `sync` performs it.
-#[derive(Debug, Default)]
-pub struct Moves {
-    /// Old services to bring down, in order (every one after the old services that
-    /// depended on it).
-    pub stops: Vec<Stop>,
-    /// old name → new name, for the services renamed in place (no restart).
-    pub renames: Vec<(String, String)>,
-    /// The old definitions, keyed by their new names.
-    pub old: HashMap<String, LiveDef>,
-}
-
-/// An old service that goes down before the live tree moves.
-#[derive(Debug)]
-pub struct Stop {
-    pub name: String,
-    pub longrun: bool,
-    /// It lives on under its new name: only stopped, and started again if it was up.
-    /// Otherwise it leaves: stopped and removed.
-    pub lives_on: bool,
-}
-
-/// Whether an old service is up or meant to be (a longrun between two restarts counts).
-fn was_up(live: &Live, name: &str, longrun: bool) -> bool {
-    if longrun {
-        tend_proto::StatusRecord::read(&live.servicedir(name)).is_ok_and(|r| r.is_up() || r.want_up)
-    } else {
-        live.oneshot_up(name)
-    }
-}
-
-/// Decide the moves from the recorded definitions to `g`, with `conv`'s instructions.
-pub fn moves(live: &Live, g: &Graph, conv: &Conversion) -> Result<Moves, Fail> {
-    let mut old = live.defs();
-    conv.check(&old, &|n| {
-        g.names.get(n).map(|k| matches!(k, graph::Named::Bundle(_)))
-    })
-    .map_err(Fail::Conversion)?;
-    let mut seeds = Vec::new();
-    let mut lives_on = HashSet::new();
-    let mut renames = Vec::new();
-    let mut names: Vec<&String> = old.keys().collect();
-    names.sort();
-    for name in names {
-        let d = &old[name];
-        let new = conv.new_name(name);
-        let same_type = g
-            .atom(new)
-            .is_some_and(|i| g.atoms[i].def.kind.word() == d.ty);
-        // A longrun in a pipeline is not renamed under its supervisor: its log/ link and
-        // FIFOs carry its name, so it is stopped and started again under the new one.
-        let movable = new == name || d.ty != "longrun" || live.stands_alone(name);
-        if same_type && movable {
-            lives_on.insert(name.clone());
-            if new != name {
-                renames.push((name.clone(), new.to_string()));
-            }
-        }
-        if !same_type || !movable || conv.restarts.contains(name) {
-            seeds.push(name.clone());
-        }
-    }
-    let stops = update::stop_order(&old, &seeds)
-        .into_iter()
-        .map(|name| Stop {
-            longrun: old.get(&name).is_some_and(|d| d.ty == "longrun"),
-            lives_on: lives_on.contains(&name),
-            name,
-        })
-        .collect();
-    for (from, to) in &renames {
-        if let Some(d) = old.remove(from) {
-            old.insert(to.clone(), d);
-        }
-    }
-    Ok(Moves {
-        stops,
-        renames,
-        old,
-    })
-}
-
-/// Move the live tree to the definitions just read (with a conversion file's renames and
-/// restarts): what leaves or must restart goes down first, dependents before what they
-/// depended on (by the recorded dependencies, as s6-rc-update); renamed services move
-/// under their running supervisors; new longruns get their service directories (down);
-/// changed longruns are rewritten in place (no restart, as s6-rc-update); what is
-/// unchanged is untouched. What was up and lives on is returned in `restore`.
-pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
-    let (live, g) = (&o.live, &o.graph);
-    let m = moves(live, g, conv)?;
-    let mut s = Sync {
-        restart: vec![false; g.atoms.len()],
-        ..Default::default()
-    };
-    let mut rescan = false;
-    for stop in &m.stops {
-        let name = &stop.name;
-        let up = was_up(live, name, stop.longrun);
-        if up && let Some(atoms) = g.resolve(conv.new_name(name)) {
-            s.restore.extend(atoms);
-        }
-        match (stop.longrun, stop.lives_on) {
-            (true, true) => stop_longrun(&live.servicedir(name)),
-            (true, false) => {
-                retire(live, name);
-                rescan = true;
-            }
-            (false, _) => {
-                if up {
-                    run_recorded_down(live, name);
-                }
-                let _ = std::fs::remove_file(live.oneshot_marker(name));
-            }
-        }
-        if !stop.lives_on {
-            s.removed.push(name.clone());
-        }
-    }
-    rescan |= rename(live, &m.renames)?;
-    // Oneshots still recorded up but never recorded in defs (an interrupted run).
-    for name in live.oneshots_up() {
-        if g.atom(&name).is_none() && !m.old.contains_key(&name) {
-            run_recorded_down(live, &name);
-            let _ = std::fs::remove_file(live.oneshot_marker(&name));
-        }
-    }
-    let old = &m.old;
-    let mut fresh = Vec::new();
-    for i in 0..g.atoms.len() {
-        let a = &g.atoms[i];
-        let before = old.get(a.name());
-        let same =
-            before.is_some_and(|d| d.ty == a.def.kind.word() && d.fingerprint == a.def.fingerprint);
-        match &a.def.kind {
-            Kind::Longrun(_) => {
-                let dir = live.servicedir(a.name());
-                if !same || !dir.exists() {
-                    if live.write_servicedir(g, i)? {
-                        fresh.push(dir);
-                        s.added.push(a.name().to_string());
-                    } else {
-                        s.changed.push(a.name().to_string());
-                    }
-                }
-                if a.producer.is_none() {
-                    live.link(a.name())?;
-                } else {
-                    live.unlink(a.name());
-                }
-            }
-            Kind::Oneshot { .. } => {
-                if before.is_none() {
-                    s.added.push(a.name().to_string());
-                } else if !same {
-                    s.changed.push(a.name().to_string());
-                    if live.oneshot_up(a.name()) {
-                        let text = std::fs::read(a.def.dir.join("down")).unwrap_or_default();
-                        live::write_atomic(&live.oneshot_marker(a.name()), &text, 0o644)?;
-                    }
-                }
-            }
-            Kind::Bundle { .. } => {}
-        }
-    }
-    if !fresh.is_empty() {
-        rescan_and_wait(live, &fresh)?;
-    } else if rescan {
-        let _ = tend_client::scanctl::send(&live.scandir, b"a");
-    }
-    live.write_defs(g)?;
-    live.write_sources()?;
-    let up = engine::current(g, live);
-    for i in 0..g.atoms.len() {
-        let touched = s
-            .changed
-            .iter()
-            .chain(&s.added)
-            .any(|n| n == g.atoms[i].name());
-        if touched && up[i] && g.atoms[i].deps.iter().any(|&j| !up[j]) {
-            s.restart[i] = true;
-        }
-    }
-    s.restore.sort_unstable();
-    s.restore.dedup();
-    Ok(s)
-}
-
-/// Rename services in place: a oneshot's marker, a longrun's service directory under
-/// its running supervisor (the scanner knows a service by its directory's device and
-/// inode, so the new link is the same service). Through temporary names, so that two
-/// services may swap names. Whether the scan directory changed.
-fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
-    // (temporary path, new name, whether it is a longrun's service directory)
-    let mut moved = Vec::new();
-    for (from, to) in renames {
-        let tmp = format!(".rename-{to}");
-        for (path, tmp, servicedir) in [
-            (live.oneshot_marker(from), live.oneshot_marker(&tmp), false),
-            (live.servicedir(from), live.servicedir(&tmp), true),
-        ] {
-            if std::fs::symlink_metadata(&path).is_ok() {
-                std::fs::rename(&path, &tmp)
-                    .map_err(|e| tend_sys::Error::io("rename", &path, &e))?;
-                moved.push((tmp, to.clone(), servicedir));
-            }
-        }
-        let link = live.scandir.join(from);
-        if std::fs::read_link(&link).ok().as_deref() == Some(live.servicedir(from).as_path()) {
-            let _ = std::fs::remove_file(&link);
-        }
-    }
-    let mut scandir_changed = false;
-    for (tmp, to, servicedir) in &moved {
-        let dest = tmp.with_file_name(to);
-        std::fs::rename(tmp, &dest).map_err(|e| tend_sys::Error::io("rename", &dest, &e))?;
-        if *servicedir {
-            live.link(to)?;
-            scandir_changed = true;
-        }
-    }
-    Ok(scandir_changed)
-}
-
-/// Bring a longrun that lives on down (its `finish` done), to start it again later.
-fn stop_longrun(dir: &Path) {
-    let _ = std::fs::write(dir.join("down"), b"");
-    let _ = tend_client::control::send(dir, b"d");
-    until(|| !tend_proto::StatusRecord::read(dir).is_ok_and(|r| r.pid != 0 || r.finishing));
-}
-
-/// Bring a longrun that left the definitions down and remove it.
-fn retire(live: &Live, name: &str) {
-    let dir = live.servicedir(name);
-    let _ = std::fs::write(dir.join("down"), b"");
-    live.unlink(name);
-    let _ = tend_client::control::send(&dir, b"dx");
-    until(|| !tend_client::svok(&dir).unwrap_or(false));
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Wait (30 s at most) until `done`, looking again after 1 ms, then less and less often
-/// (20 ms at most): a supervisor sends no event for its own exit, and a stop's `d` and
-/// `D` say nothing of `finish` being done, which the status record does.
-fn until(mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut pause = Duration::from_millis(1);
-    while !done() && Instant::now() < deadline {
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
-}
-
-/// Run the down script a removed oneshot recorded when it came up.
-fn run_recorded_down(live: &Live, name: &str) {
-    let Ok(text) = std::fs::read(live.oneshot_marker(name)) else {
-        return;
-    };
-    let Ok(script) = script::parse(&text) else {
-        return;
-    };
-    for step in &script.steps {
-        let Some((prog, args)) = step.argv.split_first() else {
-            continue;
-        };
-        let ok = std::process::Command::new(prog)
-            .args(args)
-            .current_dir(&live.dir)
-            .stdin(std::process::Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok && step.kind == script::StepKind::If {
-            return;
-        }
-    }
-}
-
 /// What `change`, `list` and the others were asked.
 #[derive(Debug, Clone)]
 pub struct Ask {
@@ -502,7 +226,7 @@ pub struct Ask {
     pub tick: Option<Duration>,
 }
 
-fn selection(g: &Graph, names: &[String]) -> Result<Vec<usize>, Fail> {
+pub(crate) fn selection(g: &Graph, names: &[String]) -> Result<Vec<usize>, Fail> {
     let mut sel = Vec::new();
     for n in names {
         sel.extend(g.resolve(n).ok_or_else(|| Fail::Unknown(n.clone()))?);
@@ -713,7 +437,7 @@ pub fn diff(o: &Opened) -> Vec<String> {
             continue;
         }
         let dir = o.live.servicedir(a.name());
-        let recorded_up = !dir.join("down").exists();
+        let recorded_up = !dir.join(tend_proto::servicedir::DOWN).exists();
         let want_up = tend_proto::StatusRecord::read(&dir)
             .map(|r| r.want_up || r.is_up())
             .unwrap_or(false);

@@ -4,13 +4,16 @@
 //! ```text
 //! LIVE/sources          the source directories, one absolute path a line
 //! LIVE/scandir          the scan directory
+//! LIVE/scanner          the scanner the tree was made under (PID@START_TICKS): a
+//!                       live directory is in use while that scanner runs
 //! LIVE/lock             held while a tend-rc runs
 //! LIVE/defs             "TYPE FINGERPRINT NAME/DEP/DEP" a line: the definitions that
 //!                       are live and what each depended on (removed ones go down in
 //!                       that order)
 //! LIVE/oneshots/NAME    present while the oneshot is up; holds its down script
-//! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it; a
-//!                       consumer's is its producer's log/ instead)
+//! LIVE/servicedirs/NAME a longrun's service directory (SCANDIR/NAME links to it, as
+//!                       s6-rc-init links every longrun, a pipeline's consumers too)
+//! LIVE/pipes/NAME       the FIFO a pipeline's consumer reads
 //! ```
 //!
 //! A longrun's state is never recorded here: it is read from its supervisor each run,
@@ -24,6 +27,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use tend_proto::servicedir as sd;
 use tend_sys::Error;
 
 /// A definition as the live directory recorded it when it was last synced.
@@ -92,7 +96,27 @@ impl Live {
         })
     }
 
-    /// Create the live directory (an old one of tend-rc's is replaced).
+    /// The scan directory of a tend-rc live directory at `dir` whose scanner still runs:
+    /// one that is in use.
+    pub fn in_use(dir: &Path) -> Option<PathBuf> {
+        let recorded = fs::read(dir.join("sources"))
+            .ok()
+            .and(fs::read(dir.join("scandir")).ok())?;
+        let scandir = PathBuf::from(std::ffi::OsStr::from_bytes(
+            recorded.strip_suffix(b"\n").unwrap_or(&recorded),
+        ));
+        tend_client::scanctl::send(&scandir, b"").ok()?;
+        // A scanner runs there, but it may be a new one (a container restarted with its
+        // /run kept): then nothing of the tree runs any more, and it is not in use.
+        let made_under = fs::read_to_string(dir.join("scanner")).ok();
+        match (made_under, scanner_identity(&scandir)) {
+            (Some(then), Some(now)) if then.trim() != now => None,
+            _ => Some(scandir),
+        }
+    }
+
+    /// Create the live directory (an old one of tend-rc's, whose scanner is gone, is
+    /// replaced).
     pub fn create(dir: &Path, sources: &[PathBuf], scandir: &Path) -> Result<Live, Error> {
         if dir.join("sources").exists() && dir.join("scandir").exists() {
             fs::remove_dir_all(dir).map_err(|e| io("remove", dir, e))?;
@@ -119,6 +143,12 @@ impl Live {
         let mut sd = scandir.as_os_str().as_bytes().to_vec();
         sd.push(b'\n');
         write_atomic(&dir.join("scandir"), &sd, 0o644)?;
+        let scanner = scanner_identity(scandir).unwrap_or_default();
+        write_atomic(
+            &dir.join("scanner"),
+            format!("{scanner}\n").as_bytes(),
+            0o644,
+        )?;
         let live = Live {
             dir: dir.to_path_buf(),
             sources: sources.to_vec(),
@@ -195,7 +225,7 @@ impl Live {
     pub fn stands_alone(&self, name: &str) -> bool {
         let dir = self.servicedir(name);
         fs::read_link(self.scandir.join(name)).ok().as_deref() == Some(dir.as_path())
-            && fs::symlink_metadata(dir.join("log")).is_err()
+            && fs::symlink_metadata(dir.join(sd::LOG)).is_err()
             && fs::symlink_metadata(dir.join("run.user")).is_err()
     }
 
@@ -233,8 +263,8 @@ impl Live {
     }
 
     /// Write (or rewrite in place) a longrun's service directory: its files, `down` when
-    /// new, its consumer as `log`. The supervisor re-reads run and settings at each start,
-    /// so an up service is not restarted by this.
+    /// new, a `run` that opens its pipes when it is in a pipeline. The supervisor re-reads
+    /// run and settings at each start, so an up service is not restarted by this.
     pub fn write_servicedir(&self, g: &Graph, i: usize) -> Result<bool, Error> {
         let a = &g.atoms[i];
         let Kind::Longrun(l) = &a.def.kind else {
@@ -247,7 +277,7 @@ impl Live {
                 .mode(0o755)
                 .create(&dir)
                 .map_err(|e| io("create", &dir, e))?;
-            write_atomic(&dir.join("down"), b"", 0o644)?;
+            write_atomic(&dir.join(sd::DOWN), b"", 0o644)?;
         }
         let wrapped = a.fifo_in || a.fifo_out.is_some();
         for f in &l.files {
@@ -273,7 +303,9 @@ impl Live {
         {
             let n = e.file_name();
             let b = n.as_bytes();
-            if matches!(b, b"supervise" | b"event" | b"down" | b"log")
+            if [sd::SUPERVISE, sd::EVENT, sd::DOWN, sd::LOG]
+                .iter()
+                .any(|own| own.as_bytes() == b)
                 || (wrapped && matches!(b, b"run" | b"run.user"))
             {
                 continue;
@@ -283,21 +315,11 @@ impl Live {
                 let _ = fs::remove_dir_all(&p).or_else(|_| fs::remove_file(&p));
             }
         }
-        let log = dir.join("log");
-        match a.consumer {
-            Some(c) => {
-                let target = self.servicedir(g.atoms[c].name());
-                if fs::read_link(&log).ok().as_deref() != Some(target.as_path()) {
-                    let _ = fs::remove_file(&log);
-                    std::os::unix::fs::symlink(&target, &log)
-                        .map_err(|e| io("symlink", &log, e))?;
-                }
-            }
-            None => {
-                if fs::symlink_metadata(&log).is_ok() {
-                    let _ = fs::remove_file(&log);
-                }
-            }
+        // A consumer was once its producer's log/ (tend-rc before every longrun had its
+        // own SCANDIR/NAME): that link goes.
+        let log = dir.join(sd::LOG);
+        if fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
+            let _ = fs::remove_file(&log);
         }
         Ok(fresh)
     }
@@ -308,7 +330,7 @@ impl Live {
     }
 
     /// A `run` that opens the pipeline's FIFOs read-write (so the pipe outlives a restart
-    /// of either side: neither end ever sees EOF or EPIPE, as under s6-rc's fd holder) and
+    /// of any side: neither end ever sees EOF or EPIPE, as under s6-rc's fd holder) and
     /// execs the definition's own `run`, kept as `run.user`.
     fn write_pipe_run(&self, g: &Graph, i: usize, dir: &Path) -> Result<(), Error> {
         let a = &g.atoms[i];
@@ -337,7 +359,7 @@ impl Live {
         )
     }
 
-    /// SCANDIR/NAME → LIVE/servicedirs/NAME, for a longrun that is not a consumer.
+    /// SCANDIR/NAME → LIVE/servicedirs/NAME, for every longrun.
     pub fn link(&self, name: &str) -> Result<(), Error> {
         let link = self.scandir.join(name);
         let target = self.servicedir(name);
@@ -360,6 +382,34 @@ impl Live {
             let _ = fs::remove_file(&link);
         }
     }
+}
+
+/// The scanner of `scandir` as a process a later one can be told from: the pid that
+/// holds `.s6-svscan/lock` and its start time (clock ticks since boot, from
+/// /proc/PID/stat), `PID@TICKS`. None when nobody holds the lock (s6-svscan 2.11 takes
+/// none).
+pub fn scanner_identity(scandir: &Path) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    let lock = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(scandir.join(sd::svscan::LOCK))
+        .ok()?;
+    let mut fl = libc::flock {
+        l_type: libc::F_WRLCK as i16,
+        l_whence: libc::SEEK_SET as i16,
+        l_start: 0,
+        l_len: 0,
+        l_pid: 0,
+    };
+    nix::fcntl::fcntl(lock.as_raw_fd(), nix::fcntl::FcntlArg::F_GETLK(&mut fl)).ok()?;
+    if fl.l_type == libc::F_UNLCK as i16 || fl.l_pid <= 0 {
+        return None;
+    }
+    let stat = fs::read_to_string(format!("/proc/{}/stat", fl.l_pid)).ok()?;
+    // Field 22, the 20th after the command's closing parenthesis.
+    let start = stat.rsplit_once(") ")?.1.split(' ').nth(19)?;
+    Some(format!("{}@{start}", fl.l_pid))
 }
 
 /// A FIFO at `path` (kept when there is one: it may hold a live pipeline's lines).

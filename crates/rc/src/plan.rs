@@ -165,6 +165,7 @@ mod tests {
                 kind: Kind::Oneshot {
                     up: Script::default(),
                     down: Script::default(),
+                    reload: Script::default(),
                 },
                 deps: deps.iter().map(|d| d.to_string()).collect(),
                 timeout_up: 0,

@@ -81,43 +81,10 @@ pub fn lex(text: &[u8]) -> Result<Vec<Word>, String> {
                 }
                 let e = text[i];
                 i += 1;
-                if !quoted {
+                if quoted {
+                    i = escape(text, i, e, &mut word)?;
+                } else {
                     word.push(e);
-                    continue;
-                }
-                match e {
-                    b'\n' => {}
-                    b'a' => word.push(7),
-                    b'b' => word.push(8),
-                    b't' => word.push(b'\t'),
-                    b'n' => word.push(b'\n'),
-                    b'v' => word.push(0x0b),
-                    b'f' => word.push(0x0c),
-                    b'r' => word.push(b'\r'),
-                    b'0'..=b'7' => {
-                        let mut v: u32 = u32::from(e - b'0');
-                        let mut k = 0;
-                        while k < 2 && i < n && (b'0'..=b'7').contains(&text[i]) {
-                            v = v * 8 + u32::from(text[i] - b'0');
-                            i += 1;
-                            k += 1;
-                        }
-                        word.push(v as u8);
-                    }
-                    b'x' => {
-                        let hex = |b: u8| (b as char).to_digit(16);
-                        match (
-                            text.get(i).and_then(|&b| hex(b)),
-                            text.get(i + 1).and_then(|&b| hex(b)),
-                        ) {
-                            (Some(h), Some(l)) => {
-                                word.push((h * 16 + l) as u8);
-                                i += 2;
-                            }
-                            _ => return Err("a bad \\x escape".into()),
-                        }
-                    }
-                    other => word.push(other),
                 }
                 continue;
             }
@@ -146,6 +113,46 @@ pub fn lex(text: &[u8]) -> Result<Vec<Word>, String> {
         return Err("a { without its }".into());
     }
     Ok(stack.pop().unwrap_or_default())
+}
+
+/// A backslash escape inside quotes, `e` the byte after the backslash and `i` the index
+/// after it: its byte (if any) pushed to `word`, the index after the escape returned.
+fn escape(text: &[u8], mut i: usize, e: u8, word: &mut Vec<u8>) -> Result<usize, String> {
+    match e {
+        b'\n' => {}
+        b'a' => word.push(7),
+        b'b' => word.push(8),
+        b't' => word.push(b'\t'),
+        b'n' => word.push(b'\n'),
+        b'v' => word.push(0x0b),
+        b'f' => word.push(0x0c),
+        b'r' => word.push(b'\r'),
+        b'0'..=b'7' => {
+            let mut v: u32 = u32::from(e - b'0');
+            let mut k = 0;
+            while k < 2 && i < text.len() && (b'0'..=b'7').contains(&text[i]) {
+                v = v * 8 + u32::from(text[i] - b'0');
+                i += 1;
+                k += 1;
+            }
+            word.push(v as u8);
+        }
+        b'x' => {
+            let hex = |b: u8| (b as char).to_digit(16);
+            match (
+                text.get(i).and_then(|&b| hex(b)),
+                text.get(i + 1).and_then(|&b| hex(b)),
+            ) {
+                (Some(h), Some(l)) => {
+                    word.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => return Err("a bad \\x escape".into()),
+            }
+        }
+        other => word.push(other),
+    }
+    Ok(i)
 }
 
 fn plain(words: &[Word]) -> Option<Vec<OsString>> {

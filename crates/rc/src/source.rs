@@ -10,6 +10,7 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use tend_proto::servicedir as sd;
 
 /// One error in a source, with the path it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,9 +54,16 @@ pub struct Longrun {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    Oneshot { up: Script, down: Script },
+    /// `reload` is s6-rc 0.7's (empty when the definition has none).
+    Oneshot {
+        up: Script,
+        down: Script,
+        reload: Script,
+    },
     Longrun(Longrun),
-    Bundle { contents: Vec<String> },
+    Bundle {
+        contents: Vec<String>,
+    },
 }
 
 impl Kind {
@@ -269,35 +277,46 @@ fn one_name(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
 
 /// Files of a definition that are s6-rc's and never part of the service directory.
 fn rc_own(name: &[u8]) -> bool {
-    matches!(
-        name,
-        b"type"
-            | b"dependencies"
-            | b"dependencies.d"
-            | b"timeout-up"
-            | b"timeout-down"
-            | b"flag-essential"
-            | b"producer-for"
-            | b"consumer-for"
-            | b"pipeline-name"
-            | b"log"
-            | b"down"
-            | b"supervise"
-            | b"event"
-            | b"contents"
-            | b"contents.d"
-            | b"up"
-    )
+    // What the supervisor owns in a service directory is never copied from the source.
+    [sd::LOG, sd::DOWN, sd::SUPERVISE, sd::EVENT]
+        .iter()
+        .any(|own| own.as_bytes() == name)
+        || matches!(
+            name,
+            b"type"
+                | b"dependencies"
+                | b"dependencies.d"
+                | b"timeout-up"
+                | b"timeout-down"
+                | b"flag-essential"
+                | b"flag-recommended"
+                | b"producer-for"
+                | b"consumer-for"
+                | b"pipeline-name"
+                | b"contents"
+                | b"contents.d"
+                | b"up"
+        )
 }
 
-/// Copy a longrun's files (everything but s6-rc's own), directories recursively.
-fn copy_files(
-    dir: &Path,
-    rel: &Path,
-    out: &mut Vec<File>,
-    problems: &mut Vec<Problem>,
-    depth: u32,
-) {
+/// The most a longrun's copied files may hold in all, and how many there may be: a tree
+/// of links or a huge `data/` is a problem named once, never an exhausted memory.
+const COPY_BYTES: usize = 64 * 1024 * 1024;
+const COPY_FILES: usize = 10_000;
+
+/// What a longrun's copy has read so far.
+#[derive(Default)]
+struct Copied {
+    files: Vec<File>,
+    bytes: usize,
+    over: bool,
+}
+
+/// Copy a longrun's files (everything but s6-rc's own), directories recursively. A
+/// symbolic link to a directory is not followed (three links to `.` would loop: s6-rc-
+/// compile never follows one either); `run` and `finish` are copied 0755, as
+/// s6-rc-compile copies them, whatever their mode in the source.
+fn copy_files(dir: &Path, rel: &Path, out: &mut Copied, problems: &mut Vec<Problem>, depth: u32) {
     let here = dir.join(rel);
     let rd = match std::fs::read_dir(&here) {
         Ok(rd) => rd,
@@ -309,11 +328,26 @@ fn copy_files(
     let mut entries: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
     entries.sort();
     for n in entries {
-        if rel.as_os_str().is_empty() && rc_own(n.as_bytes()) {
+        let top = rel.as_os_str().is_empty();
+        if top && rc_own(n.as_bytes()) {
             continue;
         }
         let p = here.join(&n);
         let r = rel.join(&n);
+        if out.files.len() >= COPY_FILES || out.bytes > COPY_BYTES {
+            if !out.over {
+                out.over = true;
+                problems.push(problem(
+                    dir,
+                    format!(
+                        "more than {COPY_FILES} files or {} MiB to copy",
+                        COPY_BYTES >> 20
+                    ),
+                ));
+            }
+            return;
+        }
+        let linked = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
         let meta = match std::fs::metadata(&p) {
             Ok(m) => m,
             Err(e) => {
@@ -321,20 +355,28 @@ fn copy_files(
                 continue;
             }
         };
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = if top && matches!(n.as_bytes(), b"run" | b"finish") {
+            0o755
+        } else {
+            meta.permissions().mode() & 0o7777
+        };
         if meta.is_dir() {
+            if linked {
+                continue;
+            }
             if depth > 16 {
                 problems.push(problem(&p, "nested too deep"));
                 continue;
             }
-            out.push(File {
+            out.files.push(File {
                 path: r.clone(),
                 mode,
                 bytes: None,
             });
             copy_files(dir, &r, out, problems, depth + 1);
         } else if let Some(b) = file(&p, LARGE, problems) {
-            out.push(File {
+            out.bytes += b.len();
+            out.files.push(File {
                 path: r,
                 mode,
                 bytes: Some(b),
@@ -372,36 +414,7 @@ impl Default for Hash {
 
 /// Read one definition directory; None when it cannot be a definition at all.
 pub fn read_def(dir: &Path, name: &str, problems: &mut Vec<Problem>) -> Option<Def> {
-    let tpath = dir.join("type");
-    let word = match look(&tpath, SMALL) {
-        Ok(Got::Regular(b)) => b,
-        Ok(Got::Absent) => {
-            problems.push(problem(&tpath, "missing (a definition needs a type)"));
-            return None;
-        }
-        Ok(Got::Dir) => {
-            problems.push(problem(&tpath, "a directory, not a file"));
-            return None;
-        }
-        Err(p) => {
-            problems.push(p);
-            return None;
-        }
-    };
-    let w = word.strip_suffix(b"\n").unwrap_or(&word);
-    let kind_word = match w {
-        b"oneshot" | b"longrun" | b"bundle" => w,
-        _ => {
-            let shown: String = String::from_utf8_lossy(&w[..w.len().min(40)])
-                .escape_debug()
-                .collect();
-            problems.push(problem(
-                &tpath,
-                format!("not oneshot, longrun or bundle (\"{shown}\")"),
-            ));
-            return None;
-        }
-    };
+    let kind_word = type_of(dir, problems)?;
     let mut h = Hash::new();
     h.add(kind_word);
     let deps = if kind_word == b"bundle" {
@@ -424,92 +437,9 @@ pub fn read_def(dir: &Path, name: &str, problems: &mut Vec<Problem>) -> Option<D
     };
     let essential = std::fs::symlink_metadata(dir.join("flag-essential")).is_ok();
     let kind = match kind_word {
-        b"oneshot" => {
-            let mut script_of = |f: &str, required: bool| -> Script {
-                let p = dir.join(f);
-                match look(&p, LARGE) {
-                    Ok(Got::Regular(b)) => {
-                        h.add(&b);
-                        match script::parse(&b) {
-                            Ok(s) => s,
-                            Err(why) => {
-                                problems.push(problem(&p, why));
-                                Script::default()
-                            }
-                        }
-                    }
-                    Ok(Got::Absent) => {
-                        if required {
-                            problems.push(problem(&p, "missing (a oneshot needs an up script)"));
-                        }
-                        h.add(b"");
-                        Script::default()
-                    }
-                    Ok(Got::Dir) => {
-                        problems.push(problem(&p, "a directory, not a script"));
-                        Script::default()
-                    }
-                    Err(pr) => {
-                        problems.push(pr);
-                        Script::default()
-                    }
-                }
-            };
-            let up = script_of("up", true);
-            let down = script_of("down", false);
-            Kind::Oneshot { up, down }
-        }
-        b"longrun" => {
-            let run = dir.join("run");
-            match look(&run, LARGE) {
-                Ok(Got::Regular(_)) => {}
-                Ok(Got::Absent) => {
-                    problems.push(problem(&run, "missing (a longrun needs a run script)"))
-                }
-                Ok(Got::Dir) => problems.push(problem(&run, "a directory, not a script")),
-                Err(p) => problems.push(p),
-            }
-            let mut files = Vec::new();
-            copy_files(dir, Path::new(""), &mut files, problems, 0);
-            for f in &files {
-                h.add(f.path.as_os_str().as_bytes());
-                h.add(&f.mode.to_be_bytes());
-                h.add(f.bytes.as_deref().unwrap_or(b"/"));
-            }
-            let producer_for = match dir.join("producer-for") {
-                p if p.exists() => one_name(&p, problems),
-                _ => None,
-            };
-            let consumer_for = if dir.join("consumer-for").exists() {
-                names(dir, "consumer-for", problems).unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            let pipeline_name = match dir.join("pipeline-name") {
-                p if p.exists() => one_name(&p, problems),
-                _ => None,
-            };
-            h.add(producer_for.as_deref().unwrap_or("").as_bytes());
-            Kind::Longrun(Longrun {
-                notify: files.iter().any(|f| f.path == Path::new("notification-fd")),
-                files,
-                producer_for,
-                consumer_for,
-                pipeline_name,
-            })
-        }
-        _ => {
-            let contents = names(dir, "contents", problems);
-            if contents.is_none() {
-                problems.push(problem(
-                    dir.join("contents.d"),
-                    "missing (a bundle needs contents.d or contents)",
-                ));
-            }
-            Kind::Bundle {
-                contents: contents.unwrap_or_default(),
-            }
-        }
+        b"oneshot" => read_oneshot(dir, &mut h, problems),
+        b"longrun" => read_longrun(dir, &mut h, problems),
+        _ => read_bundle(dir, problems),
     };
     Some(Def {
         name: name.to_string(),
@@ -521,6 +451,142 @@ pub fn read_def(dir: &Path, name: &str, problems: &mut Vec<Problem>) -> Option<D
         essential,
         fingerprint: h.value(),
     })
+}
+
+/// A definition's `type`: exactly `oneshot`, `longrun` or `bundle`, one newline at most.
+fn type_of(dir: &Path, problems: &mut Vec<Problem>) -> Option<&'static [u8]> {
+    let tpath = dir.join("type");
+    let word = match look(&tpath, SMALL) {
+        Ok(Got::Regular(b)) => b,
+        Ok(Got::Absent) => {
+            problems.push(problem(&tpath, "missing (a definition needs a type)"));
+            return None;
+        }
+        Ok(Got::Dir) => {
+            problems.push(problem(&tpath, "a directory, not a file"));
+            return None;
+        }
+        Err(p) => {
+            problems.push(p);
+            return None;
+        }
+    };
+    let w = word.strip_suffix(b"\n").unwrap_or(&word);
+    match w {
+        b"oneshot" => Some(b"oneshot"),
+        b"longrun" => Some(b"longrun"),
+        b"bundle" => Some(b"bundle"),
+        _ => {
+            let shown: String = String::from_utf8_lossy(&w[..w.len().min(40)])
+                .escape_debug()
+                .collect();
+            problems.push(problem(
+                &tpath,
+                format!("not oneshot, longrun or bundle (\"{shown}\")"),
+            ));
+            None
+        }
+    }
+}
+
+/// A oneshot's scripts: `up` (required), `down`, and s6-rc 0.7's `reload`.
+fn read_oneshot(dir: &Path, h: &mut Hash, problems: &mut Vec<Problem>) -> Kind {
+    let mut script_of = |f: &str, required: bool| -> Script {
+        let p = dir.join(f);
+        match look(&p, LARGE) {
+            Ok(Got::Regular(b)) => {
+                h.add(&b);
+                match script::parse(&b) {
+                    Ok(s) => s,
+                    Err(why) => {
+                        problems.push(problem(&p, why));
+                        Script::default()
+                    }
+                }
+            }
+            Ok(Got::Absent) => {
+                if required {
+                    problems.push(problem(&p, "missing (a oneshot needs an up script)"));
+                }
+                h.add(b"");
+                Script::default()
+            }
+            Ok(Got::Dir) => {
+                problems.push(problem(&p, "a directory, not a script"));
+                Script::default()
+            }
+            Err(pr) => {
+                problems.push(pr);
+                Script::default()
+            }
+        }
+    };
+    let up = script_of("up", true);
+    let down = script_of("down", false);
+    // s6-rc 0.7's reload script, lexed like up; not in the fingerprint when there
+    // is none, so a tree without one is the same definition as before.
+    let reload = if std::fs::symlink_metadata(dir.join("reload")).is_ok() {
+        script_of("reload", false)
+    } else {
+        Script::default()
+    };
+    Kind::Oneshot { up, down, reload }
+}
+
+/// A longrun: its `run`, the files its service directory gets, its pipeline files.
+fn read_longrun(dir: &Path, h: &mut Hash, problems: &mut Vec<Problem>) -> Kind {
+    let run = dir.join("run");
+    match look(&run, LARGE) {
+        Ok(Got::Regular(_)) => {}
+        Ok(Got::Absent) => problems.push(problem(&run, "missing (a longrun needs a run script)")),
+        Ok(Got::Dir) => problems.push(problem(&run, "a directory, not a script")),
+        Err(p) => problems.push(p),
+    }
+    let mut copied = Copied::default();
+    copy_files(dir, Path::new(""), &mut copied, problems, 0);
+    let files = copied.files;
+    for f in &files {
+        h.add(f.path.as_os_str().as_bytes());
+        h.add(&f.mode.to_be_bytes());
+        h.add(f.bytes.as_deref().unwrap_or(b"/"));
+    }
+    let producer_for = match dir.join("producer-for") {
+        p if p.exists() => one_name(&p, problems),
+        _ => None,
+    };
+    let consumer_for = if dir.join("consumer-for").exists() {
+        names(dir, "consumer-for", problems).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let pipeline_name = match dir.join("pipeline-name") {
+        p if p.exists() => one_name(&p, problems),
+        _ => None,
+    };
+    h.add(producer_for.as_deref().unwrap_or("").as_bytes());
+    Kind::Longrun(Longrun {
+        notify: files
+            .iter()
+            .any(|f| f.path == Path::new(sd::NOTIFICATION_FD)),
+        files,
+        producer_for,
+        consumer_for,
+        pipeline_name,
+    })
+}
+
+/// A bundle's contents (`contents.d/` or `contents`).
+fn read_bundle(dir: &Path, problems: &mut Vec<Problem>) -> Kind {
+    let contents = names(dir, "contents", problems);
+    if contents.is_none() {
+        problems.push(problem(
+            dir.join("contents.d"),
+            "missing (a bundle needs contents.d or contents)",
+        ));
+    }
+    Kind::Bundle {
+        contents: contents.unwrap_or_default(),
+    }
 }
 
 /// Read every definition of the source directories (their union).
@@ -589,4 +655,103 @@ pub fn read_sources(sources: &[PathBuf], problems: &mut Vec<Problem>) -> Vec<Def
         }
     }
     defs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_problems() {
+        for (name, want) in [
+            (&b"web"[..], None),
+            (b"init-config-end", None),
+            (b"", Some("an empty name")),
+            (b"a/b", Some("a name with a slash")),
+            (b"a\nb", Some("a name with a newline")),
+            (b".hidden", Some("a name starting with a dot")),
+            (
+                b"s6rc-oneshot-runner",
+                Some("a name with a reserved prefix (s6rc- or s6-rc-)"),
+            ),
+            (
+                b"s6-rc-x",
+                Some("a name with a reserved prefix (s6rc- or s6-rc-)"),
+            ),
+            (b"\xff", Some("a name that is not UTF-8")),
+        ] {
+            assert_eq!(name_problem(name), want, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn own_files_are_never_copied() {
+        for (name, own) in [
+            (&b"type"[..], true),
+            (b"flag-essential", true),
+            (b"flag-recommended", true),
+            (b"down", true),
+            (b"supervise", true),
+            (b"event", true),
+            (b"log", true),
+            (b"up", true),
+            (b"run", false),
+            (b"finish", false),
+            (b"notification-fd", false),
+            (b"flag-newpidns", false),
+            (b"flag-timeout-killpg", false),
+            (b"reload-signal", false),
+            (b"data", false),
+        ] {
+            assert_eq!(rc_own(name), own, "{}", String::from_utf8_lossy(name));
+        }
+    }
+
+    /// Files written under a scratch directory: (relative path, contents).
+    fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tend-rc-src-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        for (rel, text) in files {
+            let p = d.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, text).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn types_and_timeouts() {
+        // (type file, timeout-up file, the problem's text or None)
+        for (ty, t, want) in [
+            ("oneshot\n", "250\n", None),
+            ("oneshot", "0", None),
+            ("longrun\n", "", Some("not a number of milliseconds")),
+            ("oneshot\n", "10s\n", Some("not a number of milliseconds")),
+            ("oneshot\n\n", "1\n", Some("not oneshot, longrun or bundle")),
+            ("Oneshot\n", "1\n", Some("not oneshot, longrun or bundle")),
+        ] {
+            let d = scratch(
+                "types",
+                &[
+                    ("a/type", ty),
+                    ("a/up", "true\n"),
+                    ("a/run", "#!/bin/sh\n"),
+                    ("a/timeout-up", t),
+                ],
+            );
+            let mut problems = Vec::new();
+            let def = read_def(&d.join("a"), "a", &mut problems);
+            match want {
+                None => {
+                    assert!(problems.is_empty(), "{ty:?} {t:?}: {problems:?}");
+                    assert_eq!(def.unwrap().timeout_up, t.trim().parse().unwrap());
+                }
+                Some(w) => assert!(
+                    problems.iter().any(|p| p.what.contains(w)),
+                    "{ty:?} {t:?}: {problems:?}"
+                ),
+            }
+            let _ = std::fs::remove_dir_all(&d);
+        }
+    }
 }
