@@ -856,7 +856,8 @@ fn usage_errors_as_s6() {
         );
         assert_code(&o, 100);
         assert!(
-            text(&o.stderr).ends_with("[ -abqhkti12pcyrlPCKoduDUxOQ ] [ -s scandir ] servicedir...\n"),
+            text(&o.stderr)
+                .ends_with("[ -abqhkti12pcyrlPCKoduDUxOQ ] [ -s scandir ] servicedir...\n"),
             "{o:?}"
         );
     }

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tend_proto::ControlCommand;
 use tend_proto::StatusRecord;
 use tend_proto::control::{SendError, send_in};
 use tend_proto::health;
@@ -225,7 +226,11 @@ pub fn run(l: &Liveness, warn: &dyn Warn) -> Result<std::convert::Infallible, Er
             }
         };
         if action == Action::Restart {
-            match send_in(&l.servicedir, "supervise", b"r") {
+            match send_in(
+                &l.servicedir,
+                tend_proto::servicedir::SUPERVISE,
+                &[ControlCommand::Restart.byte().unwrap_or(b'r')],
+            ) {
                 Ok(()) => {}
                 Err(SendError::NotListening) => warn.warn(&format_args!(
                     "unable to restart {}: supervisor not listening",

@@ -7,6 +7,7 @@
 //! supervisor is not listening (it never ran), otherwise `supervise/` is broken.
 
 use std::path::Path;
+use tend_proto::ControlCommand;
 use tend_proto::servicedir;
 
 /// Why letters could not be sent (`NotListening`, `Broken`, `Sys`).
@@ -16,6 +17,19 @@ pub use tend_proto::control::SendError;
 /// still opens the FIFO, so it checks that a supervisor listens.
 pub fn send(servicedir: &Path, letters: &[u8]) -> Result<(), SendError> {
     tend_proto::control::send_in(servicedir, servicedir::SUPERVISE, letters)
+}
+
+/// Send typed commands (at most 8, in one write), as [`send`] sends letters.
+pub fn command(servicedir: &Path, cmds: &[ControlCommand]) -> Result<(), SendError> {
+    let mut buf = [0u8; 8];
+    let mut n = 0;
+    for c in cmds.iter().take(buf.len()) {
+        if let Some(b) = c.byte() {
+            buf[n] = b;
+            n += 1;
+        }
+    }
+    send(servicedir, &buf[..n])
 }
 
 #[cfg(test)]

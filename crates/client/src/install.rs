@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::ControlCommand;
 use tend_proto::servicedir as sd;
 use tend_sys::warn::Warn;
 
@@ -177,8 +178,8 @@ pub fn installed(scandir: &Path, job: &str) -> Result<Vec<String>, SysError> {
 fn retire(dir: &Path, patience: Duration, warn: &dyn Warn) {
     let log = dir.join(sd::LOG);
     // d: down (down-signal, then KILL after timeout-kill); x: the supervisor exits.
-    let _ = crate::control::send(dir, b"dx");
-    let _ = crate::control::send(&log, b"x");
+    let _ = crate::control::command(dir, &[ControlCommand::Down, ControlCommand::Exit]);
+    let _ = crate::control::command(&log, &[ControlCommand::Exit]);
     let deadline = Instant::now() + patience;
     loop {
         let up = [dir, log.as_path()]

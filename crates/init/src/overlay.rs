@@ -866,7 +866,11 @@ impl Init<'_> {
             .map(|n| self.settings.scan_dir.join(n))
             .collect();
         for d in &dirs {
-            let _ = tend_proto::control::send_in(d, tend_proto::servicedir::SUPERVISE, b"d");
+            let _ = tend_proto::control::send_in(
+                d,
+                tend_proto::servicedir::SUPERVISE,
+                &[tend_proto::ControlCommand::Down.byte().unwrap_or(b'd')],
+            );
         }
         while Instant::now() < deadline && dirs.iter().any(|d| still_up(d)) {
             self.turn(Some(Instant::now() + Duration::from_millis(20)));

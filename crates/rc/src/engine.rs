@@ -17,6 +17,7 @@ use nix::unistd::Pid;
 use std::os::fd::{AsFd, AsRawFd};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tend_proto::ControlCommand;
 use tend_proto::StatusRecord;
 use tend_proto::fifodir::{Subscription, make_fifodir};
 use tend_proto::servicedir as sd;
@@ -443,7 +444,15 @@ impl<'a> Engine<'a> {
         let _ = make_fifodir(&eventdir, nix::unistd::getegid());
         let sub = Subscription::new(&eventdir).map_err(|e| e.to_string())?;
         let sent = tend_proto::Tai64n::now();
-        tend_client::control::send(dir, if up { b"u" } else { b"d" }).map_err(|e| {
+        tend_client::control::command(
+            dir,
+            &[if up {
+                ControlCommand::Up
+            } else {
+                ControlCommand::Down
+            }],
+        )
+        .map_err(|e| {
             e.describe(&dir.display().to_string(), sd::SUPERVISE)
                 .to_string()
         })?;
@@ -620,7 +629,10 @@ impl<'a> Engine<'a> {
         }
         if up && permanent {
             let why = format!("{} failed permanently", self.g.atoms[i].name());
-            let _ = tend_client::control::send(&self.live.servicedir(self.g.atoms[i].name()), b"d");
+            let _ = tend_client::control::command(
+                &self.live.servicedir(self.g.atoms[i].name()),
+                &[ControlCommand::Down],
+            );
             self.fail(i, why, report);
             return;
         }
@@ -666,7 +678,7 @@ impl<'a> Engine<'a> {
                 && rec.stamp >= sent
             {
                 let why = format!("unable to spawn {}/run: {}", dir.display(), rec.reason());
-                let _ = tend_client::control::send(&dir, b"d");
+                let _ = tend_client::control::command(&dir, &[ControlCommand::Down]);
                 self.fail(i, why, report);
                 return;
             }
@@ -686,7 +698,7 @@ impl<'a> Engine<'a> {
                 }
             );
             if up {
-                let _ = tend_client::control::send(&dir, b"d");
+                let _ = tend_client::control::command(&dir, &[ControlCommand::Down]);
             }
             self.fail(i, why, report);
         }

@@ -16,6 +16,7 @@ use crate::{Fail, Opened, engine};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use tend_proto::ControlCommand;
 
 /// The instructions of a conversion file, by old name.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -537,7 +538,7 @@ fn rename(live: &Live, renames: &[(String, String)]) -> Result<bool, Fail> {
 /// Bring a longrun that lives on down (its `finish` done), to start it again later.
 fn stop_longrun(dir: &Path) {
     let _ = std::fs::write(dir.join(tend_proto::servicedir::DOWN), b"");
-    let _ = tend_client::control::send(dir, b"d");
+    let _ = tend_client::control::command(dir, &[ControlCommand::Down]);
     until(|| !tend_proto::StatusRecord::read(dir).is_ok_and(|r| r.pid != 0 || r.finishing));
 }
 
@@ -546,7 +547,7 @@ pub(crate) fn retire(live: &Live, name: &str) {
     let dir = live.servicedir(name);
     let _ = std::fs::write(dir.join(tend_proto::servicedir::DOWN), b"");
     live.unlink(name);
-    let _ = tend_client::control::send(&dir, b"dx");
+    let _ = tend_client::control::command(&dir, &[ControlCommand::Down, ControlCommand::Exit]);
     until(|| !tend_client::svok(&dir).unwrap_or(false));
     let _ = std::fs::remove_dir_all(&dir);
 }
