@@ -19,7 +19,7 @@ const VERSION: &str = concat!(
 );
 
 pub fn main() {
-    let p = PROG.parse(tend_cli::args(), SPEC);
+    let p = PROG.parse_permuted(tend_cli::args(), SPEC);
     if p.has('V') {
         println!("{VERSION}");
         std::process::exit(code::OK)

@@ -1751,9 +1751,34 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
         (v.len() >= 4).then_some(v)
     });
     let mut kinds = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
     for m in &mails {
         let t = std::fs::read_to_string(m).unwrap();
         assert!(t.contains("Subject: Monit Alert\r\n"), "{t}");
+        // 5.2.5's headers; the id as the agent takes it (`^Message-id: <([^>]+)>$`,
+        // case-sensitive): EPOCH.RANDOM@HOST, never the same twice.
+        let head: Vec<&str> = t.split("\r\n\r\n").next().unwrap().split("\r\n").collect();
+        for h in [
+            "X-Mailer: monit 5.2.5",
+            "Mime-Version: 1.0",
+            "Content-Type: text/plain; charset=\"iso-8859-1\"",
+        ] {
+            assert!(head.contains(&h), "{h}: {t}");
+        }
+        let id = head
+            .iter()
+            .find_map(|l| l.strip_prefix("Message-id: <")?.strip_suffix('>'))
+            .unwrap_or_else(|| panic!("no Message-id: {t}"));
+        let (epoch, rest) = id.split_once('.').unwrap();
+        let (random, host) = rest.split_once('@').unwrap();
+        assert!(
+            !id.contains('>')
+                && epoch.parse::<u64>().is_ok()
+                && random.parse::<u64>().is_ok()
+                && !host.is_empty(),
+            "{id}"
+        );
+        assert!(ids.insert(id.to_string()), "{id} twice");
         // The body as written in mail-format (its lines keep their indentation, as
         // monit keeps it), the values filled in.
         let body: Vec<&str> = t
@@ -2639,4 +2664,85 @@ fn monit_dependency_watcher_not_blocked_while_a_dependent_starts() {
     assert!(vm.pid("web").is_some());
     assert_eq!(vm.pid("db"), Some(db3));
     assert_eq!(vm.log().last().map(String::as_str), Some("start web.up"));
+}
+
+/// monit (glibc getopt) takes options after the command word: the BOSH agent's
+/// `monit stop -g vcap`, `summary -B`, `status NAME -B`. Each form as monit 5.33 reads it.
+#[test]
+fn monit_options_after_the_command_word_as_glibc_getopt() {
+    // Without a daemon both say so, exit 1: the forms are read, not refused as usage.
+    if have("monit") {
+        let s = Scratch::new("monit-permute-533");
+        let rc = control(
+            &s,
+            "monitrc",
+            "set daemon 10\ncheck process db with pidfile /nonexistent/db.pid\n  group vcap\n",
+        );
+        for form in [
+            &["summary", "-B"][..],
+            &["status", "db", "-B"],
+            &["-B", "summary"],
+        ] {
+            let mut m = Command::new("monit");
+            m.env("HOME", &s.path)
+                .current_dir(&s.path)
+                .args(form)
+                .arg("-c")
+                .arg(&rc);
+            let m = run(m);
+            let mut t = cmd("tend-monit");
+            t.env("HOME", &s.path)
+                .current_dir(&s.path)
+                .args(form)
+                .arg("-c")
+                .arg(&rc)
+                .arg("-S")
+                .arg(s.join("scan"));
+            let t = run(t);
+            assert_eq!(
+                m.status.code(),
+                t.status.code(),
+                "{form:?}: monit {} / tend-monit {}",
+                text(&m.stderr),
+                text(&t.stderr)
+            );
+            assert!(
+                text(&t.stderr).contains("not running"),
+                "{form:?}: {}",
+                text(&t.stderr)
+            );
+        }
+    }
+    let mut vm = Vm::new("monit-permute", &check("db", ""));
+    vm.start();
+    vm.wait_state("db", "running");
+    let o = vm.monit(&["summary", "-B"]);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).contains("Process 'db'"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = vm.monit(&["status", "db", "-B"]);
+    assert_code(&o, 0);
+    assert!(
+        text(&o.stdout).contains("Process 'db'"),
+        "{}",
+        text(&o.stdout)
+    );
+    // The agent's StopAndWait.
+    let o = vm.monit(&["stop", "-g", "vcap"]);
+    assert_code(&o, 0);
+    assert_eq!(vm.state("db").as_deref(), Some("not monitored"));
+    assert_eq!(vm.pid("db"), None);
+    assert_code(&vm.monit(&["start", "-gvcap"]), 0);
+    assert_eq!(vm.state("db").as_deref(), Some("running"));
+    // `--` still ends the options: `-g` after it is a name, not an option.
+    let o = vm.monit(&["stop", "--", "-g"]);
+    assert_code(&o, 1);
+    assert!(
+        text(&o.stderr).contains("no service by that name: -g"),
+        "{}",
+        text(&o.stderr)
+    );
 }
