@@ -2746,3 +2746,33 @@ fn monit_options_after_the_command_word_as_glibc_getopt() {
         text(&o.stderr)
     );
 }
+
+/// 5.2.5 writes a summary row `%-35s %s`: a name longer than the column keeps one space
+/// before its state, so scripts that split on spaces still find it.
+#[test]
+fn monit_summary_long_name_keeps_a_space() {
+    let long = "cloud_controller_worker_local_12";
+    let mut vm = Vm::new(
+        "monit-longname",
+        &format!("{}{}", check(long, ""), check("db", "")),
+    );
+    vm.start();
+    let want = format!("Process '{long}' running");
+    wait_until(PATIENCE, "the long row", || {
+        vm.summary().lines().any(|l| l == want).then_some(())
+    });
+    let summary = vm.summary();
+    assert!(
+        summary
+            .lines()
+            .any(|l| l == format!("{:<36}running", "Process 'db'")),
+        "{summary}"
+    );
+    let status = text(&vm.monit(&["status", long]).stdout);
+    assert!(
+        status
+            .lines()
+            .any(|l| l == format!("  {:<34}running", "status")),
+        "{status}"
+    );
+}

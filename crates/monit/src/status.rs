@@ -169,8 +169,9 @@ pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> Str
         uptime_525(daemon_uptime)
     );
     for s in services {
+        // 5.2.5's `%-35s %s`: a long name keeps its space before the state.
         out += &format!(
-            "{:<36}{}\n",
+            "{:<35} {}\n",
             format!("Process '{}'", s.name),
             s.state.word_525()
         );
@@ -180,7 +181,7 @@ pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> Str
         .iter()
         .find(|ch| ch.kind == Kind::System)
         .map_or_else(system_name, |ch| ch.name.clone());
-    out += &format!("{:<36}{}\n", format!("System '{system}'"), "running");
+    out += &format!("{:<35} {}\n", format!("System '{system}'"), "running");
     out
 }
 
@@ -190,7 +191,7 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
         "The Monit daemon 5.2.5 uptime: {}\n\n",
         uptime_525(daemon_uptime)
     );
-    let row = |k: &str, v: &str| format!("  {k:<34}{v}\n");
+    let row = |k: &str, v: &str| format!("  {k:<33} {v}\n");
     for s in services {
         out += &format!("Process '{}'\n", s.name);
         out += &row("status", s.state.word_525());
