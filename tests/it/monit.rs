@@ -458,7 +458,13 @@ impl Vm {
     }
 
     fn start(&mut self) {
+        self.start_with_path(&path_env());
+    }
+
+    /// The daemon with `path` as its PATH (tend's directory on it, or not).
+    fn start_with_path(&mut self, path: &std::ffi::OsStr) {
         let mut c = cmd("tend-monit");
+        c.env("PATH", path);
         c.current_dir(&self.s.path);
         // Relative, as an operator in /var/vcap/bosh/etc may give it.
         c.arg("-c")
@@ -2775,4 +2781,35 @@ fn monit_summary_long_name_keeps_a_space() {
             .any(|l| l == format!("  {:<34}running", "status")),
         "{status}"
     );
+}
+
+/// tend's directory need not be on PATH: the connection test's tend-check and the
+/// start program's tend-applyuidgid are found beside tend-monit, as tend-svscan is.
+#[test]
+fn monit_finds_its_own_programs_beside_itself() {
+    require("python3");
+    let port = free_port();
+    let mut vm = Vm::new("monit-beside", "");
+    vm.s.write("bin/listener", LISTENER, true);
+    let rc_text = format!(
+        "set daemon 1\ncheck process api with pidfile @ROOT@/run/api.pid\n  start program = \"@ROOT@/bin/listener @ROOT@/run/api.pid {port} @ROOT@/log api\" as uid root and gid root\n  stop program = \"/bin/sh -c 'kill -9 $(cat @ROOT@/run/api.pid)'\"\n  if failed host 127.0.0.1 port {port} protocol http request \"/\" with timeout 1 seconds for 2 cycles then restart\n"
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    vm.start_with_path(std::ffi::OsStr::new("/usr/bin:/bin"));
+    vm.wait_state("api", "running");
+    let run = std::fs::read_to_string(vm.scan.join("api-health/run")).unwrap();
+    assert!(
+        run.contains(&format!("exec '{}'", bin("tend-check").display())),
+        "{run}"
+    );
+    let old = vm.pid("api").unwrap();
+    // Alive, not answering: tend-check (not found on PATH) has it restarted.
+    sigstop(old);
+    wait_until(Duration::from_secs(60), "api restarted", || {
+        vm.pid("api").filter(|&p| p != old)
+    });
+    vm.wait_state("api", "running");
+    let log = std::fs::read_to_string(vm.s.join("tend-monit.log")).unwrap();
+    assert!(!log.contains("not found"), "{log}");
 }

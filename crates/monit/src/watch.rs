@@ -469,8 +469,12 @@ fn command(r: &Run) -> Vec<OsString> {
 
 fn spawn(r: &Run) -> Result<Pid, String> {
     let argv = command(r);
-    let prog = tend_sys::exec::Prepared::with_current_env(&argv)
+    let mut prog = tend_sys::exec::Prepared::with_current_env(&argv)
         .map_err(|e| format!("unable to prepare {}: {}", r.argv.join(" "), e.desc()))?;
+    if argv.len() > r.argv.len() {
+        // tend-applyuidgid is ours: beside the watcher first, as the scanner is found.
+        prog.prefer_beside_self(&argv[0]);
+    }
     tend_sys::process::spawn(&prog, &Default::default()).map_err(|e| match e {
         tend_sys::process::SpawnError::Fork(e) => format!("unable to fork: {}", e.desc()),
         tend_sys::process::SpawnError::Exec(e) => {
