@@ -2813,3 +2813,87 @@ fn monit_finds_its_own_programs_beside_itself() {
     let log = std::fs::read_to_string(vm.s.join("tend-monit.log")).unwrap();
     assert!(!log.contains("not found"), "{log}");
 }
+
+/// The numbers monit validates, refused as monit refuses them (its words, its line), and
+/// the edges it accepts, accepted.
+#[test]
+fn monit_numbers_validated_as_monit() {
+    if !have_monit("monit_numbers_validated_as_monit") {
+        return;
+    }
+    let refused = [
+        (
+            "negative limit",
+            format!("{PROC}  if totalmem > -5 MB then restart\n"),
+        ),
+        (
+            "negative cpu",
+            format!("{PROC}  if cpu > -1 % then restart\n"),
+        ),
+        (
+            "negative children",
+            format!("{PROC}  if children > -1 then alert\n"),
+        ),
+        (
+            "zero restarts",
+            format!("{PROC}  if 0 restarts within 5 cycles then unmonitor\n"),
+        ),
+        (
+            "restarts over cycles",
+            format!("{PROC}  if 3 restarts within 2 cycles then timeout\n"),
+        ),
+        (
+            "zero cycles",
+            format!("{PROC}  if totalmem > 5 MB for 0 cycles then restart\n"),
+        ),
+        (
+            "65 cycles",
+            format!("{PROC}  if totalmem > 5 MB for 65 cycles then restart\n"),
+        ),
+        (
+            "events over cycles",
+            format!("{PROC}  if totalmem > 5 MB for 3 times within 2 cycles then restart\n"),
+        ),
+        (
+            "zero events",
+            format!("{PROC}  if totalmem > 5 MB for 0 times within 5 cycles then restart\n"),
+        ),
+        (
+            "connection zero cycles",
+            format!("{PROC}  if failed port 80 for 0 cycles then restart\n"),
+        ),
+    ];
+    for (name, src) in refused {
+        let (_s, m, t) = compare(&case(name, &src));
+        assert_code(&m, 1);
+        assert_code(&t, 1);
+        assert_names_monits_error(&m, &t);
+    }
+    // Not a line of the file in monit's words, but refused all the same.
+    let (_s, m, t) = compare(&case("set daemon 0", "set daemon 0\n"));
+    assert_code(&m, 1);
+    assert_code(&t, 1);
+    assert!(
+        text(&t.stderr).contains("Poll time is invalid"),
+        "{}",
+        text(&t.stderr)
+    );
+    for (name, src) in [
+        (
+            "equal restarts",
+            format!("{PROC}  if 2 restarts within 2 cycles then unmonitor\n"),
+        ),
+        (
+            "64 cycles",
+            format!("{PROC}  if totalmem > 5 MB for 64 cycles then restart\n"),
+        ),
+        (
+            "equal events",
+            format!("{PROC}  if totalmem > 5 MB for 2 times within 2 cycles then restart\n"),
+        ),
+        ("fraction", format!("{PROC}  if cpu > 1.5 % then alert\n")),
+    ] {
+        let (_s, _m, t) = compare(&case(name, &src));
+        assert_code(&t, 0);
+    }
+}
