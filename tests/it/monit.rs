@@ -2897,3 +2897,91 @@ fn monit_numbers_validated_as_monit() {
         assert_code(&t, 0);
     }
 }
+
+/// The daemons whose environment carries `JOB=name` (the start program's `env`).
+fn daemons_of(name: &str) -> Vec<u32> {
+    let want = format!("JOB={name}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                return false;
+            };
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmd.starts_with(b"sleep\0")
+                && env.split(|&b| b == 0).any(|v| v == want.as_bytes())
+                && proc_state(u64::from(*pid)) != 'Z'
+        })
+        .collect()
+}
+
+/// A stop is done when the daemon is gone and the stop program has finished: a stop
+/// program that removes the pidfile 1 s after its kill never removes the next start's.
+/// Five rounds of the agent's stop/start: one daemon per job at the end (issue 36).
+#[test]
+fn monit_stop_waits_for_the_stop_program() {
+    let job = |name: &str| {
+        format!(
+            "check process {name} with pidfile @ROOT@/run/{name}.pid\n  start program = \"/usr/bin/env JOB={name} @ROOT@/bin/daemon @ROOT@/run/{name}.pid @ROOT@/log {name}\" with timeout 10 seconds\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/{name}.pid); sleep 1; rm -f @ROOT@/run/{name}.pid'\" with timeout 5 seconds\n  group vcap\n"
+        )
+    };
+    let mut vm = Vm::new("monit-stopwait", &format!("{}{}", job("a"), job("b")));
+    vm.start();
+    vm.wait_state("a", "running");
+    vm.wait_state("b", "running");
+    for round in 0..5 {
+        let o = vm.monit(&["-g", "vcap", "stop"]);
+        assert_code(&o, 0);
+        for n in ["a", "b"] {
+            assert_eq!(
+                vm.state(n).as_deref(),
+                Some("not monitored"),
+                "round {round}"
+            );
+            assert!(
+                daemons_of(n).is_empty(),
+                "round {round}: {n} {:?}",
+                daemons_of(n)
+            );
+            assert!(
+                !vm.s.join(format!("run/{n}.pid")).exists(),
+                "round {round}: the stop program finished"
+            );
+        }
+        assert_code(&vm.monit(&["-g", "vcap", "start"]), 0);
+        for n in ["a", "b"] {
+            assert_eq!(vm.state(n).as_deref(), Some("running"), "round {round}");
+        }
+    }
+    // Nothing left to remove a pidfile later: the states hold.
+    stays_for(Duration::from_millis(1500), "one daemon each", || {
+        ["a", "b"]
+            .iter()
+            .all(|n| daemons_of(n).len() == 1 && vm.pid(n).is_some())
+    });
+}
+
+/// A daemon that outlives its stop's timeout is not stopped: the stop fails (exit 1),
+/// the service is never "not monitored" while it runs, and the next start takes it over
+/// rather than start a second one.
+#[test]
+fn monit_stop_outlived_is_not_done() {
+    let mut vm = Vm::new(
+        "monit-stopfail",
+        "check process a with pidfile @ROOT@/run/a.pid\n  start program = \"/usr/bin/env JOB=stopfail-a @ROOT@/bin/daemon @ROOT@/run/a.pid @ROOT@/log a\"\n  stop program = \"/bin/true\" with timeout 1 seconds\n",
+    );
+    vm.start();
+    vm.wait_state("a", "running");
+    let pid = vm.pid("a").unwrap();
+    let o = vm.monit(&["stop", "a"]);
+    assert_code(&o, 1);
+    assert_eq!(vm.state("a").as_deref(), Some("Execution failed"));
+    assert_eq!(vm.pid("a"), Some(pid));
+    assert_code(&vm.monit(&["start", "a"]), 0);
+    assert_eq!(vm.state("a").as_deref(), Some("running"));
+    assert_eq!(vm.pid("a"), Some(pid));
+    assert_eq!(daemons_of("stopfail-a").len(), 1);
+    assert_eq!(vm.log(), ["start a"]);
+}

@@ -257,6 +257,10 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
         return Ok(true);
     };
     match watch.wait(t, false, Some(Instant::now() + patience(c, name, up))) {
+        // Down, but its daemon outlived the stop program's timeout: not done.
+        Ok(Outcome::Reached { .. }) if !up => {
+            Ok(!dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists())
+        }
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
         Err(e) => Err(StepError(format!(

@@ -104,6 +104,10 @@ pub fn read(scandir: &Path, name: &str) -> Service {
             }
         }
         (false, true, _) => State::StopPending,
+        // Its daemon outlived the stop: not stopped, so not "not monitored".
+        (false, false, _) if dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists() => {
+            State::ExecutionFailed
+        }
         (false, false, _) => State::NotMonitored,
     };
     if s.state == State::Running && connection_verdict(&dir).is_some_and(|(failing, _)| failing) {

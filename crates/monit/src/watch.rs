@@ -37,6 +37,8 @@ const RESTARTS: &str = "restarts";
 const DEPENDENTS_STOPPED: &str = "dependents-stopped";
 /// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
 pub const START_FAILED: &str = "start-failed";
+/// In `STATE_DIR`: the daemon outlived its stop's timeout (the service is not stopped).
+pub const STOP_FAILED: &str = "stop-failed";
 /// monit's default for `with timeout`.
 pub const DEFAULT_TIMEOUT: u32 = 30;
 
@@ -660,6 +662,8 @@ impl Watcher<'_> {
         // As in monit, the restart that reaches the limit still happens; `timeout` /
         // `unmonitor` then stops watching (the daemon runs on, not restarted again).
         let mut unmonitor_after = false;
+        // Started again: a daemon that outlived the last stop is taken over below.
+        let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
         let died_before = self.state_file(DIED).exists();
         self.death_unposted = died_before;
         if died_before {
@@ -1235,20 +1239,35 @@ impl Watcher<'_> {
     }
 
     /// Stop the daemon: its stop program (or SIGTERM without one), then wait up to the
-    /// timeout for it to go.
+    /// timeout for the daemon to go and the stop program to finish (a stop program that
+    /// cleans up after the kill must not outlive the stop: the next start's pidfile would
+    /// be its to remove). A stop program still running at the timeout is killed; a daemon
+    /// still running is recorded (`STOP_FAILED`), so the service is never reported as
+    /// not monitored while it runs.
     fn stop(&mut self, pid: i32, pidfd: Option<&OwnedFd>) {
         let timeout = match (&self.st.stop, self.st.stop_grace) {
             (Some(r), _) => r.timeout,
             (None, Some(g)) => g,
             (None, None) => DEFAULT_TIMEOUT,
         };
+        let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
+        let mut program = None;
         match &self.st.stop {
-            Some(run) => {
-                if let Err(e) = spawn(run) {
-                    self.report
-                        .warn(&format_args!("{}: stop program: {e}", self.st.name));
+            Some(run) => match spawn(run) {
+                // Opened before any reaping (only `signals` reaps): the child is at most
+                // a zombie here, and its pidfd turns readable when it exits.
+                Ok(child) => {
+                    program = rustix::process::Pid::from_raw(child.as_raw())
+                        .and_then(|p| {
+                            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
+                                .ok()
+                        })
+                        .map(|fd| (child, fd));
                 }
-            }
+                Err(e) => self
+                    .report
+                    .warn(&format_args!("{}: stop program: {e}", self.st.name)),
+            },
             None => {
                 let sig = match self.st.stop_signal.as_deref() {
                     Some("INT") => rustix::process::Signal::INT,
@@ -1261,41 +1280,69 @@ impl Watcher<'_> {
                 }
             }
         }
-        let Some(fd) = pidfd else { return };
         let deadline = Instant::now() + Duration::from_secs(u64::from(timeout));
+        let mut daemon = pidfd;
         loop {
-            let now = Instant::now();
-            if now >= deadline {
-                if self.st.foreground {
-                    // Its own child, as bpm's: killed after the grace.
-                    self.report.warn(&format_args!(
-                        "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
-                        self.st.name
-                    ));
-                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
-                    let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
-                    return;
-                }
-                self.report.warn(&format_args!(
-                    "{}: pid {pid} still runs {timeout} s after the stop program",
-                    self.st.name
-                ));
+            if daemon.is_none() && program.is_none() {
                 return;
             }
-            let mut fds = [
-                PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
-                PollFd::new(fd.as_fd(), PollFlags::POLLIN),
-            ];
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let mut fds = vec![PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
+            fds.extend(daemon.map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)));
+            fds.extend(
+                program
+                    .as_ref()
+                    .map(|(_, fd)| PollFd::new(fd.as_fd(), PollFlags::POLLIN)),
+            );
             let _ = poll(
                 &mut fds,
                 tend_sys::deadline::poll_timeout(Some(deadline), now),
             );
-            let gone = fds[1].any().unwrap_or(false);
-            self.signals();
-            if gone {
-                return;
+            let ended: Vec<bool> = fds[1..].iter().map(|f| f.any().unwrap_or(false)).collect();
+            drop(fds);
+            let mut at = 0;
+            if daemon.is_some() {
+                if ended[at] {
+                    daemon = None;
+                }
+                at += 1;
             }
+            if program.is_some() && ended[at] {
+                program = None;
+            }
+            self.signals();
         }
+        if let Some((child, _)) = program {
+            self.report.warn(&format_args!(
+                "{}: stop program still runs after {timeout} s: killed",
+                self.st.name
+            ));
+            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+            self.signals();
+        }
+        let Some(fd) = daemon else { return };
+        if self.st.foreground {
+            // Its own child, as bpm's: killed after the grace.
+            self.report.warn(&format_args!(
+                "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
+                self.st.name
+            ));
+            let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+            let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
+            return;
+        }
+        self.report.warn(&format_args!(
+            "{}: pid {pid} still runs {timeout} s after the stop program",
+            self.st.name
+        ));
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(
+            self.state_file(STOP_FAILED),
+            format!("pid {pid} still runs {timeout} s after the stop program\n"),
+        );
     }
 }
 
