@@ -2985,3 +2985,34 @@ fn monit_stop_outlived_is_not_done() {
     assert_eq!(daemons_of("stopfail-a").len(), 1);
     assert_eq!(vm.log(), ["start a"]);
 }
+
+/// `if 2 restarts within 15 cycles then unmonitor` counts the restarts a failed
+/// connection test makes (each restarts the watcher, which must not forget them): the
+/// start, two restarts, then no longer monitored and left running (issue 34).
+#[test]
+fn monit_restart_limit_counts_connection_restarts() {
+    let port = free_port();
+    let mut vm = Vm::new(
+        "monit-connlimit",
+        &format!(
+            "check process api with pidfile @ROOT@/run/api.pid\n  start program = \"/usr/bin/env JOB=connlimit-api @ROOT@/bin/daemon @ROOT@/run/api.pid @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/api.pid)'\"\n  if failed port {port} protocol http request \"/health\" with timeout 1 seconds then restart\n  if 2 restarts within 15 cycles then unmonitor\n"
+        ),
+    );
+    let rc = std::fs::read_to_string(&vm.rc)
+        .unwrap()
+        .replace("set daemon 10", "set daemon 1");
+    std::fs::write(&vm.rc, rc).unwrap();
+    vm.start();
+    wait_until(Duration::from_secs(60), "two restarts", || {
+        (vm.log().len() >= 3).then_some(())
+    });
+    wait_until(Duration::from_secs(60), "api unmonitored", || {
+        (vm.state("api").as_deref() == Some("not monitored")).then_some(())
+    });
+    assert_eq!(vm.log(), ["start api", "start api", "start api"]);
+    stays_for(
+        Duration::from_secs(4),
+        "no more restarts, still running",
+        || vm.log().len() == 3 && daemons_of("connlimit-api").len() == 1,
+    );
+}

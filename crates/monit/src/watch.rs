@@ -30,6 +30,9 @@ pub const CHECK_FILE: &str = "monit-check";
 pub const STATE_DIR: &str = "monit-state";
 /// In `STATE_DIR`: the daemon died (the next start is a restart).
 const DIED: &str = "died";
+/// In `STATE_DIR`: the daemon was stopped by a restart of the service (tend-check's
+/// failed connection test, `tend-svc -r`): the next start is a restart, not a death.
+const RESTARTED: &str = "restarted";
 /// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
 const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
@@ -665,9 +668,12 @@ impl Watcher<'_> {
         // Started again: a daemon that outlived the last stop is taken over below.
         let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
         let died_before = self.state_file(DIED).exists();
+        let restarted = std::fs::remove_file(self.state_file(RESTARTED)).is_ok();
         self.death_unposted = died_before;
         if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
+        }
+        if died_before || restarted {
             if self.count_restart() {
                 if let Some((n, secs, a)) = &self.st.restart_limit {
                     let cycles = secs / u64::from(self.st.cycle.max(1));
@@ -757,6 +763,12 @@ impl Watcher<'_> {
             if self.stop_asked {
                 self.stop(pid, Some(&pidfd));
                 self.record_pid(None);
+                // The supervisor wrote its status right after its SIGTERM, long before
+                // the stop was over: still wanted up, this was a restart (tend-check's,
+                // after a failed connection test), which the restart limit counts.
+                if tend_client::status::read_record(&self.dir).is_ok_and(|r| r.want_up) {
+                    let _ = std::fs::write(self.state_file(RESTARTED), "");
+                }
                 return Ok(Exit::Stopped);
             }
             // Without resource rules or a dependent starting, the watcher sleeps until
