@@ -3016,3 +3016,26 @@ fn monit_restart_limit_counts_connection_restarts() {
         || vm.log().len() == 3 && daemons_of("connlimit-api").len() == 1,
     );
 }
+
+/// A resource rule stays matched across the restarts it causes, as monit keeps its
+/// event state: "matched" is posted once, not again after each restart.
+#[test]
+fn monit_resource_matched_posted_once_across_restarts() {
+    let mut vm = Vm::new("monit-matched", "");
+    let rc_text = format!(
+        "set daemon 1\nset logfile @ROOT@/monit.log\n{}",
+        check("db", "  if memory > 1 kb then restart\n")
+    )
+    .replace("@ROOT@", &vm.s.path.display().to_string());
+    std::fs::write(&vm.rc, rc_text).unwrap();
+    vm.start();
+    wait_until(Duration::from_secs(60), "three restarts", || {
+        (vm.log().iter().filter(|l| l.starts_with("start")).count() >= 4).then_some(())
+    });
+    let log = std::fs::read_to_string(vm.s.join("monit.log")).unwrap();
+    let matched = log
+        .lines()
+        .filter(|l| l.contains("matches resource limit"))
+        .count();
+    assert_eq!(matched, 1, "{log}");
+}

@@ -320,6 +320,24 @@ pub struct Outcome {
 }
 
 impl Meter {
+    /// A meter whose rules were matched as `text` says (`matched_text`'s form, one `1`
+    /// or `0` per rule): what a restarted watcher keeps of the one before it, so a
+    /// matched rule is not posted again after each restart, as monit keeps it.
+    pub fn with_matched(text: &str) -> Meter {
+        Meter {
+            matched: text.split_whitespace().map(|w| w == "1").collect(),
+            ..Meter::default()
+        }
+    }
+
+    /// Which rules are matched now, one line per rule.
+    pub fn matched_text(&self) -> String {
+        self.matched
+            .iter()
+            .map(|&m| if m { "1\n" } else { "0\n" })
+            .collect()
+    }
+
     /// Measure `pid`: the rules whose condition held for N of the last M cycles (each
     /// rule's history is cleared when it fires, as monit resets its counter), and those
     /// that fired before and passed this cycle.
@@ -338,7 +356,10 @@ impl Meter {
         };
         self.last = Some((now, u.ticks, u.ticks_total));
         self.history.resize(rules.len(), Vec::new());
-        self.matched.resize(rules.len(), false);
+        // Only grown: the first sample (taken with no rules) keeps what was matched.
+        if self.matched.len() < rules.len() {
+            self.matched.resize(rules.len(), false);
+        }
         let total = mem_total_kb().max(1) as f64;
         let mut out = Vec::new();
         for (i, r) in rules.iter().enumerate() {

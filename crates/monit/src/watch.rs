@@ -33,6 +33,9 @@ const DIED: &str = "died";
 /// In `STATE_DIR`: the daemon was stopped by a restart of the service (tend-check's
 /// failed connection test, `tend-svc -r`): the next start is a restart, not a death.
 const RESTARTED: &str = "restarted";
+/// In `STATE_DIR`: which resource rules are matched now (a `1` or `0` per rule), kept
+/// across the watcher's restarts.
+const MATCHED: &str = "matched";
 /// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
 const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
@@ -755,7 +758,9 @@ impl Watcher<'_> {
         self.connection_event();
         let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
         let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
-        let mut meter = crate::resource::Meter::default();
+        let mut meter = crate::resource::Meter::with_matched(
+            &std::fs::read_to_string(self.state_file(MATCHED)).unwrap_or_default(),
+        );
         if next_cycle.is_some() {
             meter.cycle(pid, &[]);
         }
@@ -833,7 +838,12 @@ impl Watcher<'_> {
             }
             if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
                 next_cycle = Some(t + cycle);
-                for o in meter.cycle(pid, &self.st.resources) {
+                let outcomes = meter.cycle(pid, &self.st.resources);
+                if outcomes.iter().any(|o| o.changed) {
+                    let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+                    let _ = std::fs::write(self.state_file(MATCHED), meter.matched_text());
+                }
+                for o in outcomes {
                     let r = self.st.resources[o.rule].clone();
                     if o.changed {
                         let (event, action) = if o.fired {
