@@ -3039,3 +3039,74 @@ fn monit_resource_matched_posted_once_across_restarts() {
         .count();
     assert_eq!(matched, 1, "{log}");
 }
+
+/// A control file owned by another user is refused as monit 5.33 refuses it (exit 1,
+/// "must be owned by you"), and one that group or others may read; an included file
+/// that someone else may write is refused too (its programs would run as us).
+#[test]
+fn monit_control_file_owner_and_mode_as_monit() {
+    if !nix::unistd::geteuid().is_root() {
+        return skip("needs root to give a file to another user");
+    }
+    let s = Scratch::new("monit-owner");
+    let rc = control(&s, "monitrc", "set daemon 10\n");
+    let give = |p: &Path, uid: u32| {
+        std::os::unix::fs::chown(p, Some(uid), None).unwrap();
+    };
+    give(&rc, 65534);
+    let t = tend_t(&s, &rc);
+    assert_code(&t, 1);
+    assert!(
+        text(&t.stderr).contains("must be owned by you"),
+        "{}",
+        text(&t.stderr)
+    );
+    if have("monit") {
+        let m = monit_t(&s, &rc);
+        assert_code(&m, 1);
+        assert!(
+            text(&m.stderr).contains("must be owned by you"),
+            "{}",
+            text(&m.stderr)
+        );
+    }
+    give(&rc, 0);
+    std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let t = tend_t(&s, &rc);
+    assert_code(&t, 1);
+    assert!(
+        text(&t.stderr).contains("permission 0640 is wrong, maximum 0700 allowed"),
+        "{}",
+        text(&t.stderr)
+    );
+    // Includes: root's or ours, written by their owner only.
+    let rc = control(
+        &s,
+        "monitrc",
+        &format!(
+            "set daemon 10\ninclude {}/inc/*.monitrc\n",
+            s.path.display()
+        ),
+    );
+    let inc = control(&s, "inc/a.monitrc", PROC);
+    assert_code(&tend_t(&s, &rc), 0);
+    give(&inc, 65534);
+    let t = tend_t(&s, &rc);
+    assert_code(&t, 1);
+    assert!(
+        text(&t.stderr).contains("refused: owned by uid 65534"),
+        "{}",
+        text(&t.stderr)
+    );
+    give(&inc, 0);
+    std::fs::set_permissions(&inc, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let t = tend_t(&s, &rc);
+    assert_code(&t, 1);
+    assert!(
+        text(&t.stderr).contains("refused: permission 0666 lets others write it"),
+        "{}",
+        text(&t.stderr)
+    );
+    std::fs::set_permissions(&inc, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert_code(&tend_t(&s, &rc), 0);
+}

@@ -152,9 +152,10 @@ fn random() -> u64 {
 fn reply(r: &mut impl BufRead, want: u8) -> Result<(), String> {
     loop {
         let mut line = String::new();
-        r.read_line(&mut line).map_err(|e| e.to_string())?;
+        r.read_line(&mut line)
+            .map_err(|e| tend_sys::error::io_reason(&e))?;
         if line.len() < 4 {
-            return Err(format!("short SMTP reply {line:?}"));
+            return Err(format!("short SMTP reply '{}'", line.trim_end()));
         }
         if line.as_bytes()[3] == b'-' {
             continue;
@@ -170,20 +171,21 @@ fn reply(r: &mut impl BufRead, want: u8) -> Result<(), String> {
 /// Send one mail over SMTP (no authentication, no TLS: BOSH's agent listens on loopback).
 pub fn smtp(server: &str, from: &str, to: &str, mail: &str, host: &str) -> Result<(), String> {
     let addr = std::net::ToSocketAddrs::to_socket_addrs(server)
-        .map_err(|e| format!("{server}: {e}"))?
+        .map_err(|e| format!("{server}: {}", tend_sys::error::io_reason(&e)))?
         .next()
         .ok_or_else(|| format!("{server}: no address"))?;
     let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-        .map_err(|e| format!("{server}: {e}"))?;
+        .map_err(|e| format!("{server}: {}", tend_sys::error::io_reason(&e)))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| tend_sys::error::io_reason(&e))?;
     s.set_write_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    let mut w = s.try_clone().map_err(|e| e.to_string())?;
+        .map_err(|e| tend_sys::error::io_reason(&e))?;
+    let mut w = s.try_clone().map_err(|e| tend_sys::error::io_reason(&e))?;
     let mut r = BufReader::new(s);
     reply(&mut r, b'2')?;
     let mut say = |line: String, want: u8, r: &mut BufReader<TcpStream>| -> Result<(), String> {
-        w.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
+        w.write_all(line.as_bytes())
+            .map_err(|e| tend_sys::error::io_reason(&e))?;
         reply(r, want)
     };
     say(format!("HELO {host}\r\n"), b'2', &mut r)?;
@@ -269,6 +271,7 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
                             f.display()
                         )),
                         Err(w) => {
+                            let w = tend_sys::error::io_reason(&w);
                             problems.push(format!("alert to {to} not sent ({e}) nor queued: {w}"))
                         }
                     }
@@ -311,7 +314,10 @@ pub fn post(m: &Mail, servicedir: &Path, ev: &Event, report: &dyn tend_sys::warn
                 .open(path)
                 .and_then(|mut f| f.write_all(line.as_bytes()));
             if let Err(e) = w {
-                report.warn(&format_args!("unable to append to {path}: {e}: {text}"));
+                report.warn(&format_args!(
+                    "unable to append to {path}: {}: {text}",
+                    tend_sys::error::io_reason(&e)
+                ));
             }
         }
         None if ev.failed() => report.warn(&text),

@@ -177,16 +177,30 @@ impl Reader {
                 // monit pushes every match on its lexer's buffer stack, so it reads the
                 // last first: the services' order (summary, XML) follows that.
                 for f in files.into_iter().rev() {
+                    if let Err(why) = crate::check_include(&f) {
+                        self.error_at(
+                            loc.clone(),
+                            format!("include {}: refused: {why}", f.display()),
+                        );
+                        continue;
+                    }
                     if let Err(e) = self.read_file(&f) {
                         self.error_at(
                             loc.clone(),
-                            format!("include failed: {}: {}", e.path.display(), e.err),
+                            format!(
+                                "include failed: {}: {}",
+                                e.path.display(),
+                                tend_sys::error::io_reason(&e.err)
+                            ),
                         );
                     }
                 }
                 self.depth -= 1;
             }
-            Err(e) => self.error_at(loc, format!("include {pattern}: {e}")),
+            Err(e) => self.error_at(
+                loc,
+                format!("include {pattern}: {}", tend_sys::error::io_reason(&e)),
+            ),
         }
         Ok(())
     }

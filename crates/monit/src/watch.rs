@@ -375,7 +375,8 @@ pub fn matching(pattern: &str) -> Result<Vec<Match>, String> {
     let re = tend_sys::regex::Regex::new(pattern.as_bytes())?;
     let me = std::process::id() as i32;
     let mut out = Vec::new();
-    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    let rd = std::fs::read_dir("/proc")
+        .map_err(|e| format!("/proc: {}", tend_sys::error::io_reason(&e)))?;
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
@@ -724,7 +725,12 @@ impl Watcher<'_> {
             Ok(fd) => fd,
             // Gone between the pidfile and the pidfd: a death like any other.
             Err(rustix::io::Errno::SRCH) => return Ok(Exit::Died(pid)),
-            Err(e) => return Err(err(format_args!("unable to watch pid {pid}"), e)),
+            Err(e) => {
+                return Err(err(
+                    format_args!("unable to watch pid {pid}"),
+                    tend_sys::error::io_reason(&std::io::Error::from(e)),
+                ));
+            }
         };
         self.record_pid(Some(pid));
         notify_ready();
@@ -1046,8 +1052,10 @@ impl Watcher<'_> {
                 }
             };
             if let Err(e) = tend_client::control::send(&dir, b"u") {
-                self.report
-                    .warn(&format_args!("unable to control {}: {e:?}", dir.display()));
+                self.report.warn(&e.describe(
+                    &dir.display().to_string(),
+                    tend_proto::servicedir::SUPERVISE,
+                ));
                 self.to_start.pop_front();
                 continue;
             }
