@@ -3110,3 +3110,50 @@ fn monit_control_file_owner_and_mode_as_monit() {
     std::fs::set_permissions(&inc, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_code(&tend_t(&s, &rc), 0);
 }
+
+/// Every statement of monit 5.33's grammar (man monit), once: both accept the file, and
+/// tend-monit lists each one it reads but does not carry out. Then Debian's own
+/// /etc/monit/monitrc (`set log`), as installed.
+#[test]
+fn monit_every_statement_read_as_monit() {
+    if !have_monit("monit_every_statement_read_as_monit") {
+        return;
+    }
+    let every = "set daemon 30 with start delay 10\nset init\nset terminal batch\nset log @ROOT@/monit.log\nset logfile syslog facility log_daemon\nset log syslog\nset pidfile @ROOT@/monit.pid\nset idfile @ROOT@/monit.id\nset statefile @ROOT@/monit.state\nset limits { programOutput: 512 B, sendExpectBuffer: 256 B, fileContentBuffer: 512 B, httpContentBuffer: 1 MB, networkTimeout: 5 seconds }\nset onreboot start\nset fips\nset ssl { verify: enable, selfsigned: allow }\nset eventqueue basedir @ROOT@/events slots 100\nset mmonit https://user:pw@localhost:8443/collector with timeout 5 seconds\nset mailserver localhost port 25\nset mail-format { from: a@b.c }\nset alert a@b.c\nset alert b@b.c only on { timeout, nonexist }\nset httpd port 2812 and use address localhost allow localhost allow admin:monit\ncheck process p with pidfile /run/p.pid\n  start program = \"/bin/true\" as uid root and gid root with timeout 10 seconds\n  stop program = \"/bin/true\"\n  restart program = \"/bin/true\"\n  group g\n  depends on f\n  mode active\n  onreboot nostart\n  every 2 cycles\n  alert x@y.z\n  noalert y@y.z\n  if totalmem > 10 MB for 2 cycles then alert\n  if cpu usage > 50% then alert\n  if uptime > 3 days then alert\n  if 3 restarts within 5 cycles then unmonitor\n  if failed port 80 protocol http then restart\n  if not exist then alert\ncheck process q matching \"sleep\"\ncheck file f with path /etc/hostname\n  if changed checksum then alert\ncheck fifo ff with path /tmp/fifo\ncheck filesystem fs with path /\n  if space usage > 90% then alert\ncheck directory d with path /tmp\ncheck host h with address localhost\n  if failed ping then alert\ncheck network n with interface lo\n  if failed link then alert\ncheck system $HOST\n  if loadavg (1min) > 4 then alert\ncheck program pr with path /bin/true\n  if status != 0 then alert\n";
+    let (_s, m, t) = compare(&case("every statement", every));
+    assert_code(&m, 0);
+    assert_code(&t, 0);
+    let listed = text(&t.stderr);
+    for what in [
+        "set limits",
+        "set onreboot",
+        "set fips",
+        "set ssl",
+        "set mmonit",
+        "onreboot nostart",
+        "every 2 cycles",
+        "if uptime",
+        "alert b@b.c",
+        "check file f",
+        "check fifo ff",
+        "check filesystem fs",
+        "check directory d",
+        "check host h",
+        "check network n",
+        "check system",
+        "check program pr",
+    ] {
+        assert!(
+            listed.contains(&format!(": {what}")),
+            "{what} not listed: {listed}"
+        );
+    }
+    let debian = Path::new("/etc/monit/monitrc");
+    if debian.exists() {
+        let s = Scratch::new("monit-debian");
+        let m = monit_t(&s, debian);
+        let t = tend_t(&s, debian);
+        assert_same_verdict(&m, &t, "Debian's monitrc");
+        assert_code(&t, 0);
+    }
+}

@@ -231,7 +231,8 @@ impl Reader {
             Some("terminal") => {
                 p.expect("batch")?;
             }
-            Some("logfile") => {
+            // `set log` is 5.33's name, `set logfile` the older one.
+            Some("logfile" | "log") => {
                 let v = p.next().ok_or_else(|| what.clone())?;
                 match (&v.tok, v.word().as_deref()) {
                     (_, Some("syslog")) => {
