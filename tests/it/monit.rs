@@ -3157,3 +3157,55 @@ fn monit_every_statement_read_as_monit() {
         assert_code(&t, 0);
     }
 }
+
+/// `_status2` as 5.2.5 writes it: a `<platform>` after `<server>`, and each group's
+/// members with the include files in order (5.2.5 reads an include's last match first
+/// and puts each member first), as the BOSH agent's harness saw from the stemcell's monit.
+#[test]
+fn monit_xml_platform_and_group_members_as_5_2_5() {
+    let port = free_port();
+    let mut vm = Vm::new(
+        "monit-groups",
+        &format!(
+            "set httpd port {port} and use address 127.0.0.1\n  allow vcap:pw\ninclude @ROOT@/job/*.monitrc\n"
+        ),
+    );
+    let root = vm.s.path.display().to_string();
+    for (file, names) in [
+        ("a.monitrc", ["zeta", "alpha"]),
+        ("b.monitrc", ["mid", "beta"]),
+    ] {
+        let text: String = names.iter().map(|n| check(n, "")).collect();
+        control(
+            &vm.s,
+            &format!("job/{file}"),
+            &text.replace("@ROOT@", &root),
+        );
+    }
+    vm.start();
+    vm.wait_state("beta", "running");
+    let (code, xml) = get(port, "/_status2?format=xml", "vcap:pw");
+    assert_eq!(code, 200, "{xml}");
+    let members: Vec<&str> = xml
+        .split("<servicegroup name=\"vcap\">")
+        .nth(1)
+        .and_then(|g| g.split("</servicegroup>").next())
+        .unwrap_or_else(|| panic!("no vcap group: {xml}"))
+        .split("<service>")
+        .skip(1)
+        .filter_map(|m| m.split("</service>").next())
+        .collect();
+    // Read b's checks, then a's; each put first: a's before b's, each file's reversed.
+    assert_eq!(members, ["alpha", "zeta", "beta", "mid"], "{xml}");
+    let platform = xml
+        .split("</server><platform>")
+        .nth(1)
+        .and_then(|p| p.split("</platform>").next())
+        .unwrap_or_else(|| panic!("no platform after server: {xml}"));
+    for tag in [
+        "name", "release", "version", "machine", "cpu", "memory", "swap",
+    ] {
+        assert!(platform.contains(&format!("<{tag}>")), "{tag}: {platform}");
+    }
+    assert!(platform.starts_with("<name>Linux</name>"), "{platform}");
+}

@@ -253,6 +253,34 @@ fn read_mem_total_kb() -> u64 {
     .unwrap_or(0)
 }
 
+/// 5.2.5's `<platform>` element of `_status2`, made once (monit too reads it at start):
+/// the kernel's name, release and version, the machine, CPUs, memory and swap in kB.
+pub fn platform_xml() -> &'static str {
+    static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let kernel = |f: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+                .map(|t| crate::status::xml_escape(t.trim()))
+                .unwrap_or_default()
+        };
+        let swap: u64 = with_proc_file("/proc/meminfo", |m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("SwapTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0);
+        format!(
+            "<platform><name>{}</name><release>{}</release><version>{}</version><machine>{}</machine><cpu>{}</cpu><memory>{}</memory><swap>{swap}</swap></platform>",
+            kernel("ostype"),
+            kernel("osrelease"),
+            kernel("version"),
+            std::env::consts::ARCH,
+            ncpu() as u32,
+            read_mem_total_kb(),
+        )
+    })
+}
+
 /// The machine's memory in kB (/proc/meminfo's MemTotal; the snapshot's, within one).
 pub fn mem_total_kb() -> u64 {
     SNAPSHOT

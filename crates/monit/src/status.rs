@@ -343,7 +343,7 @@ pub struct Report<'a> {
     pub now: u64,
 }
 
-fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     crate::http::escape(s)
 }
 
@@ -411,16 +411,34 @@ impl Report<'_> {
         ));
     }
 
+    /// The groups and their members as 5.2.5 lists them: it puts each new group and each
+    /// new member first, so both come out in the reverse of the order read; as the
+    /// reader reads an include's matches last first, the members are in include order.
     fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut g: Vec<(String, Vec<String>)> = Vec::new();
-        for ch in &self.control.checks {
+        for ch in self.control.checks.iter().rev() {
             for name in &ch.groups {
-                match g.iter_mut().find(|(n, _)| n == name) {
+                match g.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
                     Some((_, v)) => v.push(ch.name.clone()),
                     None => g.push((name.clone(), vec![ch.name.clone()])),
                 }
             }
         }
+        // A group comes out where it was first read (the last in `g`'s order).
+        let firsts: Vec<String> = self
+            .control
+            .checks
+            .iter()
+            .flat_map(|ch| ch.groups.iter())
+            .fold(Vec::new(), |mut seen: Vec<String>, n| {
+                if !seen.iter().any(|s| s.eq_ignore_ascii_case(n)) {
+                    seen.push(n.clone());
+                }
+                seen
+            });
+        g.sort_by_key(|(n, _)| {
+            std::cmp::Reverse(firsts.iter().position(|f| f.eq_ignore_ascii_case(n)))
+        });
         g
     }
 
@@ -435,7 +453,9 @@ impl Report<'_> {
         out.reserve(1024 + 640 * self.services.len());
         let system = system_name();
         self.server(&mut out, &system);
-        out.push_str("</server><services>");
+        out.push_str("</server>");
+        out.push_str(crate::resource::platform_xml());
+        out.push_str("<services>");
         for (i, s) in self.services.iter().enumerate() {
             out.push_str(&format!(
                 "<service name=\"{}\"><type>3</type>",
