@@ -611,11 +611,11 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
     wait_until(Duration::from_secs(10), "worker gone", || {
         vm.pid("worker").is_none().then_some(())
     });
-    std::thread::sleep(Duration::from_millis(1500)); // longer than the supervisor's restart delay
-    assert_eq!(
-        vm.pid("worker"),
-        None,
-        "an unmonitored service is not restarted"
+    // Longer than the supervisor's restart delay.
+    stays_for(
+        Duration::from_millis(1500),
+        "an unmonitored service is not restarted",
+        || vm.pid("worker").is_none(),
     );
     assert_eq!(vm.state("worker").as_deref(), Some("not monitored"));
 
@@ -1311,8 +1311,11 @@ fn monit_restart_limit_then_unmonitor_or_exec() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(vm.pid("db"), None, "past the limit: not restarted");
+    stays_for(
+        Duration::from_millis(1500),
+        "past the limit: not restarted",
+        || vm.pid("db").is_none(),
+    );
     // web: the first restart reaches the limit: its program runs, and it goes on.
     kill_and_wait("web");
     vm.wait_state("web", "running");
