@@ -677,38 +677,36 @@ impl Watcher<'_> {
         if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
         }
-        if died_before || restarted {
-            if self.count_restart() {
-                if let Some((n, secs, a)) = &self.st.restart_limit {
-                    let cycles = secs / u64::from(self.st.cycle.max(1));
-                    let what = a.word();
-                    let text =
-                        format!("service restarted {n} times within {cycles} cycles(s) - {what}");
-                    self.alert("Timeout", what, &text);
-                }
-                let limit = self.st.restart_limit.clone();
-                match limit.map(|l| l.2) {
-                    Some(LimitAction::Unmonitor) => unmonitor_after = true,
-                    Some(LimitAction::Exec(argv)) => {
-                        self.report.warn(&format_args!(
-                            "{}: restart limit reached: running {}",
-                            self.st.name,
-                            argv.join(" ")
-                        ));
-                        let run = Run {
-                            argv,
-                            uid: None,
-                            gid: None,
-                            timeout: DEFAULT_TIMEOUT,
-                        };
-                        if let Err(e) = spawn(&run) {
-                            self.report.warn(&e);
-                        }
+        if (died_before || restarted) && self.count_restart() {
+            if let Some((n, secs, a)) = &self.st.restart_limit {
+                let cycles = secs / u64::from(self.st.cycle.max(1));
+                let what = a.word();
+                let text =
+                    format!("service restarted {n} times within {cycles} cycles(s) - {what}");
+                self.alert("Timeout", what, &text);
+            }
+            let limit = self.st.restart_limit.clone();
+            match limit.map(|l| l.2) {
+                Some(LimitAction::Unmonitor) => unmonitor_after = true,
+                Some(LimitAction::Exec(argv)) => {
+                    self.report.warn(&format_args!(
+                        "{}: restart limit reached: running {}",
+                        self.st.name,
+                        argv.join(" ")
+                    ));
+                    let run = Run {
+                        argv,
+                        uid: None,
+                        gid: None,
+                        timeout: DEFAULT_TIMEOUT,
+                    };
+                    if let Err(e) = spawn(&run) {
+                        self.report.warn(&e);
                     }
-                    _ => self
-                        .report
-                        .warn(&format_args!("{}: restart limit reached", self.st.name)),
                 }
+                _ => self
+                    .report
+                    .warn(&format_args!("{}: restart limit reached", self.st.name)),
             }
         }
         // Taken over from an earlier watcher (or tend-monit), or started by hand: watch
