@@ -42,6 +42,10 @@ pub fn main() {
         {
             act(&p, a, None)
         }
+        [Some(w)] if tend_monit::control::Action::from_word(w).is_some() => PROG.fatal(
+            code::NO,
+            format_args!("Please specify a service name or 'all' after {w}"),
+        ),
         [Some("reload")] => signal(&p, nix::sys::signal::Signal::SIGHUP),
         [Some("quit")] => signal(&p, nix::sys::signal::Signal::SIGTERM),
         [Some("validate")] => test(control_file(&p)),

@@ -2747,6 +2747,14 @@ fn monit_options_after_the_command_word_as_glibc_getopt() {
     assert_code(&vm.monit(&["start", "-gvcap"]), 0);
     assert_eq!(vm.state("db").as_deref(), Some("running"));
     // `--` still ends the options: `-g` after it is a name, not an option.
+    // No name and no group: monit's words, exit 1.
+    let o = vm.monit(&["stop"]);
+    assert_code(&o, 1);
+    assert!(
+        text(&o.stderr).contains("Please specify a service name or 'all' after stop"),
+        "{}",
+        text(&o.stderr)
+    );
     let o = vm.monit(&["stop", "--", "-g"]);
     assert_code(&o, 1);
     assert!(
@@ -2770,6 +2778,7 @@ fn monit_summary_long_name_keeps_a_space() {
     wait_until(PATIENCE, "the long row", || {
         vm.summary().lines().any(|l| l == want).then_some(())
     });
+    vm.wait_state("db", "running");
     let summary = vm.summary();
     assert!(
         summary
@@ -2958,12 +2967,15 @@ fn monit_stop_waits_for_the_stop_program() {
             assert_eq!(vm.state(n).as_deref(), Some("running"), "round {round}");
         }
     }
-    // Nothing left to remove a pidfile later: the states hold.
-    stays_for(Duration::from_millis(1500), "one daemon each", || {
+    // Nothing left to remove a pidfile later: the states hold (each start program's
+    // shell has become `sleep` first).
+    let one_each = || {
         ["a", "b"]
             .iter()
             .all(|n| daemons_of(n).len() == 1 && vm.pid(n).is_some())
-    });
+    };
+    wait_until(PATIENCE, "one daemon each", || one_each().then_some(()));
+    stays_for(Duration::from_millis(1500), "one daemon each", one_each);
 }
 
 /// A daemon that outlives its stop's timeout is not stopped: the stop fails (exit 1),
@@ -3013,10 +3025,16 @@ fn monit_restart_limit_counts_connection_restarts() {
         (vm.state("api").as_deref() == Some("not monitored")).then_some(())
     });
     assert_eq!(vm.log(), ["start api", "start api", "start api"]);
+    // One daemon, left running (its start program's shell has become `sleep`).
+    let pid = wait_until(PATIENCE, "one daemon", || {
+        (daemons_of("connlimit-api").len() == 1)
+            .then(|| vm.pid("api"))
+            .flatten()
+    });
     stays_for(
         Duration::from_secs(4),
         "no more restarts, still running",
-        || vm.log().len() == 3 && daemons_of("connlimit-api").len() == 1,
+        || vm.log().len() == 3 && vm.pid("api") == Some(pid),
     );
 }
 

@@ -1318,27 +1318,30 @@ impl Watcher<'_> {
             if now >= deadline {
                 break;
             }
-            let mut fds = vec![PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN)];
-            fds.extend(daemon.map(|fd| PollFd::new(fd.as_fd(), PollFlags::POLLIN)));
-            fds.extend(
-                program
-                    .as_ref()
-                    .map(|(_, fd)| PollFd::new(fd.as_fd(), PollFlags::POLLIN)),
-            );
+            // A fixed set: the signals, then the daemon and the stop program while they
+            // are awaited (an unused slot polls the signalfd for nothing).
+            let idle = PollFd::new(self.sigfd.as_fd(), PollFlags::empty());
+            let mut fds = [
+                PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
+                idle,
+                idle,
+            ];
+            if let Some(fd) = daemon {
+                fds[1] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+            }
+            if let Some((_, fd)) = &program {
+                fds[2] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+            }
             let _ = poll(
                 &mut fds,
                 tend_sys::deadline::poll_timeout(Some(deadline), now),
             );
-            let ended: Vec<bool> = fds[1..].iter().map(|f| f.any().unwrap_or(false)).collect();
-            drop(fds);
-            let mut at = 0;
-            if daemon.is_some() {
-                if ended[at] {
-                    daemon = None;
-                }
-                at += 1;
+            let ended = |i: usize| fds[i].any().unwrap_or(false);
+            let (daemon_gone, program_done) = (ended(1), ended(2));
+            if daemon_gone {
+                daemon = None;
             }
-            if program.is_some() && ended[at] {
+            if program_done {
                 program = None;
             }
             self.signals();
