@@ -19,7 +19,7 @@ const VERSION: &str = concat!(
 );
 
 pub fn main() {
-    let p = PROG.parse(tend_cli::args(), SPEC);
+    let p = PROG.parse_permuted(tend_cli::args(), SPEC);
     if p.has('V') {
         println!("{VERSION}");
         std::process::exit(code::OK)
@@ -33,12 +33,19 @@ pub fn main() {
         [Some("validate")] if p.has('t') => test(control_file(&p)),
         [] => daemon(&p),
         [Some("summary" | "status")] | [Some("summary" | "status"), Some(_)] => report(&p, &ops),
-        [Some(w), Some(name)] if tend_monit::control::Action::from_word(w).is_some() => {
-            act(&p, w, Some(name))
+        [Some(w), Some(name)] if let Some(a) = tend_monit::control::Action::from_word(w) => {
+            act(&p, a, Some(name))
         }
-        [Some(w)] if p.has('g') && tend_monit::control::Action::from_word(w).is_some() => {
-            act(&p, w, None)
+        [Some(w)]
+            if p.has('g')
+                && let Some(a) = tend_monit::control::Action::from_word(w) =>
+        {
+            act(&p, a, None)
         }
+        [Some(w)] if tend_monit::control::Action::from_word(w).is_some() => PROG.fatal(
+            code::NO,
+            format_args!("Please specify a service name or 'all' after {w}"),
+        ),
         [Some("reload")] => signal(&p, nix::sys::signal::Signal::SIGHUP),
         [Some("quit")] => signal(&p, nix::sys::signal::Signal::SIGTERM),
         [Some("validate")] => test(control_file(&p)),
@@ -61,7 +68,10 @@ fn watch() -> ! {
     let here = std::env::current_dir().unwrap_or_else(|e| {
         PROG.fatal(
             code::SYSTEM,
-            format_args!("unable to find the working directory: {e}"),
+            format_args!(
+                "unable to find the working directory: {}",
+                tend_sys::error::io_reason(&e)
+            ),
         )
     });
     let name = here
@@ -96,37 +106,50 @@ fn daemon(p: &tend_cli::Parsed) -> ! {
     let exe = std::env::current_exe().unwrap_or_else(|e| {
         PROG.fatal(
             code::SYSTEM,
-            format_args!("unable to find my executable: {e}"),
+            format_args!(
+                "unable to find my executable: {}",
+                tend_sys::error::io_reason(&e)
+            ),
         )
     });
     let dir = scandir(p);
     if let Err(e) = std::fs::create_dir_all(&dir) {
         PROG.fatal(
             code::SYSTEM,
-            format_args!("unable to create {}: {e}", dir.display()),
+            format_args!(
+                "unable to create {}: {}",
+                dir.display(),
+                tend_sys::error::io_reason(&e)
+            ),
         )
     }
-    let reread = || match tend_monit::read(&file) {
-        Ok((c, errors)) if errors.is_empty() => Some(c),
-        Ok((_, errors)) => {
-            for e in &errors {
-                PROG.line("error", e);
-            }
-            PROG.warn(format_args!(
-                "{}: not reloaded: {} errors",
-                file.display(),
-                errors.len()
-            ));
-            None
-        }
+    let reread = || match tend_monit::check_file_mode(&file).map(|()| tend_monit::read(&file)) {
         Err(e) => {
-            PROG.warn(format_args!(
-                "unable to read {}: {}",
-                e.path.display(),
-                e.err
-            ));
+            PROG.warn(format_args!("{}: {e}: not reloaded", file.display()));
             None
         }
+        Ok(r) => match r {
+            Ok((c, errors)) if errors.is_empty() => Some(c),
+            Ok((_, errors)) => {
+                for e in &errors {
+                    PROG.line("error", e);
+                }
+                PROG.warn(format_args!(
+                    "{}: not reloaded: {} errors",
+                    file.display(),
+                    errors.len()
+                ));
+                None
+            }
+            Err(e) => {
+                PROG.warn(format_args!(
+                    "unable to read {}: {}",
+                    e.path.display(),
+                    tend_sys::error::io_reason(&e.err)
+                ));
+                None
+            }
+        },
     };
     match tend_monit::daemon::run(control, &dir, &file, &exe, &reread, &PROG) {
         Ok(()) => std::process::exit(code::OK),
@@ -159,18 +182,17 @@ fn selected(p: &tend_cli::Parsed, c: &Control, name: Option<&str>) -> Vec<String
 }
 
 /// `start|stop|restart|monitor|unmonitor NAME|all` and `-g GROUP ACTION`.
-fn act(p: &tend_cli::Parsed, word: &str, name: Option<&str>) -> ! {
+fn act(p: &tend_cli::Parsed, action: tend_monit::control::Action, name: Option<&str>) -> ! {
     let c = read(&control_file(p));
     let dir = scandir(p);
     let names = selected(p, &c, name);
-    let action = tend_monit::control::Action::from_word(word).expect("checked");
     let mut failed = 0;
     for step in tend_monit::control::plan(&c, action, &names) {
         match tend_monit::control::execute(&c, &dir, &step, true) {
             Ok(true) => {}
             Ok(false) => {
                 failed += 1;
-                PROG.warn(format_args!("{step:?}: not done within its timeout"));
+                PROG.warn(format_args!("{step}: not done within its timeout"));
             }
             Err(e) => {
                 failed += 1;
@@ -272,7 +294,11 @@ fn read(file: &std::path::Path) -> Control {
     let (control, errors) = tend_monit::read(file).unwrap_or_else(|e| {
         PROG.fatal(
             code::NO,
-            format_args!("unable to read {}: {}", e.path.display(), e.err),
+            format_args!(
+                "unable to read {}: {}",
+                e.path.display(),
+                tend_sys::error::io_reason(&e.err)
+            ),
         )
     });
     for (loc, pattern) in &control.empty_includes {

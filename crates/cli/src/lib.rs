@@ -105,6 +105,53 @@ impl Program {
     }
 }
 
+impl Program {
+    /// Parse options found anywhere in argv, as glibc's getopt does by default (monit's
+    /// `stop -g vcap`); `--` still ends them. A usage error exits 100.
+    pub fn parse_permuted(&self, args: impl IntoIterator<Item = OsString>, spec: &str) -> Parsed {
+        self.parse(permute(args, spec), spec)
+    }
+}
+
+/// argv with its options moved before its operands, order kept within each (glibc getopt's
+/// permutation). An option's value stays with it; everything after `--` stays an operand.
+pub fn permute(args: impl IntoIterator<Item = OsString>, spec: &str) -> Vec<OsString> {
+    let takes_value = |c: u8| {
+        spec.as_bytes()
+            .windows(2)
+            .any(|w| w[0] == c && w[1] == b':')
+    };
+    let mut options = Vec::new();
+    let mut operands = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            operands.extend(args.by_ref());
+            break;
+        }
+        if bytes.len() < 2 || bytes[0] != b'-' {
+            operands.push(arg);
+            continue;
+        }
+        // The value of the first letter that takes one is the rest of this word, or the
+        // next word when this word ends there.
+        let needs_next = bytes[1..]
+            .iter()
+            .position(|&c| takes_value(c))
+            .is_some_and(|i| i + 2 == bytes.len());
+        options.push(arg);
+        if needs_next {
+            options.extend(args.next());
+        }
+    }
+    if !operands.is_empty() {
+        options.push(OsString::from("--"));
+    }
+    options.extend(operands);
+    options
+}
+
 /// A program is the warning sink of the libraries it calls: `PROG: warning: msg`.
 impl tend_sys::warn::Warn for Program {
     fn warn(&self, msg: &dyn Display) {
@@ -329,6 +376,25 @@ mod tests {
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn permuted_as_glibc_getopt() {
+        let p = |v: &[&str]| permute(os(v), "c:g:Bt");
+        assert_eq!(
+            p(&["stop", "-g", "vcap"]),
+            os(&["-g", "vcap", "--", "stop"])
+        );
+        assert_eq!(
+            p(&["-gvcap", "stop", "-B"]),
+            os(&["-gvcap", "-B", "--", "stop"])
+        );
+        assert_eq!(
+            p(&["status", "-Bc", "f", "x"]),
+            os(&["-Bc", "f", "--", "status", "x"])
+        );
+        assert_eq!(p(&["stop", "--", "-x"]), os(&["--", "stop", "-x"]));
+        assert_eq!(p(&["-t"]), os(&["-t"]));
     }
 
     #[test]

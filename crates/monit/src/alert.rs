@@ -119,18 +119,43 @@ pub fn compose(m: &Mail, to: &str, ev: &Event, host: &str, t: u64) -> String {
     let from = m.from.clone().unwrap_or_else(|| format!("monit@{host}"));
     let subject = fill(m.subject.as_deref().unwrap_or(DEFAULT_SUBJECT));
     let body = fill(m.message.as_deref().unwrap_or(DEFAULT_MESSAGE));
+    // 5.2.5's headers, in its order and spelling: the BOSH agent takes the alert's id
+    // with `^Message-id: <([^>]+)>$`, and its health monitor drops an id it has seen.
     format!(
-        "From: {from}\r\nTo: {to}\r\nSubject: {subject}\r\nDate: {date}\r\nX-Mailer: tend-monit\r\n\r\n{}\r\n",
+        "From: {from}\r\nTo: {to}\r\nSubject: {subject}\r\nDate: {date}\r\nX-Mailer: monit 5.2.5\r\nMime-Version: 1.0\r\nContent-Type: text/plain; charset=\"iso-8859-1\"\r\nContent-Transfer-Encoding: 8bit\r\nMessage-id: <{t}.{}@{host}>\r\n\r\n{}\r\n",
+        random(),
         body.replace('\n', "\r\n")
     )
+}
+
+/// A number no other mail of this or another daemon is likely to share: 64 bits of the
+/// kernel's randomness, or (without /dev/urandom) the clock's nanoseconds, the pid and a
+/// count within the process, mixed.
+fn random() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok()
+    {
+        return u64::from_ne_bytes(b);
+    }
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (u64::from(std::process::id()) << 32 ^ u64::from(nanos) ^ seq << 48)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 fn reply(r: &mut impl BufRead, want: u8) -> Result<(), String> {
     loop {
         let mut line = String::new();
-        r.read_line(&mut line).map_err(|e| e.to_string())?;
+        r.read_line(&mut line)
+            .map_err(|e| tend_sys::error::io_reason(&e))?;
         if line.len() < 4 {
-            return Err(format!("short SMTP reply {line:?}"));
+            return Err(format!("short SMTP reply '{}'", line.trim_end()));
         }
         if line.as_bytes()[3] == b'-' {
             continue;
@@ -146,20 +171,21 @@ fn reply(r: &mut impl BufRead, want: u8) -> Result<(), String> {
 /// Send one mail over SMTP (no authentication, no TLS: BOSH's agent listens on loopback).
 pub fn smtp(server: &str, from: &str, to: &str, mail: &str, host: &str) -> Result<(), String> {
     let addr = std::net::ToSocketAddrs::to_socket_addrs(server)
-        .map_err(|e| format!("{server}: {e}"))?
+        .map_err(|e| format!("{server}: {}", tend_sys::error::io_reason(&e)))?
         .next()
         .ok_or_else(|| format!("{server}: no address"))?;
     let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-        .map_err(|e| format!("{server}: {e}"))?;
+        .map_err(|e| format!("{server}: {}", tend_sys::error::io_reason(&e)))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| tend_sys::error::io_reason(&e))?;
     s.set_write_timeout(Some(Duration::from_secs(10)))
-        .map_err(|e| e.to_string())?;
-    let mut w = s.try_clone().map_err(|e| e.to_string())?;
+        .map_err(|e| tend_sys::error::io_reason(&e))?;
+    let mut w = s.try_clone().map_err(|e| tend_sys::error::io_reason(&e))?;
     let mut r = BufReader::new(s);
     reply(&mut r, b'2')?;
     let mut say = |line: String, want: u8, r: &mut BufReader<TcpStream>| -> Result<(), String> {
-        w.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
+        w.write_all(line.as_bytes())
+            .map_err(|e| tend_sys::error::io_reason(&e))?;
         reply(r, want)
     };
     say(format!("HELO {host}\r\n"), b'2', &mut r)?;
@@ -245,6 +271,7 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
                             f.display()
                         )),
                         Err(w) => {
+                            let w = tend_sys::error::io_reason(&w);
                             problems.push(format!("alert to {to} not sent ({e}) nor queued: {w}"))
                         }
                     }
@@ -287,7 +314,10 @@ pub fn post(m: &Mail, servicedir: &Path, ev: &Event, report: &dyn tend_sys::warn
                 .open(path)
                 .and_then(|mut f| f.write_all(line.as_bytes()));
             if let Err(e) = w {
-                report.warn(&format_args!("unable to append to {path}: {e}: {text}"));
+                report.warn(&format_args!(
+                    "unable to append to {path}: {}: {text}",
+                    tend_sys::error::io_reason(&e)
+                ));
             }
         }
         None if ev.failed() => report.warn(&text),
@@ -362,8 +392,18 @@ mod tests {
         let t = compose(&m, "agent@local", &ev, "vm", 0);
         assert!(t.contains("\r\n\r\nService: nats\r\nEvent: Does not exist\r\nAction: restart\r\nDate: Thu, 01 Jan 1970 00:00:00 +0000\r\nDescription: process is not running\r\n"), "{t}");
         assert!(
-            t.starts_with("From: monit@localhost\r\nTo: agent@local\r\nSubject: Monit Alert\r\n"),
+            t.starts_with("From: monit@localhost\r\nTo: agent@local\r\nSubject: Monit Alert\r\nDate: Thu, 01 Jan 1970 00:00:00 +0000\r\nX-Mailer: monit 5.2.5\r\nMime-Version: 1.0\r\nContent-Type: text/plain; charset=\"iso-8859-1\"\r\nContent-Transfer-Encoding: 8bit\r\nMessage-id: <0."),
             "{t}"
         );
+        let id = |t: &str| {
+            t.split("\r\n").find_map(|l| {
+                l.strip_prefix("Message-id: <")?
+                    .strip_suffix('>')
+                    .map(String::from)
+            })
+        };
+        let first = id(&t).expect("an id");
+        assert!(first.ends_with("@vm"), "{first}");
+        assert_ne!(Some(first), id(&compose(&m, "agent@local", &ev, "vm", 0)));
     }
 }

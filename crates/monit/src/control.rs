@@ -78,6 +78,17 @@ pub enum Step {
     Unmonitor(String),
 }
 
+/// `start NAME`, `stop NAME`, `unmonitor NAME`: a step as messages name it.
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Step::Up(n) => write!(f, "start {n}"),
+            Step::Down(n) => write!(f, "stop {n}"),
+            Step::Unmonitor(n) => write!(f, "unmonitor {n}"),
+        }
+    }
+}
+
 /// The process checks in start order.
 pub fn process_order(c: &Control) -> Vec<String> {
     crate::order::start_order(&c.checks)
@@ -132,17 +143,12 @@ pub fn send_and_wait(
     let t = Target::from_letter(target)
         .ok_or_else(|| StepError(format!("no target {}", char::from(target))))?;
     let mut w = Watch::new();
-    w.add(dir)
-        .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
-    tend_client::control::send(dir, &[letter])
-        .map_err(|e| StepError(format!("unable to control {}: {e:?}", dir.display())))?;
+    w.add(dir).map_err(|e| watch_error(dir, &e))?;
+    tend_client::control::send(dir, &[letter]).map_err(|e| control_error(dir, &e))?;
     match w.wait(t, false, Some(Instant::now() + patience)) {
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
-        Err(e) => Err(StepError(format!(
-            "unable to watch {}: {e:?}",
-            dir.display()
-        ))),
+        Err(e) => Err(watch_error(dir, &e)),
     }
 }
 
@@ -167,6 +173,20 @@ pub fn plan(c: &Control, action: Action, names: &[String]) -> Vec<Step> {
             .map(Step::Unmonitor)
             .collect(),
     }
+}
+
+fn watch_error(dir: &Path, e: &tend_client::wait::WaitError) -> StepError {
+    StepError(e.describe(&dir.display().to_string()).to_string())
+}
+
+fn control_error(dir: &Path, e: &tend_proto::control::SendError) -> StepError {
+    StepError(
+        e.describe(
+            &dir.display().to_string(),
+            tend_proto::servicedir::SUPERVISE,
+        )
+        .to_string(),
+    )
 }
 
 /// Why a step failed.
@@ -208,15 +228,11 @@ pub fn is_unmonitored(dir: &Path) -> bool {
 
 fn wait_for(dir: &Path, target: Target, patience: Duration) -> Result<bool, StepError> {
     let mut w = Watch::new();
-    w.add(dir)
-        .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
+    w.add(dir).map_err(|e| watch_error(dir, &e))?;
     match w.wait(target, false, Some(Instant::now() + patience)) {
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
-        Err(e) => Err(StepError(format!(
-            "unable to watch {}: {e:?}",
-            dir.display()
-        ))),
+        Err(e) => Err(watch_error(dir, &e)),
     }
 }
 
@@ -230,14 +246,17 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
     };
     let dir = scandir.join(name);
     let send = |letters: &[u8]| {
-        tend_client::control::send(&dir, letters)
-            .map_err(|e| StepError(format!("unable to control {}: {e:?}", dir.display())))
+        tend_client::control::send(&dir, letters).map_err(|e| control_error(&dir, &e))
     };
     match step {
         Step::Unmonitor(_) => {
             let _ = std::fs::create_dir_all(dir.join(STATE_DIR));
-            std::fs::write(unmonitored_marker(&dir), "")
-                .map_err(|e| StepError(format!("unable to mark {name} unmonitored: {e}")))?;
+            std::fs::write(unmonitored_marker(&dir), "").map_err(|e| {
+                StepError(format!(
+                    "unable to mark {name} unmonitored: {}",
+                    tend_sys::error::io_reason(&e)
+                ))
+            })?;
         }
         _ => {
             let _ = std::fs::remove_file(unmonitored_marker(&dir));
@@ -247,9 +266,7 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
     let mut w = None;
     if let Some(t) = target.filter(|_| wait) {
         let mut watch = Watch::new();
-        watch
-            .add(&dir)
-            .map_err(|e| StepError(format!("unable to watch {}: {e:?}", dir.display())))?;
+        watch.add(&dir).map_err(|e| watch_error(&dir, &e))?;
         w = Some((watch, t));
     }
     send(letters)?;
@@ -257,16 +274,22 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
         return Ok(true);
     };
     match watch.wait(t, false, Some(Instant::now() + patience(c, name, up))) {
+        // Down, but its daemon outlived the stop program's timeout: not done.
+        Ok(Outcome::Reached { .. }) if !up => {
+            Ok(!dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists())
+        }
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
-        Err(e) => Err(StepError(format!(
-            "unable to watch {}: {e:?}",
-            dir.display()
-        ))),
+        Err(e) => Err(watch_error(&dir, &e)),
     }
 }
 
 /// Whether a service is up and ready (its daemon found), waiting up to `patience`.
 pub fn wait_ready(dir: &Path, patience: Duration) -> Result<bool, StepError> {
-    wait_for(dir, Target::from_letter(b'U').expect("U"), patience)
+    let up_ready = Target {
+        up: true,
+        ready: true,
+        restart: false,
+    };
+    wait_for(dir, up_ready, patience)
 }

@@ -81,6 +81,8 @@ pub fn find_control_file(home: Option<&Path>) -> Option<PathBuf> {
 pub enum ModeError {
     Io(std::io::Error),
     NotAFile,
+    /// Owned by another user than the one reading it: monit refuses it.
+    Owner(u32),
     /// Readable or writable by others: monit refuses it (it may hold passwords).
     Mode(u32),
 }
@@ -88,24 +90,51 @@ pub enum ModeError {
 impl std::fmt::Display for ModeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ModeError::Io(e) => write!(f, "{e}"),
+            ModeError::Io(e) => f.write_str(&tend_sys::error::io_reason(e)),
             ModeError::NotAFile => f.write_str("not a file"),
+            ModeError::Owner(uid) => write!(f, "must be owned by you (its owner is uid {uid})"),
             ModeError::Mode(m) => write!(f, "permission {m:04o} is wrong, maximum 0700 allowed"),
         }
     }
 }
 
-/// monit's rule for the main control file: a regular file, no permission for group or
-/// others (included files are not held to it, as in monit).
+/// monit's rule for the main control file: a regular file owned by the effective user,
+/// no permission for group or others (included files are not held to it, as in monit;
+/// see `check_include` for what tend-monit asks of them).
 pub fn check_file_mode(path: &Path) -> Result<(), ModeError> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let m = std::fs::metadata(path).map_err(ModeError::Io)?;
     if !m.is_file() {
         return Err(ModeError::NotAFile);
     }
+    if m.uid() != nix::unistd::geteuid().as_raw() {
+        return Err(ModeError::Owner(m.uid()));
+    }
     let mode = m.permissions().mode() & 0o7777;
     if mode & 0o077 != 0 {
         return Err(ModeError::Mode(mode));
+    }
+    Ok(())
+}
+
+/// What tend-monit asks of an included file, which monit reads unchecked: owned by the
+/// effective user or root, and writable by its owner only. Whoever can write one decides
+/// the programs tend-monit runs, as its user.
+pub fn check_include(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let m = std::fs::metadata(path).map_err(|e| tend_sys::error::io_reason(&e))?;
+    let me = nix::unistd::geteuid().as_raw();
+    if m.uid() != me && m.uid() != 0 {
+        return Err(format!(
+            "owned by uid {}, neither you nor root: its programs would run as uid {me}",
+            m.uid()
+        ));
+    }
+    let mode = m.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "permission {mode:04o} lets others write it: its programs would run as uid {me}"
+        ));
     }
     Ok(())
 }

@@ -119,6 +119,12 @@ impl Reader {
         });
     }
 
+    /// The check a statement belongs to; a statement outside one is a syntax error at
+    /// `t` (the caller only asks inside one, but the grammar is never trusted to panic).
+    fn current(&mut self, t: &Token) -> Result<&mut Check, Token> {
+        self.current.as_mut().ok_or_else(|| t.clone())
+    }
+
     fn error_at(&mut self, loc: Loc, msg: String) {
         self.errors.push(Error {
             loc: Some(loc),
@@ -171,16 +177,30 @@ impl Reader {
                 // monit pushes every match on its lexer's buffer stack, so it reads the
                 // last first: the services' order (summary, XML) follows that.
                 for f in files.into_iter().rev() {
+                    if let Err(why) = crate::check_include(&f) {
+                        self.error_at(
+                            loc.clone(),
+                            format!("include {}: refused: {why}", f.display()),
+                        );
+                        continue;
+                    }
                     if let Err(e) = self.read_file(&f) {
                         self.error_at(
                             loc.clone(),
-                            format!("include failed: {}: {}", e.path.display(), e.err),
+                            format!(
+                                "include failed: {}: {}",
+                                e.path.display(),
+                                tend_sys::error::io_reason(&e.err)
+                            ),
                         );
                     }
                 }
                 self.depth -= 1;
             }
-            Err(e) => self.error_at(loc, format!("include {pattern}: {e}")),
+            Err(e) => self.error_at(
+                loc,
+                format!("include {pattern}: {}", tend_sys::error::io_reason(&e)),
+            ),
         }
         Ok(())
     }
@@ -193,7 +213,14 @@ impl Reader {
         let loc = p.loc(&what);
         match what.word().as_deref() {
             Some("daemon") => {
-                self.control.daemon = Some(p.number()?);
+                let n = p.number()?;
+                if n == 0 {
+                    self.error_at(
+                        loc.clone(),
+                        "Poll time is invalid or not defined: it must be a number (> 0)".into(),
+                    );
+                }
+                self.control.daemon = Some(n);
                 if p.peek_is("start") {
                     p.next();
                     p.expect("delay")?;
@@ -204,7 +231,8 @@ impl Reader {
             Some("terminal") => {
                 p.expect("batch")?;
             }
-            Some("logfile") => {
+            // `set log` is 5.33's name, `set logfile` the older one.
+            Some("logfile" | "log") => {
                 let v = p.next().ok_or_else(|| what.clone())?;
                 match (&v.tok, v.word().as_deref()) {
                     (_, Some("syslog")) => {
@@ -529,7 +557,7 @@ impl Reader {
             (Tok::Args(kw @ ("start" | "stop" | "restart"), argv), _) => {
                 let mut prog = program_options(p, argv.clone())?;
                 prog.loc = Some(loc);
-                let c = self.current.as_mut().expect("in a check");
+                let c = self.current(t)?;
                 match *kw {
                     "start" => c.start = Some(prog),
                     "stop" => c.stop = Some(prog),
@@ -540,13 +568,13 @@ impl Reader {
                 if names.is_empty() {
                     return Err(p.peek().cloned().unwrap_or_else(|| t.clone()));
                 }
-                let c = self.current.as_mut().expect("in a check");
+                let c = self.current(t)?;
                 c.depends
                     .extend(names.iter().map(|n| (n.clone(), loc.clone())));
             }
             (_, Some("group")) => {
                 let g = p.name_value()?;
-                self.current.as_mut().expect("in a check").groups.push(g);
+                self.current(t)?.groups.push(g);
             }
             (_, Some("mode")) => {
                 let m = p.next().ok_or_else(|| t.clone())?;
@@ -563,7 +591,7 @@ impl Reader {
                     Some("manual") => Mode::Manual,
                     _ => return Err(m),
                 };
-                self.current.as_mut().expect("in a check").mode = mode;
+                self.current(t)?.mode = mode;
             }
             (_, Some("onreboot")) => {
                 let m = p.next().ok_or_else(|| t.clone())?;
@@ -602,7 +630,7 @@ impl Reader {
                     ),
                     _ => {}
                 }
-                self.current.as_mut().expect("in a check").every = every;
+                self.current(t)?.every = every;
             }
             (_, Some("not")) => {
                 p.expect("every")?;
@@ -611,11 +639,11 @@ impl Reader {
                     return Err(v);
                 };
                 self.ignore(loc, "not every \"cron\"", "tend-monit has no cron schedule");
-                self.current.as_mut().expect("in a check").every = Every::NotCron(cron.clone());
+                self.current(t)?.every = Every::NotCron(cron.clone());
             }
             (_, Some("alert")) => {
                 let a = self.alert(p, t)?;
-                self.current.as_mut().expect("in a check").alerts.push(a);
+                self.current(t)?.alerts.push(a);
             }
             (_, Some("noalert")) => {
                 p.word_value()?;
@@ -659,8 +687,12 @@ impl Reader {
             p.expect("then")?;
             recovery = Some(action(p)?);
         }
-        let kind = self.current.as_ref().expect("in a check").kind;
+        let kind = self.current(t)?.kind;
         let (test, cycles) = condition(&cond, t)?;
+        if let Some(msg) = rate_refused(&test, cycles) {
+            self.error_at(loc, msg);
+            return Ok(());
+        }
         let text = cond.iter().map(Token::text).collect::<Vec<_>>().join(" ");
         let why = match (&test, kind) {
             (Test::Other(why), _) => Some(why.clone()),
@@ -686,7 +718,7 @@ impl Reader {
         if let Some(why) = why.filter(|_| kind == Kind::Process) {
             self.ignore(loc.clone(), format!("if {text}"), &why);
         }
-        self.current.as_mut().expect("in a check").rules.push(Rule {
+        self.current(t)?.rules.push(Rule {
             test,
             cycles,
             action: then,
@@ -1101,6 +1133,35 @@ fn rate(rest: &[Token]) -> Result<(u32, u32), Token> {
     }
 }
 
+/// The counts monit 5.33 refuses in a rule, in its words: a rate's cycles 1 to 64 and
+/// its events 1 to the cycles; a restart limit's counts above 0, restarts at most cycles.
+fn rate_refused(test: &Test, (events, cycles): (u32, u32)) -> Option<String> {
+    if let Test::Restarts { count, cycles } = *test {
+        return if count == 0 || cycles == 0 {
+            Some(format!(
+                "Zero or negative values not allowed in a action rate statement '{cycles}'"
+            ))
+        } else if count > cycles {
+            Some(format!(
+                "The number of restarts must be less than poll cycles '{cycles}'"
+            ))
+        } else {
+            None
+        };
+    }
+    if cycles == 0 || cycles > 64 {
+        Some(format!(
+            "The number of cycles must be between 1 and 64 '{cycles}'"
+        ))
+    } else if events == 0 || events > cycles {
+        Some(format!(
+            "The number of events must be between 1 and less then poll cycles '{cycles}'"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Classify a rule's condition, and its `for N cycles` / `N times within M cycles`.
 fn condition(cond: &[Token], if_tok: &Token) -> Result<(Test, (u32, u32)), Token> {
     let first = cond.first().ok_or_else(|| if_tok.clone())?;
@@ -1160,8 +1221,11 @@ fn resource(what: &str, cond: &[Token], at: usize) -> Result<(Test, usize), Toke
         .filter(|w| is_operator(w))
         .ok_or_else(|| op.clone())?;
     let v = cond.get(at + 2).ok_or_else(|| op.clone())?;
+    // monit's grammar has no sign (and no `inf` or `NaN`): digits, and a point.
     let limit: f64 = v
         .word()
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .filter(|w| w.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
         .and_then(|w| w.parse().ok())
         .ok_or_else(|| v.clone())?;
     let unit = cond.get(at + 3).and_then(|t| match (&t.tok, t.word()) {

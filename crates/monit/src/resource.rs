@@ -253,6 +253,34 @@ fn read_mem_total_kb() -> u64 {
     .unwrap_or(0)
 }
 
+/// 5.2.5's `<platform>` element of `_status2`, made once (monit too reads it at start):
+/// the kernel's name, release and version, the machine, CPUs, memory and swap in kB.
+pub fn platform_xml() -> &'static str {
+    static P: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        let kernel = |f: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+                .map(|t| crate::status::xml_escape(t.trim()))
+                .unwrap_or_default()
+        };
+        let swap: u64 = with_proc_file("/proc/meminfo", |m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("SwapTotal:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0);
+        format!(
+            "<platform><name>{}</name><release>{}</release><version>{}</version><machine>{}</machine><cpu>{}</cpu><memory>{}</memory><swap>{swap}</swap></platform>",
+            kernel("ostype"),
+            kernel("osrelease"),
+            kernel("version"),
+            std::env::consts::ARCH,
+            ncpu() as u32,
+            read_mem_total_kb(),
+        )
+    })
+}
+
 /// The machine's memory in kB (/proc/meminfo's MemTotal; the snapshot's, within one).
 pub fn mem_total_kb() -> u64 {
     SNAPSHOT
@@ -320,6 +348,24 @@ pub struct Outcome {
 }
 
 impl Meter {
+    /// A meter whose rules were matched as `text` says (`matched_text`'s form, one `1`
+    /// or `0` per rule): what a restarted watcher keeps of the one before it, so a
+    /// matched rule is not posted again after each restart, as monit keeps it.
+    pub fn with_matched(text: &str) -> Meter {
+        Meter {
+            matched: text.split_whitespace().map(|w| w == "1").collect(),
+            ..Meter::default()
+        }
+    }
+
+    /// Which rules are matched now, one line per rule.
+    pub fn matched_text(&self) -> String {
+        self.matched
+            .iter()
+            .map(|&m| if m { "1\n" } else { "0\n" })
+            .collect()
+    }
+
     /// Measure `pid`: the rules whose condition held for N of the last M cycles (each
     /// rule's history is cleared when it fires, as monit resets its counter), and those
     /// that fired before and passed this cycle.
@@ -338,7 +384,10 @@ impl Meter {
         };
         self.last = Some((now, u.ticks, u.ticks_total));
         self.history.resize(rules.len(), Vec::new());
-        self.matched.resize(rules.len(), false);
+        // Only grown: the first sample (taken with no rules) keeps what was matched.
+        if self.matched.len() < rules.len() {
+            self.matched.resize(rules.len(), false);
+        }
         let total = mem_total_kb().max(1) as f64;
         let mut out = Vec::new();
         for (i, r) in rules.iter().enumerate() {

@@ -120,6 +120,18 @@ pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
     }
 }
 
+/// The toolkit's program `name` beside tend-monit's own executable when it is there (an
+/// install, or a build, keeps them in one directory that need not be on PATH), else the
+/// bare name for PATH, as the scanner is found.
+fn beside(exe: &str, name: &str) -> String {
+    let p = std::path::Path::new(exe).with_file_name(name);
+    if exe.starts_with('/') && p.is_file() {
+        p.display().to_string()
+    } else {
+        name.to_string()
+    }
+}
+
 /// The connection test tend-check carries out (`then restart` or `then alert`), with its
 /// probe's arguments.
 fn connection_rule(c: &Check) -> Option<(&crate::model::Rule, Vec<String>)> {
@@ -132,14 +144,14 @@ fn connection_rule(c: &Check) -> Option<(&crate::model::Rule, Vec<String>)> {
 /// The liveness watchers of a check's connection tests: `NAME-health`, a tend-check
 /// that probes every cycle and restarts the service after the test's cycles of failure
 /// (`then alert`: reports only).
-fn health(c: &Check, cycle: u32) -> Option<Service> {
+fn health(c: &Check, cycle: u32, exe: &str) -> Option<Service> {
     let (rule, probe) = connection_rule(c)?;
     let timeout = match &rule.test {
         Test::Connection { timeout, .. } => timeout.unwrap_or(5),
         _ => 5,
     };
     let mut words = vec![
-        "tend-check".to_string(),
+        beside(exe, "tend-check"),
         "-L".into(),
         "-S".into(),
         format!("../{}", c.name),
@@ -341,7 +353,7 @@ pub fn render_all(
     let mut out = Vec::new();
     for ch in c.checks.iter().filter(|ch| ch.kind == Kind::Process) {
         out.push(render(c, ch, exe, cycle, report)?);
-        if let Some(h) = health(ch, cycle) {
+        if let Some(h) = health(ch, cycle, exe) {
             if c.checks.iter().any(|o| o.name == h.name) {
                 return Err(format!(
                     "check {}: its connection test's service {} is the name of another check",

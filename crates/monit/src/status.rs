@@ -104,6 +104,10 @@ pub fn read(scandir: &Path, name: &str) -> Service {
             }
         }
         (false, true, _) => State::StopPending,
+        // Its daemon outlived the stop: not stopped, so not "not monitored".
+        (false, false, _) if dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists() => {
+            State::ExecutionFailed
+        }
         (false, false, _) => State::NotMonitored,
     };
     if s.state == State::Running && connection_verdict(&dir).is_some_and(|(failing, _)| failing) {
@@ -169,8 +173,9 @@ pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> Str
         uptime_525(daemon_uptime)
     );
     for s in services {
+        // 5.2.5's `%-35s %s`: a long name keeps its space before the state.
         out += &format!(
-            "{:<36}{}\n",
+            "{:<35} {}\n",
             format!("Process '{}'", s.name),
             s.state.word_525()
         );
@@ -180,7 +185,7 @@ pub fn summary_525(c: &Control, services: &[Service], daemon_uptime: u64) -> Str
         .iter()
         .find(|ch| ch.kind == Kind::System)
         .map_or_else(system_name, |ch| ch.name.clone());
-    out += &format!("{:<36}{}\n", format!("System '{system}'"), "running");
+    out += &format!("{:<35} {}\n", format!("System '{system}'"), "running");
     out
 }
 
@@ -190,7 +195,7 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
         "The Monit daemon 5.2.5 uptime: {}\n\n",
         uptime_525(daemon_uptime)
     );
-    let row = |k: &str, v: &str| format!("  {k:<34}{v}\n");
+    let row = |k: &str, v: &str| format!("  {k:<33} {v}\n");
     for s in services {
         out += &format!("Process '{}'\n", s.name);
         out += &row("status", s.state.word_525());
@@ -338,7 +343,7 @@ pub struct Report<'a> {
     pub now: u64,
 }
 
-fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     crate::http::escape(s)
 }
 
@@ -406,16 +411,34 @@ impl Report<'_> {
         ));
     }
 
+    /// The groups and their members as 5.2.5 lists them: it puts each new group and each
+    /// new member first, so both come out in the reverse of the order read; as the
+    /// reader reads an include's matches last first, the members are in include order.
     fn groups(&self) -> Vec<(String, Vec<String>)> {
         let mut g: Vec<(String, Vec<String>)> = Vec::new();
-        for ch in &self.control.checks {
+        for ch in self.control.checks.iter().rev() {
             for name in &ch.groups {
-                match g.iter_mut().find(|(n, _)| n == name) {
+                match g.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
                     Some((_, v)) => v.push(ch.name.clone()),
                     None => g.push((name.clone(), vec![ch.name.clone()])),
                 }
             }
         }
+        // A group comes out where it was first read (the last in `g`'s order).
+        let firsts: Vec<String> = self
+            .control
+            .checks
+            .iter()
+            .flat_map(|ch| ch.groups.iter())
+            .fold(Vec::new(), |mut seen: Vec<String>, n| {
+                if !seen.iter().any(|s| s.eq_ignore_ascii_case(n)) {
+                    seen.push(n.clone());
+                }
+                seen
+            });
+        g.sort_by_key(|(n, _)| {
+            std::cmp::Reverse(firsts.iter().position(|f| f.eq_ignore_ascii_case(n)))
+        });
         g
     }
 
@@ -430,7 +453,9 @@ impl Report<'_> {
         out.reserve(1024 + 640 * self.services.len());
         let system = system_name();
         self.server(&mut out, &system);
-        out.push_str("</server><services>");
+        out.push_str("</server>");
+        out.push_str(crate::resource::platform_xml());
+        out.push_str("<services>");
         for (i, s) in self.services.iter().enumerate() {
             out.push_str(&format!(
                 "<service name=\"{}\"><type>3</type>",

@@ -30,6 +30,12 @@ pub const CHECK_FILE: &str = "monit-check";
 pub const STATE_DIR: &str = "monit-state";
 /// In `STATE_DIR`: the daemon died (the next start is a restart).
 const DIED: &str = "died";
+/// In `STATE_DIR`: the daemon was stopped by a restart of the service (tend-check's
+/// failed connection test, `tend-svc -r`): the next start is a restart, not a death.
+const RESTARTED: &str = "restarted";
+/// In `STATE_DIR`: which resource rules are matched now (a `1` or `0` per rule), kept
+/// across the watcher's restarts.
+const MATCHED: &str = "matched";
 /// In `STATE_DIR`: the times of recent restarts, for `if N restarts within M cycles`.
 const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
@@ -37,6 +43,8 @@ const RESTARTS: &str = "restarts";
 const DEPENDENTS_STOPPED: &str = "dependents-stopped";
 /// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
 pub const START_FAILED: &str = "start-failed";
+/// In `STATE_DIR`: the daemon outlived its stop's timeout (the service is not stopped).
+pub const STOP_FAILED: &str = "stop-failed";
 /// monit's default for `with timeout`.
 pub const DEFAULT_TIMEOUT: u32 = 30;
 
@@ -367,7 +375,8 @@ pub fn matching(pattern: &str) -> Result<Vec<Match>, String> {
     let re = tend_sys::regex::Regex::new(pattern.as_bytes())?;
     let me = std::process::id() as i32;
     let mut out = Vec::new();
-    let rd = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    let rd = std::fs::read_dir("/proc")
+        .map_err(|e| format!("/proc: {}", tend_sys::error::io_reason(&e)))?;
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
@@ -469,8 +478,12 @@ fn command(r: &Run) -> Vec<OsString> {
 
 fn spawn(r: &Run) -> Result<Pid, String> {
     let argv = command(r);
-    let prog = tend_sys::exec::Prepared::with_current_env(&argv)
+    let mut prog = tend_sys::exec::Prepared::with_current_env(&argv)
         .map_err(|e| format!("unable to prepare {}: {}", r.argv.join(" "), e.desc()))?;
+    if argv.len() > r.argv.len() {
+        // tend-applyuidgid is ours: beside the watcher first, as the scanner is found.
+        prog.prefer_beside_self(&argv[0]);
+    }
     tend_sys::process::spawn(&prog, &Default::default()).map_err(|e| match e {
         tend_sys::process::SpawnError::Fork(e) => format!("unable to fork: {}", e.desc()),
         tend_sys::process::SpawnError::Exec(e) => {
@@ -656,41 +669,44 @@ impl Watcher<'_> {
         // As in monit, the restart that reaches the limit still happens; `timeout` /
         // `unmonitor` then stops watching (the daemon runs on, not restarted again).
         let mut unmonitor_after = false;
+        // Started again: a daemon that outlived the last stop is taken over below.
+        let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
         let died_before = self.state_file(DIED).exists();
+        let restarted = std::fs::remove_file(self.state_file(RESTARTED)).is_ok();
         self.death_unposted = died_before;
         if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
-            if self.count_restart() {
-                if let Some((n, secs, a)) = &self.st.restart_limit {
-                    let cycles = secs / u64::from(self.st.cycle.max(1));
-                    let what = a.word();
-                    let text =
-                        format!("service restarted {n} times within {cycles} cycles(s) - {what}");
-                    self.alert("Timeout", what, &text);
-                }
-                let limit = self.st.restart_limit.clone();
-                match limit.map(|l| l.2) {
-                    Some(LimitAction::Unmonitor) => unmonitor_after = true,
-                    Some(LimitAction::Exec(argv)) => {
-                        self.report.warn(&format_args!(
-                            "{}: restart limit reached: running {}",
-                            self.st.name,
-                            argv.join(" ")
-                        ));
-                        let run = Run {
-                            argv,
-                            uid: None,
-                            gid: None,
-                            timeout: DEFAULT_TIMEOUT,
-                        };
-                        if let Err(e) = spawn(&run) {
-                            self.report.warn(&e);
-                        }
+        }
+        if (died_before || restarted) && self.count_restart() {
+            if let Some((n, secs, a)) = &self.st.restart_limit {
+                let cycles = secs / u64::from(self.st.cycle.max(1));
+                let what = a.word();
+                let text =
+                    format!("service restarted {n} times within {cycles} cycles(s) - {what}");
+                self.alert("Timeout", what, &text);
+            }
+            let limit = self.st.restart_limit.clone();
+            match limit.map(|l| l.2) {
+                Some(LimitAction::Unmonitor) => unmonitor_after = true,
+                Some(LimitAction::Exec(argv)) => {
+                    self.report.warn(&format_args!(
+                        "{}: restart limit reached: running {}",
+                        self.st.name,
+                        argv.join(" ")
+                    ));
+                    let run = Run {
+                        argv,
+                        uid: None,
+                        gid: None,
+                        timeout: DEFAULT_TIMEOUT,
+                    };
+                    if let Err(e) = spawn(&run) {
+                        self.report.warn(&e);
                     }
-                    _ => self
-                        .report
-                        .warn(&format_args!("{}: restart limit reached", self.st.name)),
                 }
+                _ => self
+                    .report
+                    .warn(&format_args!("{}: restart limit reached", self.st.name)),
             }
         }
         // Taken over from an earlier watcher (or tend-monit), or started by hand: watch
@@ -707,7 +723,12 @@ impl Watcher<'_> {
             Ok(fd) => fd,
             // Gone between the pidfile and the pidfd: a death like any other.
             Err(rustix::io::Errno::SRCH) => return Ok(Exit::Died(pid)),
-            Err(e) => return Err(err(format_args!("unable to watch pid {pid}"), e)),
+            Err(e) => {
+                return Err(err(
+                    format_args!("unable to watch pid {pid}"),
+                    tend_sys::error::io_reason(&std::io::Error::from(e)),
+                ));
+            }
         };
         self.record_pid(Some(pid));
         notify_ready();
@@ -741,7 +762,9 @@ impl Watcher<'_> {
         self.connection_event();
         let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
         let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
-        let mut meter = crate::resource::Meter::default();
+        let mut meter = crate::resource::Meter::with_matched(
+            &std::fs::read_to_string(self.state_file(MATCHED)).unwrap_or_default(),
+        );
         if next_cycle.is_some() {
             meter.cycle(pid, &[]);
         }
@@ -749,6 +772,12 @@ impl Watcher<'_> {
             if self.stop_asked {
                 self.stop(pid, Some(&pidfd));
                 self.record_pid(None);
+                // The supervisor wrote its status right after its SIGTERM, long before
+                // the stop was over: still wanted up, this was a restart (tend-check's,
+                // after a failed connection test), which the restart limit counts.
+                if tend_client::status::read_record(&self.dir).is_ok_and(|r| r.want_up) {
+                    let _ = std::fs::write(self.state_file(RESTARTED), "");
+                }
                 return Ok(Exit::Stopped);
             }
             // Without resource rules or a dependent starting, the watcher sleeps until
@@ -813,7 +842,12 @@ impl Watcher<'_> {
             }
             if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
                 next_cycle = Some(t + cycle);
-                for o in meter.cycle(pid, &self.st.resources) {
+                let outcomes = meter.cycle(pid, &self.st.resources);
+                if outcomes.iter().any(|o| o.changed) {
+                    let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+                    let _ = std::fs::write(self.state_file(MATCHED), meter.matched_text());
+                }
+                for o in outcomes {
                     let r = self.st.resources[o.rule].clone();
                     if o.changed {
                         let (event, action) = if o.fired {
@@ -1016,8 +1050,10 @@ impl Watcher<'_> {
                 }
             };
             if let Err(e) = tend_client::control::send(&dir, b"u") {
-                self.report
-                    .warn(&format_args!("unable to control {}: {e:?}", dir.display()));
+                self.report.warn(&e.describe(
+                    &dir.display().to_string(),
+                    tend_proto::servicedir::SUPERVISE,
+                ));
                 self.to_start.pop_front();
                 continue;
             }
@@ -1231,20 +1267,35 @@ impl Watcher<'_> {
     }
 
     /// Stop the daemon: its stop program (or SIGTERM without one), then wait up to the
-    /// timeout for it to go.
+    /// timeout for the daemon to go and the stop program to finish (a stop program that
+    /// cleans up after the kill must not outlive the stop: the next start's pidfile would
+    /// be its to remove). A stop program still running at the timeout is killed; a daemon
+    /// still running is recorded (`STOP_FAILED`), so the service is never reported as
+    /// not monitored while it runs.
     fn stop(&mut self, pid: i32, pidfd: Option<&OwnedFd>) {
         let timeout = match (&self.st.stop, self.st.stop_grace) {
             (Some(r), _) => r.timeout,
             (None, Some(g)) => g,
             (None, None) => DEFAULT_TIMEOUT,
         };
+        let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
+        let mut program = None;
         match &self.st.stop {
-            Some(run) => {
-                if let Err(e) = spawn(run) {
-                    self.report
-                        .warn(&format_args!("{}: stop program: {e}", self.st.name));
+            Some(run) => match spawn(run) {
+                // Opened before any reaping (only `signals` reaps): the child is at most
+                // a zombie here, and its pidfd turns readable when it exits.
+                Ok(child) => {
+                    program = rustix::process::Pid::from_raw(child.as_raw())
+                        .and_then(|p| {
+                            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
+                                .ok()
+                        })
+                        .map(|fd| (child, fd));
                 }
-            }
+                Err(e) => self
+                    .report
+                    .warn(&format_args!("{}: stop program: {e}", self.st.name)),
+            },
             None => {
                 let sig = match self.st.stop_signal.as_deref() {
                     Some("INT") => rustix::process::Signal::INT,
@@ -1257,41 +1308,72 @@ impl Watcher<'_> {
                 }
             }
         }
-        let Some(fd) = pidfd else { return };
         let deadline = Instant::now() + Duration::from_secs(u64::from(timeout));
+        let mut daemon = pidfd;
         loop {
-            let now = Instant::now();
-            if now >= deadline {
-                if self.st.foreground {
-                    // Its own child, as bpm's: killed after the grace.
-                    self.report.warn(&format_args!(
-                        "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
-                        self.st.name
-                    ));
-                    let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
-                    let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
-                    return;
-                }
-                self.report.warn(&format_args!(
-                    "{}: pid {pid} still runs {timeout} s after the stop program",
-                    self.st.name
-                ));
+            if daemon.is_none() && program.is_none() {
                 return;
             }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            // A fixed set: the signals, then the daemon and the stop program while they
+            // are awaited (an unused slot polls the signalfd for nothing).
+            let idle = PollFd::new(self.sigfd.as_fd(), PollFlags::empty());
             let mut fds = [
                 PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
-                PollFd::new(fd.as_fd(), PollFlags::POLLIN),
+                idle,
+                idle,
             ];
+            if let Some(fd) = daemon {
+                fds[1] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+            }
+            if let Some((_, fd)) = &program {
+                fds[2] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+            }
             let _ = poll(
                 &mut fds,
                 tend_sys::deadline::poll_timeout(Some(deadline), now),
             );
-            let gone = fds[1].any().unwrap_or(false);
-            self.signals();
-            if gone {
-                return;
+            let ended = |i: usize| fds[i].any().unwrap_or(false);
+            let (daemon_gone, program_done) = (ended(1), ended(2));
+            if daemon_gone {
+                daemon = None;
             }
+            if program_done {
+                program = None;
+            }
+            self.signals();
         }
+        if let Some((child, _)) = program {
+            self.report.warn(&format_args!(
+                "{}: stop program still runs after {timeout} s: killed",
+                self.st.name
+            ));
+            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+            self.signals();
+        }
+        let Some(fd) = daemon else { return };
+        if self.st.foreground {
+            // Its own child, as bpm's: killed after the grace.
+            self.report.warn(&format_args!(
+                "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
+                self.st.name
+            ));
+            let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+            let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
+            return;
+        }
+        self.report.warn(&format_args!(
+            "{}: pid {pid} still runs {timeout} s after the stop program",
+            self.st.name
+        ));
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(
+            self.state_file(STOP_FAILED),
+            format!("pid {pid} still runs {timeout} s after the stop program\n"),
+        );
     }
 }
 
