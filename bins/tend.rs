@@ -203,7 +203,7 @@ fn help() -> ! {
         text.push_str(&format!("  {name:width$}  {summary}\n"));
     }
     text.push_str("\nExecutables of their own (not in tend -l):\n");
-    for name in ["tend-jobs", "tend-monit"] {
+    for name in ["tend-jail", "tend-jobs", "tend-monit"] {
         let summary = tend_cli::help::page(name).map_or("", |p| p.summary);
         text.push_str(&format!("  {name:width$}  {summary}\n"));
     }
