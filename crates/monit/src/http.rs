@@ -18,11 +18,12 @@
 //! fixed buffers per connection, a deadline per connection, so a slow or hostile client
 //! never holds the others up.
 
-use crate::model::{Allow, Control};
+use crate::model::{Allow, Control, Httpd};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
+use tend_sys::warn::Warn;
 
 /// The most bytes of one request (headers and body): more is answered 431 or 413.
 pub const MAX_REQUEST: usize = 16 * 1024;
@@ -143,47 +144,126 @@ pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
+/// a password list.
+pub const MAX_HTPASSWD: usize = 64 * 1024;
+
+/// Who may use the interface, read once from the `allow` rules and their files (at
+/// start and at each reload, as monit reads them while parsing): a request never opens
+/// a file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// `allow HOST|NET`: only these peers, when there is one.
+    hosts: Vec<String>,
+    /// (user, password, read-only).
+    users: Vec<(String, String, bool)>,
+    /// Some rule asks for a login (a user, a file, a group), even one nobody can pass:
+    /// without one, the host rules alone decide, as in monit.
+    login: bool,
+}
+
+impl Credentials {
+    /// The credentials of `h`'s rules; an `allow cleartext` file that cannot be read
+    /// (missing, not a regular file, over `MAX_HTPASSWD`) is an error, named with its path.
+    pub fn of(h: &Httpd) -> Result<Credentials, String> {
+        let mut c = Credentials::default();
+        for a in &h.allow {
+            match a {
+                Allow::Host(x) => c.hosts.push(x.clone()),
+                Allow::User {
+                    user,
+                    password,
+                    read_only,
+                } => {
+                    c.login = true;
+                    c.users.push((user.clone(), password.clone(), *read_only));
+                }
+                // tend-monit has no PAM: a group rule asks for a login nobody can give.
+                Allow::Group { .. } => c.login = true,
+                Allow::File { path, users: only } => {
+                    c.login = true;
+                    for (u, p) in htpasswd(path)? {
+                        if only.is_empty() || only.iter().any(|o| *o == u) {
+                            c.users.push((u, p, false));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// No rule lets anyone in (no `allow` at all, or only empty files): monit then does
+    /// not start its httpd.
+    pub fn nobody(&self) -> bool {
+        self.hosts.is_empty() && !self.login
+    }
+
+    /// Rules nobody passes: every request gets 401.
+    pub fn closed() -> Credentials {
+        Credentials {
+            login: true,
+            ..Default::default()
+        }
+    }
+
+    /// Whether a login is asked, and nobody can give one (groups, empty files).
+    pub fn no_user(&self) -> bool {
+        self.login && self.users.is_empty()
+    }
+}
+
+/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
+/// safe way: non-blocking, a regular file only, bounded.
+fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
+    let p = std::path::Path::new(path);
+    let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
+        .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
+    if text.len() > MAX_HTPASSWD {
+        return Err(format!(
+            "cannot read htpasswd {path}: longer than {MAX_HTPASSWD} bytes"
+        ));
+    }
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .collect())
+}
+
+/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
+/// unix socket (tend-monit serves TCP only).
+pub fn validate(c: &crate::model::Control, errors: &mut Vec<crate::model::Error>) {
+    let Some(h) = &c.httpd else { return };
+    if let Err(msg) = Credentials::of(h) {
+        errors.push(crate::model::Error {
+            loc: h.loc.clone(),
+            msg,
+        });
+    }
+    if let Some(s) = &h.unixsocket {
+        errors.push(crate::model::Error {
+            loc: h.loc.clone(),
+            msg: format!(
+                "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"
+            ),
+        });
+    }
+}
+
 /// Who a request authenticates as: Ok(read_only) or the answer that refuses it.
-fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool, Response> {
-    let Some(h) = &c.httpd else {
-        return Err(error(403, "no httpd configured"));
-    };
-    let hosts: Vec<&str> = h
-        .allow
-        .iter()
-        .filter_map(|a| match a {
-            Allow::Host(x) => Some(x.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !hosts.is_empty() {
-        let ok = peer.is_some_and(|p| hosts.iter().any(|h| host_allows(h, p)));
+fn authenticate(c: &Credentials, req: &Request, peer: Option<IpAddr>) -> Result<bool, Response> {
+    if !c.hosts.is_empty() {
+        let ok = peer.is_some_and(|p| c.hosts.iter().any(|h| host_allows(h, p)));
         if !ok {
             return Err(error(403, "You are not authorized to access monit"));
         }
     }
-    let mut users: Vec<(String, String, bool)> = Vec::new();
-    for a in &h.allow {
-        match a {
-            Allow::User {
-                user,
-                password,
-                read_only,
-            } => users.push((user.clone(), password.clone(), *read_only)),
-            Allow::File { path, users: only } => {
-                // A cleartext htpasswd file (BOSH: /var/vcap/monit/monit.user).
-                for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-                    if let Some((u, p)) = line.trim().split_once(':')
-                        && (only.is_empty() || only.iter().any(|o| o == u))
-                    {
-                        users.push((u.into(), p.into(), false));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    if users.is_empty() {
+    if !c.login {
         return Ok(false);
     }
     let given = req
@@ -197,7 +277,8 @@ fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool
     let Some((u, p)) = given.as_deref().and_then(|g| g.split_once(':')) else {
         return Err(unauthorized());
     };
-    match users
+    match c
+        .users
         .iter()
         .find(|(uu, pp, _)| uu == u && constant_eq(pp.as_bytes(), p.as_bytes()))
     {
@@ -233,10 +314,15 @@ fn host_allows(spec: &str, peer: IpAddr) -> bool {
     };
     match (a, peer, bits) {
         (IpAddr::V4(a), IpAddr::V4(p), Some(b)) if b <= 32 => {
-            let mask = if b == 0 { 0 } else { u32::MAX << (32 - b) };
+            let mask = u32::MAX.checked_shl(32 - b).unwrap_or(0);
             u32::from(a) & mask == u32::from(p) & mask
         }
-        (a, p, _) => a == p,
+        (IpAddr::V6(a), IpAddr::V6(p), Some(b)) if b <= 128 => {
+            let mask = u128::MAX.checked_shl(128 - b).unwrap_or(0);
+            u128::from(a) & mask == u128::from(p) & mask
+        }
+        (_, _, Some(_)) => false,
+        (a, p, None) => a == p,
     }
 }
 
@@ -286,8 +372,12 @@ fn cookie_token(cookie: &[u8]) -> Option<&[u8]> {
         .find_map(|c| c.strip_prefix(b"securitytoken="))
 }
 
-/// Whether a POST may act: not what a browser's cross-site form post looks like.
-fn same_site(req: &Request, token: &str) -> Result<(), Response> {
+/// Whether a POST may act: not what a browser's cross-site form post looks like. A
+/// foreign `Origin` or `Referer` is refused; so is a `securitytoken` cookie or form field
+/// without its twin: monit 5.33's double-submit rule (the cookie equals the form's field,
+/// whatever value the client chose, as curl scripts send it). A bare POST with neither
+/// (the BOSH agent's, as 5.2.5 took it) acts.
+fn same_site(req: &Request) -> Result<(), Response> {
     let host = req.host.unwrap_or(b"");
     let ours = |url: &[u8]| {
         let rest = url
@@ -302,20 +392,26 @@ fn same_site(req: &Request, token: &str) -> Result<(), Response> {
     if req.origin.is_some_and(|o| !ours(o)) || req.referer.is_some_and(|r| !ours(r)) {
         return refuse();
     }
-    if let Some(c) = req.cookie.and_then(cookie_token) {
-        let form = form_value(req.body, "securitytoken");
-        if c != token.as_bytes() || form.as_deref() != Some(token) {
-            return refuse();
-        }
+    let cookie = req.cookie.and_then(cookie_token);
+    let form = form_value(req.body, "securitytoken");
+    match (cookie, form.as_deref()) {
+        (None, None) => Ok(()),
+        (Some(c), Some(f)) if !c.is_empty() && c == f.as_bytes() => Ok(()),
+        _ => refuse(),
     }
-    Ok(())
 }
 
 const ACTIONS: &[&str] = &["start", "stop", "restart", "monitor", "unmonitor"];
 
 /// The answer to one request.
-pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: &str) -> Response {
-    let read_only = match authenticate(b.control(), req, peer) {
+pub fn respond(
+    b: &mut dyn Backend,
+    who: &Credentials,
+    req: &Request,
+    peer: Option<IpAddr>,
+    token: &str,
+) -> Response {
+    let read_only = match authenticate(who, req, peer) {
         Ok(ro) => ro,
         Err(r) => return r,
     };
@@ -338,7 +434,11 @@ pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: 
             n => error(404, &format!("There is no service named \"{n}\"")),
         },
         "POST" => {
-            if let Err(r) = same_site(req, token) {
+            // As monit: an unknown name is 404 to whoever authenticated.
+            if !known(b, name) {
+                return error(404, &format!("There is no service named \"{name}\""));
+            }
+            if let Err(r) = same_site(req) {
                 return r;
             }
             if read_only {
@@ -346,9 +446,6 @@ pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: 
                     403,
                     "You do not have sufficient privileges to access this page",
                 );
-            }
-            if !known(b, name) {
-                return error(404, &format!("There is no service named \"{name}\""));
             }
             let action = form_value(req.body, "action").unwrap_or_default();
             if !ACTIONS.contains(&action.as_str()) {
@@ -382,6 +479,24 @@ pub struct Server {
     /// once warm).
     spare: Vec<(Vec<u8>, Vec<u8>)>,
     token: String,
+    who: Credentials,
+}
+
+/// The rules of `h`, or None (and a warning, monit's) when they let nobody in.
+fn allowed(h: &Httpd, report: &dyn Warn) -> Result<Option<Credentials>, String> {
+    let who = Credentials::of(h)?;
+    if who.nobody() {
+        report.warn(&format_args!(
+            "httpd not started: no allow rule lets anyone in (allow user:password, allow cleartext FILE, allow HOST)"
+        ));
+        return Ok(None);
+    }
+    if who.no_user() {
+        report.warn(&format_args!(
+            "httpd: no allow rule names a user tend-monit can check: every request gets 401"
+        ));
+    }
+    Ok(Some(who))
 }
 
 /// A random token for the page's buttons, from the kernel's generator.
@@ -394,25 +509,47 @@ fn random_token() -> String {
 }
 
 impl Server {
-    /// Listen on the `set httpd` address (loopback when none is given) and port.
-    pub fn bind(c: &Control) -> Result<Option<Server>, String> {
+    /// Listen on the `set httpd` address (loopback when none is given) and port. Fails
+    /// closed as monit: with no rule letting anyone in, no server (and a warning).
+    pub fn bind(c: &Control, report: &dyn Warn) -> Result<Option<Server>, String> {
         let Some(h) = &c.httpd else { return Ok(None) };
         let Some(port) = h.port else { return Ok(None) };
+        let Some(who) = allowed(h, report)? else {
+            return Ok(None);
+        };
         let addr = match h.address.as_deref() {
             None | Some("localhost") => "127.0.0.1".to_string(),
             Some(a) => a.to_string(),
         };
-        let listener = TcpListener::bind((addr.as_str(), port))
-            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
+        let failed = |e: std::io::Error| {
+            format!(
+                "unable to listen on {addr}:{port}: {}",
+                tend_sys::error::io_reason(&e)
+            )
+        };
+        let listener = TcpListener::bind((addr.as_str(), port)).map_err(failed)?;
+        listener.set_nonblocking(true).map_err(failed)?;
         Ok(Some(Server {
             listener,
             conns: Vec::with_capacity(MAX_CONNECTIONS),
             spare: Vec::new(),
             token: random_token(),
+            who,
         }))
+    }
+
+    /// Take a reloaded control file's rules (the port stays: monit, too, keeps its
+    /// listener over a reload). Rules that let nobody in shut the door until the next.
+    pub fn reconfigure(&mut self, c: &Control, report: &dyn Warn) {
+        let rules = c.httpd.as_ref().map(|h| allowed(h, report));
+        self.who = match rules {
+            Some(Ok(Some(who))) => who,
+            Some(Err(e)) => {
+                report.warn(&e);
+                Credentials::closed()
+            }
+            _ => Credentials::closed(),
+        };
     }
 
     /// The fds to poll: the listener (while there is room), then each connection.
@@ -460,7 +597,8 @@ impl Server {
         let now = Instant::now();
         let mut i = 0;
         while i < self.conns.len() {
-            let done = step(&mut self.conns[i], b, &self.token) || now >= self.conns[i].deadline;
+            let done = step(&mut self.conns[i], b, &self.who, &self.token)
+                || now >= self.conns[i].deadline;
             if done {
                 let mut c = self.conns.swap_remove(i);
                 c.out.clear();
@@ -474,7 +612,7 @@ impl Server {
 }
 
 /// Advance one connection; true when it is finished (answered or broken).
-fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
+fn step(c: &mut Conn, b: &mut dyn Backend, who: &Credentials, token: &str) -> bool {
     if c.out.is_empty() {
         loop {
             if c.len == c.buf.len() {
@@ -492,7 +630,7 @@ fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
             Parsed::Partial => return false,
             Parsed::Bad(status, why) => encode(&error(status, why), token, &mut c.out),
             Parsed::Done(req) => {
-                let r = respond(b, &req, c.peer, token);
+                let r = respond(b, who, &req, c.peer, token);
                 let head_only = req.method == "HEAD";
                 encode(&r, token, &mut c.out);
                 if head_only && let Some(end) = c.out.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -539,7 +677,7 @@ fn parse(buf: &[u8], full: bool) -> Parsed<'_> {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     r.path = path;
     r.query = query;
-    let mut length = 0usize;
+    let mut length: Option<usize> = None;
     for h in req.headers.iter() {
         let n = h.name;
         if n.eq_ignore_ascii_case("authorization") {
@@ -553,24 +691,32 @@ fn parse(buf: &[u8], full: bool) -> Parsed<'_> {
         } else if n.eq_ignore_ascii_case("cookie") {
             r.cookie = Some(h.value);
         } else if n.eq_ignore_ascii_case("content-length") {
-            match std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-            {
-                Some(l) => length = l,
-                None => return Parsed::Bad(400, "Bad Content-Length"),
+            // Digits only (no sign), and never more than usize: a number too big for
+            // it is too big for the buffer anyway.
+            let digits = h.value.trim_ascii();
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                return Parsed::Bad(400, "Bad Content-Length");
             }
+            let l = std::str::from_utf8(digits)
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(usize::MAX);
+            if length.is_some_and(|old| old != l) {
+                return Parsed::Bad(400, "Conflicting Content-Length");
+            }
+            length = Some(l);
         } else if n.eq_ignore_ascii_case("transfer-encoding") {
             return Parsed::Bad(400, "Chunked requests are not taken");
         }
     }
-    if head_len + length > buf.len() {
-        if head_len + length > MAX_REQUEST {
-            return Parsed::Bad(413, "Request body too large");
-        }
-        return Parsed::Partial;
+    let length = length.unwrap_or(0);
+    if length > MAX_REQUEST.saturating_sub(head_len) {
+        return Parsed::Bad(413, "Request body too large");
     }
-    r.body = &buf[head_len..head_len + length];
+    let Some(body) = buf.get(head_len..head_len + length) else {
+        return Parsed::Partial;
+    };
+    r.body = body;
     Parsed::Done(r)
 }
 
