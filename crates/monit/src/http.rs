@@ -157,9 +157,12 @@ pub struct Credentials {
     hosts: Vec<String>,
     /// (user, password, read-only).
     users: Vec<(String, String, bool)>,
-    /// Some rule asks for a login (a user, a file, a group), even one nobody can pass:
-    /// without one, the host rules alone decide, as in monit.
+    /// Some rule asks for a login (a user, a file with users, a group), even one nobody
+    /// can pass: without one, the host rules alone decide, as in monit.
     login: bool,
+    /// `allow cleartext` files without one `user:password` line: monit warns and takes
+    /// nothing from them.
+    empty_files: Vec<String>,
 }
 
 impl Credentials {
@@ -181,11 +184,16 @@ impl Credentials {
                 // tend-monit has no PAM: a group rule asks for a login nobody can give.
                 Allow::Group { .. } => c.login = true,
                 Allow::File { path, users: only } => {
-                    c.login = true;
+                    let before = c.users.len();
                     for (u, p) in htpasswd(path)? {
                         if only.is_empty() || only.iter().any(|o| *o == u) {
                             c.users.push((u, p, false));
                         }
+                    }
+                    if c.users.len() == before {
+                        c.empty_files.push(path.clone());
+                    } else {
+                        c.login = true;
                     }
                 }
             }
@@ -485,6 +493,11 @@ pub struct Server {
 /// The rules of `h`, or None (and a warning, monit's) when they let nobody in.
 fn allowed(h: &Httpd, report: &dyn Warn) -> Result<Option<Credentials>, String> {
     let who = Credentials::of(h)?;
+    for f in &who.empty_files {
+        report.warn(&format_args!(
+            "htpasswd file {f} has no usable credentials"
+        ));
+    }
     if who.nobody() {
         report.warn(&format_args!(
             "httpd not started: no allow rule lets anyone in (allow user:password, allow cleartext FILE, allow HOST)"
