@@ -138,6 +138,7 @@ fn exchange(port: u16, request: &[u8]) -> Option<(u16, String)> {
     // A server that answers before reading everything may reset the rest: that is an
     // answer too, as long as its status came.
     let _ = s.write_all(request);
+    let _ = s.shutdown(std::net::Shutdown::Write);
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     let t = text(&out);

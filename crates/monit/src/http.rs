@@ -627,12 +627,17 @@ impl Server {
 /// Advance one connection; true when it is finished (answered or broken).
 fn step(c: &mut Conn, b: &mut dyn Backend, who: &Credentials, token: &str) -> bool {
     if c.out.is_empty() {
+        // A client may half-close once its request is sent: that request is answered.
+        let mut ended = false;
         loop {
             if c.len == c.buf.len() {
                 break;
             }
             match c.stream.read(&mut c.buf[c.len..]) {
-                Ok(0) => return true,
+                Ok(0) => {
+                    ended = true;
+                    break;
+                }
                 Ok(n) => c.len += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -640,7 +645,7 @@ fn step(c: &mut Conn, b: &mut dyn Backend, who: &Credentials, token: &str) -> bo
             }
         }
         match parse(&c.buf[..c.len], c.len == c.buf.len()) {
-            Parsed::Partial => return false,
+            Parsed::Partial => return ended,
             Parsed::Bad(status, why) => encode(&error(status, why), token, &mut c.out),
             Parsed::Done(req) => {
                 let r = respond(b, who, &req, c.peer, token);
