@@ -224,7 +224,10 @@ fn monit_http_hostile_requests_leave_it_serving() {
         ),
         (
             "Content-Length of usize::MAX - 10",
-            format!("POST /db HTTP/1.1\r\nContent-Length: {}\r\n\r\n", usize::MAX - 10),
+            format!(
+                "POST /db HTTP/1.1\r\nContent-Length: {}\r\n\r\n",
+                usize::MAX - 10
+            ),
             413,
         ),
         (
@@ -244,7 +247,8 @@ fn monit_http_hostile_requests_leave_it_serving() {
         ),
         (
             "chunked of a huge size",
-            "POST /db HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\n".into(),
+            "POST /db HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffffff\r\n"
+                .into(),
             400,
         ),
         ("40 headers", format!("GET / HTTP/1.1\r\n{many}\r\n"), 431),
@@ -328,7 +332,11 @@ fn monit_http_hostile_requests_leave_it_serving() {
 
 /// What a credential-less `POST action=unmonitor` gets: None when nothing listens.
 fn unmonitor_without_credentials(s: &Side) -> Option<u16> {
-    exchange(s.port, post(s.port, "/db", "", "", "action=unmonitor").as_bytes()).map(|a| a.0)
+    exchange(
+        s.port,
+        post(s.port, "/db", "", "", "action=unmonitor").as_bytes(),
+    )
+    .map(|a| a.0)
 }
 
 /// Issue 34 items 17 and 19: an httpd without a rule anyone can pass fails closed, as
@@ -346,7 +354,12 @@ fn monit_http_without_usable_credentials_fails_closed() {
     let rows: [(&str, &str, bool, Option<u16>); 5] = [
         ("no allow line", "", true, None),
         ("a PAM group", "  allow @admins", true, Some(401)),
-        ("an empty file", "  allow cleartext @ROOT@/empty", true, None),
+        (
+            "an empty file",
+            "  allow cleartext @ROOT@/empty",
+            true,
+            None,
+        ),
         (
             "a missing file",
             "  allow cleartext @ROOT@/missing",
@@ -365,7 +378,11 @@ fn monit_http_without_usable_credentials_fails_closed() {
             let mut s = Side::new(&name, prog, allow, &check("db", 0, ""));
             s.s.write("empty", "", false);
             s.s.write("hashed", "vcap:$1$salt$notapassword\n", false);
-            let side = if prog == Prog::Tend { "tend-monit" } else { "monit" };
+            let side = if prog == Prog::Tend {
+                "tend-monit"
+            } else {
+                "monit"
+            };
             let o = s.test();
             assert_eq!(o.status.success(), passes, "{side}: {what}: -t: {o:?}");
             if !passes {
@@ -378,15 +395,17 @@ fn monit_http_without_usable_credentials_fails_closed() {
             let got = match answer {
                 // Never listening, while the daemon runs on.
                 None => {
-                    stays_for(Duration::from_millis(500), &format!("{side}: {what}: no httpd"), || {
-                        unmonitor_without_credentials(&s).is_none()
-                    });
+                    stays_for(
+                        Duration::from_millis(500),
+                        &format!("{side}: {what}: no httpd"),
+                        || unmonitor_without_credentials(&s).is_none(),
+                    );
                     assert!(s.alive(), "{side}: {what}: {}", s.log());
                     None
                 }
-                Some(_) => Some(
-                    wait_until(PATIENCE, "an answer", || unmonitor_without_credentials(&s)),
-                ),
+                Some(_) => Some(wait_until(PATIENCE, "an answer", || {
+                    unmonitor_without_credentials(&s)
+                })),
             };
             assert_eq!(got, answer, "{side}: {what}: {}", s.log());
             if prog == Prog::Tend && answer.is_none() {
@@ -401,8 +420,11 @@ fn monit_http_without_usable_credentials_fails_closed() {
         "  allow cleartext @ROOT@/fifo",
         &check("db", 0, ""),
     );
-    nix::unistd::mkfifo(&s.s.join("fifo"), nix::sys::stat::Mode::from_bits_truncate(0o600))
-        .unwrap();
+    nix::unistd::mkfifo(
+        &s.s.join("fifo"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
     let t0 = Instant::now();
     let o = s.test();
     assert_code(&o, 1);
@@ -443,11 +465,51 @@ fn monit_http_double_submit_token_as_monit_5_33() {
     let both = "Cookie: securitytoken=x1\r\n";
     // (what, path, cookie header, body, tend's status, monit's, acts).
     let rows: [(&str, &str, &str, &str, u16, u16, bool); 6] = [
-        ("cookie and its field", "/db", both, "securitytoken=x1&action=unmonitor", 200, 302, true),
-        ("two values", "/db", both, "securitytoken=y2&action=unmonitor", 403, 403, false),
-        ("a cookie alone", "/db", both, "action=unmonitor", 403, 403, false),
-        ("a field alone", "/db", "", "securitytoken=x1&action=unmonitor", 403, 403, false),
-        ("no such service", "/nosuch", both, "securitytoken=x1&action=unmonitor", 404, 404, false),
+        (
+            "cookie and its field",
+            "/db",
+            both,
+            "securitytoken=x1&action=unmonitor",
+            200,
+            302,
+            true,
+        ),
+        (
+            "two values",
+            "/db",
+            both,
+            "securitytoken=y2&action=unmonitor",
+            403,
+            403,
+            false,
+        ),
+        (
+            "a cookie alone",
+            "/db",
+            both,
+            "action=unmonitor",
+            403,
+            403,
+            false,
+        ),
+        (
+            "a field alone",
+            "/db",
+            "",
+            "securitytoken=x1&action=unmonitor",
+            403,
+            403,
+            false,
+        ),
+        (
+            "no such service",
+            "/nosuch",
+            both,
+            "securitytoken=x1&action=unmonitor",
+            404,
+            404,
+            false,
+        ),
         // monit 5.33 takes a foreign Origin with the pair (302); tend-monit does not.
         (
             "a foreign Origin",
@@ -473,7 +535,10 @@ fn monit_http_double_submit_token_as_monit_5_33() {
         s.wait_running();
         let monitored = |s: &Side| {
             // 5.33's layout, which both serve.
-            let (st, xml) = http(s.port, get(s.port, "/_status?format=xml", "vcap:pw").as_bytes());
+            let (st, xml) = http(
+                s.port,
+                get(s.port, "/_status?format=xml", "vcap:pw").as_bytes(),
+            );
             assert_eq!(st, 200, "{xml}");
             let body = &xml[xml.find("<name>db</name>").unwrap()..];
             !body[..body.find("</service>").unwrap()].contains("<monitor>0</monitor>")
@@ -483,13 +548,29 @@ fn monit_http_double_submit_token_as_monit_5_33() {
             if prog == Prog::Monit && what == "a foreign Origin" {
                 continue;
             }
-            let want = if prog == Prog::Tend { tend_st } else { monit_st };
-            let (st, answer) = http(s.port, post(s.port, path, "vcap:pw", cookie, body).as_bytes());
+            let want = if prog == Prog::Tend {
+                tend_st
+            } else {
+                monit_st
+            };
+            let (st, answer) = http(
+                s.port,
+                post(s.port, path, "vcap:pw", cookie, body).as_bytes(),
+            );
             assert_eq!(st, want, "{what}: {answer}");
             if acts {
-                wait_until(PATIENCE, "db unmonitored", || (!monitored(&s)).then_some(()));
+                wait_until(PATIENCE, "db unmonitored", || {
+                    (!monitored(&s)).then_some(())
+                });
                 let again = body.replace("unmonitor", "monitor");
-                assert_eq!(http(s.port, post(s.port, path, "vcap:pw", cookie, &again).as_bytes()).0, want);
+                assert_eq!(
+                    http(
+                        s.port,
+                        post(s.port, path, "vcap:pw", cookie, &again).as_bytes()
+                    )
+                    .0,
+                    want
+                );
                 wait_until(PATIENCE, "db monitored", || monitored(&s).then_some(()));
             } else {
                 assert!(monitored(&s), "{what}: acted");
@@ -528,7 +609,10 @@ fn monit_http_answers_while_services_start() {
         took < Duration::from_millis(1500),
         "answered {took:?} after the port was bound"
     );
-    assert!(t.pid("slow").is_none(), "slow was already up: the test proves nothing");
+    assert!(
+        t.pid("slow").is_none(),
+        "slow was already up: the test proves nothing"
+    );
     eprintln!("monit_http_answers_while_services_start: answered {took:?} after bind");
     // The dependent still starts after it.
     wait_until(Duration::from_secs(30), "web started", || t.pid("web"));

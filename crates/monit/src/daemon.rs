@@ -108,9 +108,7 @@ fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
 /// The bare strerror text of a failed spawn.
 fn spawn_reason(e: tend_sys::process::SpawnError) -> &'static str {
     match e {
-        tend_sys::process::SpawnError::Fork(e) | tend_sys::process::SpawnError::Exec(e) => {
-            e.desc()
-        }
+        tend_sys::process::SpawnError::Fork(e) | tend_sys::process::SpawnError::Exec(e) => e.desc(),
     }
 }
 
@@ -201,7 +199,9 @@ impl Starter {
 
     /// Whether `name` is yet to be started (its XML says "start pending").
     fn pending(&self) -> impl Iterator<Item = &String> {
-        self.todo.iter().chain(self.current.as_ref().map(|w| &w.name))
+        self.todo
+            .iter()
+            .chain(self.current.as_ref().map(|w| &w.name))
     }
 
     /// Go as far as can be gone without waiting; true while there is more to do.
@@ -237,7 +237,11 @@ impl Starter {
                     if !late {
                         return true;
                     }
-                    report.warn(&format_args!("{}: no supervisor on {}", w.name, dir.display()));
+                    report.warn(&format_args!(
+                        "{}: no supervisor on {}",
+                        w.name,
+                        dir.display()
+                    ));
                     self.current = None;
                     continue;
                 }
@@ -300,7 +304,11 @@ impl Backend<'_> {
                 .pending
                 .iter()
                 .map(|(n, a, _)| (n.clone(), a.clone()))
-                .chain(self.starting.iter().map(|n| (n.clone(), "start".to_string())))
+                .chain(
+                    self.starting
+                        .iter()
+                        .map(|n| (n.clone(), "start".to_string())),
+                )
                 .collect();
             let now = now_secs();
             let r = crate::status::Report {
@@ -349,8 +357,8 @@ impl crate::http::Backend for Backend<'_> {
         ];
         let p =
             tend_sys::exec::Prepared::with_current_env(&argv).map_err(|e| e.desc().to_string())?;
-        let pid =
-            tend_sys::process::spawn(&p, &Default::default()).map_err(|e| spawn_reason(e).to_string())?;
+        let pid = tend_sys::process::spawn(&p, &Default::default())
+            .map_err(|e| spawn_reason(e).to_string())?;
         self.pending.push((name.into(), action.into(), pid));
         Ok(())
     }
@@ -468,6 +476,9 @@ pub fn run(
         while let Ok(Some(s)) = sigfd.read_signal() {
             match Signal::try_from(s.ssi_signo as i32) {
                 Ok(Signal::SIGTERM | Signal::SIGINT) => {
+                    // The port closed before the daemon file goes: whoever saw this
+                    // daemon gone may bind it at once.
+                    drop(server);
                     let _ = std::fs::remove_file(&state);
                     return Ok(());
                 }

@@ -494,9 +494,7 @@ pub struct Server {
 fn allowed(h: &Httpd, report: &dyn Warn) -> Result<Option<Credentials>, String> {
     let who = Credentials::of(h)?;
     for f in &who.empty_files {
-        report.warn(&format_args!(
-            "htpasswd file {f} has no usable credentials"
-        ));
+        report.warn(&format_args!("htpasswd file {f} has no usable credentials"));
     }
     if who.nobody() {
         report.warn(&format_args!(
@@ -786,11 +784,472 @@ mod tests {
         assert_eq!(form_value(b"x", "action"), None);
     }
 
+    /// The control file of the rows: two services, a user, a read-only user.
+    const RC: &str = "set httpd port 2812\n  allow vcap:pw\n  allow ro:pw read-only\ncheck process web with pidfile /run/web.pid\ncheck process db with pidfile /run/db.pid\n";
+
+    struct Fake {
+        control: Control,
+        acted: Vec<(String, String)>,
+    }
+
+    impl Backend for Fake {
+        fn control(&self) -> &Control {
+            &self.control
+        }
+        fn xml(&mut self, two: bool) -> String {
+            format!("xml two={two}")
+        }
+        fn page(&mut self, name: Option<&str>, token: &str) -> String {
+            format!("page of {name:?} token={token}")
+        }
+        fn act(&mut self, name: &str, action: &str) -> Result<(), String> {
+            self.acted.push((name.into(), action.into()));
+            Ok(())
+        }
+    }
+
+    fn fake(rc: &str) -> (Fake, Credentials) {
+        let (control, errors) = crate::read_source(std::path::Path::new("monitrc"), rc.as_bytes());
+        assert!(errors.is_empty(), "{errors:?}");
+        let who = Credentials::of(control.httpd.as_ref().unwrap()).unwrap();
+        (
+            Fake {
+                control,
+                acted: Vec::new(),
+            },
+            who,
+        )
+    }
+
+    const VCAP: &[u8] = b"Basic dmNhcDpwdw=="; // vcap:pw
+    const RO: &[u8] = b"Basic cm86cHc="; // ro:pw
+    const WRONG: &[u8] = b"Basic dmNhcDp4"; // vcap:x
+    const HOST: &[u8] = b"127.0.0.1:2812";
+
+    fn req(method: &'static str, target: &'static str, auth: &'static [u8]) -> Request<'static> {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        Request {
+            method,
+            path,
+            query,
+            authorization: (!auth.is_empty()).then_some(auth),
+            host: Some(HOST),
+            ..Default::default()
+        }
+    }
+
+    fn post(target: &'static str, auth: &'static [u8], body: &'static str) -> Request<'static> {
+        Request {
+            body: body.as_bytes(),
+            ..req("POST", target, auth)
+        }
+    }
+
+    fn cookie(r: Request<'static>, c: &'static str) -> Request<'static> {
+        Request {
+            cookie: Some(c.as_bytes()),
+            ..r
+        }
+    }
+
+    /// `respond`'s rows: a request with its credentials in; the status, a fragment of
+    /// the body, and whether the backend was asked to act, out.
+    #[test]
+    fn respond_rows() {
+        let stop = "action=stop";
+        let pair = "securitytoken=x1&action=stop";
+        let rows: Vec<(&str, Request, u16, &str, bool)> = vec![
+            (
+                "no credentials",
+                req("GET", "/_status2?format=xml", b""),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "a wrong password",
+                req("GET", "/_status2?format=xml", WRONG),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "not Basic",
+                req("GET", "/", b"Digest abc"),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "5.2.5's XML",
+                req("GET", "/_status2?format=xml", VCAP),
+                200,
+                "xml two=true",
+                false,
+            ),
+            (
+                "5.33's XML",
+                req("GET", "/_status?format=xml&x=1", VCAP),
+                200,
+                "xml two=false",
+                false,
+            ),
+            (
+                "the read-only user reads",
+                req("GET", "/_status?format=xml", RO),
+                200,
+                "xml",
+                false,
+            ),
+            (
+                "the page",
+                req("GET", "/", VCAP),
+                200,
+                "page of None token=T",
+                false,
+            ),
+            (
+                "a GET never acts",
+                req("GET", "/web?action=stop", VCAP),
+                200,
+                "page of Some(\"web\")",
+                false,
+            ),
+            (
+                "HEAD",
+                req("HEAD", "/db", VCAP),
+                200,
+                "page of Some(\"db\")",
+                false,
+            ),
+            (
+                "no such page",
+                req("GET", "/nosuch", VCAP),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "another method",
+                req("DELETE", "/web", VCAP),
+                405,
+                "not allowed",
+                false,
+            ),
+            (
+                "the agent's bare POST",
+                post("/web", VCAP, stop),
+                200,
+                "page of Some(\"web\")",
+                true,
+            ),
+            (
+                "POST without credentials",
+                post("/web", b"", stop),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "read-only",
+                post("/web", RO, stop),
+                403,
+                "sufficient privileges",
+                false,
+            ),
+            (
+                "an unknown action",
+                post("/web", VCAP, "action=explode"),
+                400,
+                "Invalid action &quot;explode&quot;",
+                false,
+            ),
+            (
+                "no action",
+                post("/web", VCAP, ""),
+                400,
+                "Invalid action",
+                false,
+            ),
+            (
+                "no such service",
+                post("/nosuch", VCAP, stop),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "no such service, double-submit",
+                cookie(post("/nosuch", VCAP, pair), "securitytoken=x1"),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "double-submit, any value",
+                cookie(post("/web", VCAP, pair), "a=b; securitytoken=x1"),
+                200,
+                "page",
+                true,
+            ),
+            (
+                "double-submit, the page's token",
+                cookie(
+                    post("/web", VCAP, "securitytoken=T&action=stop"),
+                    "securitytoken=T",
+                ),
+                200,
+                "page",
+                true,
+            ),
+            (
+                "two values",
+                cookie(
+                    post("/web", VCAP, "securitytoken=y2&action=stop"),
+                    "securitytoken=x1",
+                ),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a cookie alone",
+                cookie(post("/web", VCAP, stop), "securitytoken=x1"),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "an empty pair",
+                cookie(
+                    post("/web", VCAP, "securitytoken=&action=stop"),
+                    "securitytoken=",
+                ),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a field alone",
+                post("/web", VCAP, pair),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a foreign Origin",
+                Request {
+                    origin: Some(b"http://evil.example"),
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a foreign Referer",
+                Request {
+                    referer: Some(b"https://evil.example/x"),
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "an Origin without a Host",
+                Request {
+                    origin: Some(b"http://127.0.0.1:2812"),
+                    host: None,
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "our own Origin",
+                Request {
+                    origin: Some(b"http://127.0.0.1:2812"),
+                    ..cookie(post("/web", VCAP, pair), "securitytoken=x1")
+                },
+                200,
+                "page",
+                true,
+            ),
+        ];
+        for (what, r, status, fragment, acts) in rows {
+            let (mut b, who) = fake(RC);
+            let got = respond(&mut b, &who, &r, Some([127, 0, 0, 1].into()), "T");
+            let body = String::from_utf8_lossy(&got.body);
+            assert_eq!(got.status, status, "{what}: {body}");
+            assert!(body.contains(fragment), "{what}: {body}");
+            assert_eq!(!b.acted.is_empty(), acts, "{what}: {:?}", b.acted);
+            assert_eq!(got.challenge, status == 401, "{what}");
+        }
+    }
+
+    /// Which rules let whom in: (what, allow lines, peer, credentials, status).
+    #[test]
+    fn allow_rows() {
+        let rows: [(&str, &str, [u8; 4], &[u8], u16); 7] = [
+            (
+                "a host alone: no login",
+                "allow 127.0.0.1",
+                [127, 0, 0, 1],
+                b"",
+                200,
+            ),
+            (
+                "a host alone, another peer",
+                "allow 127.0.0.1",
+                [10, 0, 0, 1],
+                b"",
+                403,
+            ),
+            ("a net", "allow 10.0.0.0/8", [10, 9, 8, 7], b"", 200),
+            (
+                "a net, outside",
+                "allow 10.0.0.0/8",
+                [11, 0, 0, 1],
+                b"",
+                403,
+            ),
+            (
+                "a host and a user",
+                "allow localhost\n  allow vcap:pw",
+                [127, 0, 0, 1],
+                b"",
+                401,
+            ),
+            (
+                "a PAM group: nobody",
+                "allow @admins",
+                [127, 0, 0, 1],
+                VCAP,
+                401,
+            ),
+            (
+                "a group and a user",
+                "allow @admins\n  allow vcap:pw",
+                [127, 0, 0, 1],
+                VCAP,
+                200,
+            ),
+        ];
+        for (what, allow, peer, auth, status) in rows {
+            let rc = format!(
+                "set httpd port 2812\n  {allow}\ncheck process web with pidfile /run/web.pid\n"
+            );
+            let (mut b, who) = fake(&rc);
+            let r = req("GET", "/_status?format=xml", auth);
+            let got = respond(&mut b, &who, &r, Some(peer.into()), "T");
+            assert_eq!(got.status, status, "{what}");
+        }
+        let (_, who) = fake("set httpd port 2812\n");
+        assert!(who.nobody(), "no allow line: no httpd");
+        let (_, who) = fake("set httpd port 2812\n  allow @admins\n");
+        assert!(!who.nobody() && who.no_user(), "a group: 401 for all");
+        assert!(Credentials::closed().no_user());
+    }
+
+    /// Content-Length and the head, as the server reads them.
+    #[test]
+    fn parse_rows() {
+        let status = |raw: &[u8]| match parse(raw, false) {
+            Parsed::Partial => 0,
+            Parsed::Bad(s, _) => s,
+            Parsed::Done(_) => 200,
+        };
+        let rows: [(&[u8], u16); 9] = [
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n",
+                413,
+            ),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 184467440737095516150000\r\n\r\n",
+                413,
+            ),
+            (b"POST /x HTTP/1.1\r\nContent-Length: 16384\r\n\r\n", 413),
+            (b"POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+            (b"POST /x HTTP/1.1\r\nContent-Length: \r\n\r\n", 400),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
+                400,
+            ),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+                200,
+            ),
+            (b"POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nabc", 0),
+            (
+                b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                400,
+            ),
+        ];
+        for (raw, want) in rows {
+            assert_eq!(status(raw), want, "{}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    /// Pieces of requests in random order never make the parser, the form reader or the
+    /// answer panic (the seed is printed to replay one).
+    #[test]
+    fn hostile_pieces_never_panic() {
+        let pieces: [&[u8]; 16] = [
+            b"POST /web HTTP/1.1\r\n",
+            b"GET /_status?format=xml HTTP/1.0\r\n",
+            b"Content-Length: ",
+            b"18446744073709551615",
+            b"9",
+            b"\r\n",
+            b"Authorization: Basic ",
+            b"dmNhcDpwdw==",
+            b"=",
+            b"Cookie: securitytoken=",
+            b"securitytoken=%&action=stop",
+            b"%",
+            b"%f",
+            b"\xff\x00",
+            b":",
+            b"Origin: http://",
+        ];
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64 | 1);
+        eprintln!("hostile_pieces_never_panic: seed {seed}");
+        let mut x = seed;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut b, who) = fake(RC);
+        for _ in 0..20_000 {
+            let mut raw = Vec::new();
+            for _ in 0..next(14) {
+                raw.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            let full = next(2) == 0;
+            if let Parsed::Done(r) = parse(&raw, full) {
+                let _ = respond(&mut b, &who, &r, None, "T");
+            }
+            let _ = form_value(&raw, "securitytoken");
+            let _ = base64_decode(&raw);
+        }
+    }
+
     #[test]
     fn hosts() {
         let lo: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(host_allows("localhost", lo));
         assert!(host_allows("10.0.0.0/8", "10.1.2.3".parse().unwrap()));
         assert!(!host_allows("10.0.0.0/8", "11.1.2.3".parse().unwrap()));
+        assert!(host_allows("0.0.0.0/0", "11.1.2.3".parse().unwrap()));
+        assert!(!host_allows("10.0.0.0/99", "10.1.2.3".parse().unwrap()));
+        assert!(host_allows("fd00::/8", "fd12::1".parse().unwrap()));
+        assert!(!host_allows("fd00::/8", "fe12::1".parse().unwrap()));
+        assert!(!host_allows("fd00::/8", "10.1.2.3".parse().unwrap()));
     }
 }
