@@ -3,15 +3,18 @@
 //! `GET /_status2?format=xml` (5.2.5's layout, what the agent reads: `name` attributes,
 //! `servicegroups`), `GET /_status?format=xml` (5.33's: a `<name>` element, no groups),
 //! `GET /` and `GET /NAME` (an HTML table with buttons), `POST /NAME` with
-//! `action=start|stop|restart|monitor|unmonitor`. Basic authentication from `allow
-//! user:password` (and `allow cleartext FILE`), 401 otherwise; `read-only` users get 403
-//! on a POST; a GET never changes anything.
+//! `action=start|stop|restart|monitor|unmonitor`. Who may ask is decided once per
+//! configuration (`Credentials`): host and net rules, Basic authentication from `allow
+//! user:password` and `allow cleartext FILE` (read the safe way when the configuration
+//! is taken, never per request), 401 otherwise; `read-only` users get 403 on a POST; a
+//! GET never acts. It fails closed as monit 5.33: no rule anyone can pass, no server; a
+//! PAM group (which tend-monit cannot check), 401 for all.
 //!
 //! Cross-site posts: the agent posts a bare `action=stop` with Basic credentials and
 //! nothing else (monit 5.2.5 took it; 5.33 wants a CSRF token and answers 403). tend-monit
-//! takes that request, and refuses what a browser's cross-site form post looks like: an
-//! `Origin` or `Referer` that is not this server, or a `securitytoken` cookie without the
-//! same token in the form. The page's own buttons carry the token.
+//! takes that request, and 5.33's double-submit (a `securitytoken` cookie equal to the
+//! form's field), and refuses what a browser's cross-site form post looks like: an
+//! `Origin` or `Referer` that is not this server, or a cookie or field without its twin.
 //!
 //! This module decides answers (`respond`) without doing I/O; `Server` is the
 //! single-threaded, non-blocking connection handling the daemon's poll loop drives:
