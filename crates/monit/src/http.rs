@@ -189,7 +189,7 @@ impl Credentials {
                 Allow::File { path, users: only } => {
                     let before = c.users.len();
                     for (u, p) in htpasswd(path)? {
-                        if only.is_empty() || only.iter().any(|o| *o == u) {
+                        if only.is_empty() || only.contains(&u) {
                             c.users.push((u, p, false));
                         }
                     }
@@ -1095,7 +1095,8 @@ mod tests {
     /// Which rules let whom in: (what, allow lines, peer, credentials, status).
     #[test]
     fn allow_rows() {
-        let rows: [(&str, &str, [u8; 4], &[u8], u16); 7] = [
+        type Row = (&'static str, &'static str, [u8; 4], &'static [u8], u16);
+        let rows: [Row; 7] = [
             (
                 "a host alone: no login",
                 "allow 127.0.0.1",
