@@ -184,8 +184,9 @@ impl Credentials {
                     c.login = true;
                     c.users.push((user.clone(), password.clone(), *read_only));
                 }
-                // tend-monit has no PAM: a group rule asks for a login nobody can give.
-                Allow::Group { .. } => c.login = true,
+                // tend-monit has no PAM, nor hashed passwords: such a rule asks for a
+                // login nobody can give.
+                Allow::Group { .. } | Allow::Hashed { .. } => c.login = true,
                 Allow::File { path, users: only } => {
                     let before = c.users.len();
                     for (u, p) in htpasswd(path)? {
@@ -1096,7 +1097,7 @@ mod tests {
     #[test]
     fn allow_rows() {
         type Row = (&'static str, &'static str, [u8; 4], &'static [u8], u16);
-        let rows: [Row; 7] = [
+        let rows: [Row; 8] = [
             (
                 "a host alone: no login",
                 "allow 127.0.0.1",
@@ -1139,6 +1140,13 @@ mod tests {
                 [127, 0, 0, 1],
                 VCAP,
                 200,
+            ),
+            (
+                "a host and an md5 file: nobody",
+                "allow localhost\n  allow md5 /etc/x",
+                [127, 0, 0, 1],
+                b"",
+                401,
             ),
         ];
         for (what, allow, peer, auth, status) in rows {
