@@ -646,3 +646,30 @@ fn monit_http_incarnation_strictly_grows_back_to_back() {
         d.wait_exit(PATIENCE).expect("tend-monit ends on SIGTERM");
     }
 }
+
+/// A reload (SIGHUP) takes the new rules and the new file's users: the credentials are
+/// read when the configuration is, never at a request.
+#[test]
+fn monit_http_reload_takes_new_credentials() {
+    let mut t = Side::new(
+        "monit-http-reload",
+        Prog::Tend,
+        "  allow cleartext @ROOT@/monit.user",
+        &check("db", 0, ""),
+    );
+    t.s.write("monit.user", "vcap:old\n", false);
+    t.start();
+    let port = t.port;
+    assert_eq!(http(port, status_xml(port, "vcap:old").as_bytes()).0, 200);
+    // Changed on disk: not taken until the reload.
+    t.s.write("monit.user", "vcap:new\n", false);
+    assert_eq!(http(port, status_xml(port, "vcap:new").as_bytes()).0, 401);
+    t.daemon
+        .as_ref()
+        .unwrap()
+        .signal(nix::sys::signal::Signal::SIGHUP);
+    wait_until(PATIENCE, "the new password taken", || {
+        (http(port, status_xml(port, "vcap:new").as_bytes()).0 == 200).then_some(())
+    });
+    assert_eq!(http(port, status_xml(port, "vcap:old").as_bytes()).0, 401);
+}
