@@ -197,15 +197,27 @@ impl Starter {
         self.current.is_some() || !self.todo.is_empty()
     }
 
-    /// Whether `name` is yet to be started (its XML says "start pending").
-    fn pending(&self) -> impl Iterator<Item = &String> {
-        self.todo
-            .iter()
-            .chain(self.current.as_ref().map(|w| &w.name))
+    /// Go as far as can be gone without waiting, then say in `pending` which services
+    /// are yet to be started (their XML says "start pending").
+    fn advance(
+        &mut self,
+        c: &Control,
+        scandir: &Path,
+        report: &dyn Warn,
+        pending: &mut Vec<String>,
+    ) {
+        self.go(c, scandir, report);
+        pending.clear();
+        pending.extend(
+            self.todo
+                .iter()
+                .chain(self.current.as_ref().map(|w| &w.name))
+                .cloned(),
+        );
     }
 
     /// Go as far as can be gone without waiting; true while there is more to do.
-    fn advance(&mut self, c: &Control, scandir: &Path, report: &dyn Warn) -> bool {
+    fn go(&mut self, c: &Control, scandir: &Path, report: &dyn Warn) -> bool {
         loop {
             let Some(w) = &mut self.current else {
                 let Some(name) = self.todo.pop() else {
@@ -382,6 +394,39 @@ fn daemon_id(scandir: &Path) -> String {
     id
 }
 
+/// Take the tree: its state directory, a scanner on it, the services installed, then
+/// this daemon's pid and incarnation written (the incarnation the BOSH agent waits to
+/// see change); the incarnation and the daemon file's path.
+fn settle(
+    c: &Control,
+    scandir: &Path,
+    exe: &Path,
+    report: &dyn Warn,
+) -> Result<(u64, PathBuf), Error> {
+    std::fs::create_dir_all(scandir.join(STATE)).map_err(|e| {
+        Error(format!(
+            "unable to create {}: {}",
+            scandir.join(STATE).display(),
+            tend_sys::error::io_reason(&e)
+        ))
+    })?;
+    ensure_scanner(scandir, exe)?;
+    install(c, scandir, &exe.to_string_lossy(), report)?;
+    let started = incarnation(scandir)?;
+    let state: PathBuf = scandir.join(STATE).join("daemon");
+    let tmp = scandir.join(STATE).join(".daemon.new");
+    std::fs::write(&tmp, format!("{} {started}\n", std::process::id()))
+        .and_then(|()| std::fs::rename(&tmp, &state))
+        .map_err(|e| {
+            Error(format!(
+                "unable to write {}: {}",
+                state.display(),
+                tend_sys::error::io_reason(&e)
+            ))
+        })?;
+    Ok((started, state))
+}
+
 /// Run until SIGTERM or SIGINT; `reread` gives the control file again on SIGHUP.
 pub fn run(
     c: Control,
@@ -398,31 +443,10 @@ pub fn run(
         Signal::SIGCHLD,
     ])
     .map_err(|e| Error(format!("unable to take signals: {}", e.desc())))?;
-    std::fs::create_dir_all(scandir.join(STATE)).map_err(|e| {
-        Error(format!(
-            "unable to create {}: {}",
-            scandir.join(STATE).display(),
-            tend_sys::error::io_reason(&e)
-        ))
-    })?;
     // The XML's <controlfile> is absolute, as monit's.
     let controlfile = &std::path::absolute(controlfile).unwrap_or_else(|_| controlfile.into());
     let exe_s = exe.to_string_lossy().into_owned();
-    ensure_scanner(scandir, exe)?;
-    install(&c, scandir, &exe_s, report)?;
-    // The daemon's pid and start (the incarnation the BOSH agent waits to see change).
-    let started = incarnation(scandir)?;
-    let state: PathBuf = scandir.join(STATE).join("daemon");
-    let tmp = scandir.join(STATE).join(".daemon.new");
-    std::fs::write(&tmp, format!("{} {started}\n", std::process::id()))
-        .and_then(|()| std::fs::rename(&tmp, &state))
-        .map_err(|e| {
-            Error(format!(
-                "unable to write {}: {}",
-                state.display(),
-                tend_sys::error::io_reason(&e)
-            ))
-        })?;
+    let (started, state) = settle(&c, scandir, exe, report)?;
     // From here every request is answered, while the services start.
     let mut server = crate::http::Server::bind(&c, report).map_err(Error)?;
     let mut starter = Starter::new(&c);
@@ -441,32 +465,26 @@ pub fn run(
     use nix::poll::{PollFd, PollFlags};
     loop {
         if starter.busy() {
-            starter.advance(&b.control, scandir, report);
-            b.starting.clear();
-            b.starting.extend(starter.pending().cloned());
+            starter.advance(&b.control, scandir, report, &mut b.starting);
         }
         let now = Instant::now();
         let look = starter.busy().then(|| now + STARTING_LOOK);
-        let deadline = match (server.as_ref().and_then(|s| s.deadline()), look) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let deadline = [server.as_ref().and_then(|s| s.deadline()), look]
+            .into_iter()
+            .flatten()
+            .min();
         let timeout = tend_sys::deadline::poll_timeout(deadline, now);
         let mut fds = vec![PollFd::new(
             std::os::fd::AsFd::as_fd(&sigfd),
             PollFlags::POLLIN,
         )];
         if let Some(s) = &server {
-            for (fd, write) in s.poll_fds() {
-                fds.push(PollFd::new(
-                    fd,
-                    if write {
-                        PollFlags::POLLOUT
-                    } else {
-                        PollFlags::POLLIN
-                    },
-                ));
-            }
+            let events = |write| [PollFlags::POLLIN, PollFlags::POLLOUT][usize::from(write)];
+            fds.extend(
+                s.poll_fds()
+                    .into_iter()
+                    .map(|(fd, w)| PollFd::new(fd, events(w))),
+            );
         }
         let _ = nix::poll::poll(&mut fds, timeout);
         drop(fds);
