@@ -990,6 +990,15 @@ fn monit_http_answers_every_change_at_once() {
     assert_eq!(field(&xml(), "db", "monitor"), "0");
     assert_code(&vm.monit(&["monitor", "db"]), 0);
     vm.wait_state("db", "running");
+    // Running may come a moment before the watcher has found the pid again: wait until
+    // the uncached `status` shows it, then the very next answer must too.
+    wait_until(PATIENCE, "db's pid in status", || {
+        let pid = vm.pid("db")?;
+        let status = text(&vm.monit(&["status", "db"]).stdout);
+        status
+            .contains(&format!("pid                               {pid}"))
+            .then_some(())
+    });
     let now = xml();
     assert_eq!(field(&now, "db", "monitor"), "1", "{now}");
     assert_eq!(
