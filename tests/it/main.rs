@@ -36,6 +36,8 @@ mod jobs;
 mod log;
 // tend-monit: monit control files, its command line and HTTP API, beside Debian's monit.
 mod monit;
+// tend-monit's HTTP interface on hostile requests, credentials, CSRF, starting, restarts.
+mod monit_http;
 // tend-monit's web interface in Debian's headless Chromium: states, a button press, a screenshot.
 mod monit_web;
 // The multi-call executable: link names, `tend PROG`, the hot-code layout.

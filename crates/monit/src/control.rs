@@ -200,7 +200,7 @@ impl std::fmt::Display for StepError {
 }
 
 /// The seconds a step may take: the program's timeout and a margin for the supervisor.
-fn patience(c: &Control, name: &str, up: bool) -> Duration {
+pub fn patience(c: &Control, name: &str, up: bool) -> Duration {
     let t = c
         .checks
         .iter()

@@ -90,8 +90,9 @@ fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
     };
     tend_sys::process::spawn(&p, &opts).map_err(|e| {
         Error(format!(
-            "unable to start tend-svscan on {}: {e:?}",
-            scandir.display()
+            "unable to start tend-svscan on {}: {}",
+            scandir.display(),
+            spawn_reason(e)
         ))
     })?;
     wait(Duration::from_secs(10), listening)
@@ -102,6 +103,37 @@ fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
                 scandir.display()
             ))
         })
+}
+
+/// The bare strerror text of a failed spawn.
+fn spawn_reason(e: tend_sys::process::SpawnError) -> &'static str {
+    match e {
+        tend_sys::process::SpawnError::Fork(e) | tend_sys::process::SpawnError::Exec(e) => e.desc(),
+    }
+}
+
+/// This daemon's incarnation (what the BOSH agent waits to see change after it restarted
+/// tend-monit): its start in seconds, but always past the last daemon's on this scan
+/// directory, kept in `.tend-monit/incarnation`, even when both started in one second.
+fn incarnation(scandir: &Path) -> Result<u64, Error> {
+    let p = scandir.join(STATE).join("incarnation");
+    let last = tend_sys::fd::read_regular(&p, 32)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    let now = now_secs();
+    let next = last.map_or(now, |l| now.max(l.saturating_add(1)));
+    let tmp = scandir.join(STATE).join(".incarnation.new");
+    std::fs::write(&tmp, format!("{next}\n"))
+        .and_then(|()| std::fs::rename(&tmp, &p))
+        .map_err(|e| {
+            Error(format!(
+                "unable to write {}: {}",
+                p.display(),
+                tend_sys::error::io_reason(&e)
+            ))
+        })?;
+    Ok(next)
 }
 
 /// Look again every 10 ms until `f` holds or `patience` ends: only while starting up
@@ -119,37 +151,138 @@ fn wait(patience: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Bring up every process check not in `mode manual`, in dependency order; a service
-/// with dependents is waited for (up and its daemon found) before they start.
-fn start_all(c: &Control, scandir: &Path, report: &dyn Warn) {
-    for name in crate::control::process_order(c) {
-        let Some(ch) = c.checks.iter().find(|ch| ch.name == name) else {
-            continue;
-        };
-        if ch.mode == Mode::Manual || crate::control::is_unmonitored(&scandir.join(&name)) {
-            continue;
+/// Bringing up every process check not in `mode manual`, in dependency order, one look
+/// per turn of the daemon's loop, so the HTTP interface answers (from the states as they
+/// are: pending, initializing) while services start: a service with dependents is
+/// waited for (up and its daemon found, within its start timeout) before they start.
+struct Starter {
+    /// The names still to start, the next one last.
+    todo: Vec<String>,
+    current: Option<Waiting>,
+    /// How many services the control file has (the "started" line's count).
+    total: usize,
+}
+
+struct Waiting {
+    name: String,
+    /// Its start was sent: now its readiness is awaited.
+    sent: bool,
+    until: Instant,
+}
+
+/// How often a starting service is looked at: only while services start.
+const STARTING_LOOK: Duration = Duration::from_millis(20);
+
+impl Starter {
+    fn new(c: &Control) -> Starter {
+        let mut todo = crate::control::process_order(c);
+        let total = todo.len();
+        todo.reverse();
+        Starter {
+            todo,
+            current: None,
+            total,
         }
-        let dir = scandir.join(&name);
-        // The supervisor listens, and has written its first status (a watch reads it).
-        let supervised = || {
-            tend_client::svok(&dir).unwrap_or(false)
-                && tend_client::status::read_record(&dir).is_ok()
-        };
-        if !wait(Duration::from_secs(10), supervised) {
-            report.warn(&format_args!("{name}: no supervisor on {}", dir.display()));
-            continue;
+    }
+
+    fn idle() -> Starter {
+        Starter {
+            todo: Vec::new(),
+            current: None,
+            total: 0,
         }
-        let dependents = c
-            .checks
-            .iter()
-            .any(|o| o.depends.iter().any(|(d, _)| *d == name));
-        let step = crate::control::Step::Up(name.clone());
-        match crate::control::execute(c, scandir, &step, dependents) {
-            Ok(true) => {}
-            Ok(false) => report.warn(&format_args!(
-                "{name}: not up in time: its dependents start anyway"
-            )),
-            Err(e) => report.warn(&e),
+    }
+
+    fn busy(&self) -> bool {
+        self.current.is_some() || !self.todo.is_empty()
+    }
+
+    /// Go as far as can be gone without waiting, then say in `pending` which services
+    /// are yet to be started (their XML says "start pending").
+    fn advance(
+        &mut self,
+        c: &Control,
+        scandir: &Path,
+        report: &dyn Warn,
+        pending: &mut Vec<String>,
+    ) {
+        self.go(c, scandir, report);
+        pending.clear();
+        pending.extend(
+            self.todo
+                .iter()
+                .chain(self.current.as_ref().map(|w| &w.name))
+                .cloned(),
+        );
+    }
+
+    /// Go as far as can be gone without waiting; true while there is more to do.
+    fn go(&mut self, c: &Control, scandir: &Path, report: &dyn Warn) -> bool {
+        loop {
+            let Some(w) = &mut self.current else {
+                let Some(name) = self.todo.pop() else {
+                    report.say("info", &format_args!("started: {} services", self.total));
+                    self.total = 0;
+                    return false;
+                };
+                let wanted = c
+                    .checks
+                    .iter()
+                    .any(|ch| ch.name == name && ch.mode != Mode::Manual);
+                if wanted && !crate::control::is_unmonitored(&scandir.join(&name)) {
+                    self.current = Some(Waiting {
+                        name,
+                        sent: false,
+                        until: Instant::now() + Duration::from_secs(10),
+                    });
+                }
+                continue;
+            };
+            let dir = scandir.join(&w.name);
+            let late = Instant::now() >= w.until;
+            if !w.sent {
+                // The supervisor listens, and has written its first status (a watch
+                // reads it).
+                let supervised = tend_client::svok(&dir).unwrap_or(false)
+                    && tend_client::status::read_record(&dir).is_ok();
+                if !supervised {
+                    if !late {
+                        return true;
+                    }
+                    report.warn(&format_args!(
+                        "{}: no supervisor on {}",
+                        w.name,
+                        dir.display()
+                    ));
+                    self.current = None;
+                    continue;
+                }
+                let dependents = c
+                    .checks
+                    .iter()
+                    .any(|o| o.depends.iter().any(|(d, _)| *d == w.name));
+                let step = crate::control::Step::Up(w.name.clone());
+                if let Err(e) = crate::control::execute(c, scandir, &step, false) {
+                    report.warn(&e);
+                }
+                if !dependents {
+                    self.current = None;
+                    continue;
+                }
+                w.sent = true;
+                w.until = Instant::now() + crate::control::patience(c, &w.name, true);
+                continue;
+            }
+            match crate::control::wait_ready(&dir, Duration::ZERO) {
+                Ok(true) => {}
+                Ok(false) if !late => return true,
+                Ok(false) => report.warn(&format_args!(
+                    "{}: not up in time: its dependents start anyway",
+                    w.name
+                )),
+                Err(e) => report.warn(&e),
+            }
+            self.current = None;
         }
     }
 }
@@ -166,6 +299,8 @@ struct Backend<'a> {
     started: u64,
     /// (name, action, pid of the child carrying it out).
     pending: Vec<(String, String, nix::unistd::Pid)>,
+    /// The services the daemon has yet to start (their XML says "start pending").
+    starting: Vec<String>,
     /// The services' states as last read, and their /proc numbers.
     cache: crate::cache::StateCache,
 }
@@ -181,6 +316,11 @@ impl Backend<'_> {
                 .pending
                 .iter()
                 .map(|(n, a, _)| (n.clone(), a.clone()))
+                .chain(
+                    self.starting
+                        .iter()
+                        .map(|n| (n.clone(), "start".to_string())),
+                )
                 .collect();
             let now = now_secs();
             let r = crate::status::Report {
@@ -229,8 +369,8 @@ impl crate::http::Backend for Backend<'_> {
         ];
         let p =
             tend_sys::exec::Prepared::with_current_env(&argv).map_err(|e| e.desc().to_string())?;
-        let pid =
-            tend_sys::process::spawn(&p, &Default::default()).map_err(|e| format!("{e:?}"))?;
+        let pid = tend_sys::process::spawn(&p, &Default::default())
+            .map_err(|e| spawn_reason(e).to_string())?;
         self.pending.push((name.into(), action.into(), pid));
         Ok(())
     }
@@ -254,6 +394,39 @@ fn daemon_id(scandir: &Path) -> String {
     id
 }
 
+/// Take the tree: its state directory, a scanner on it, the services installed, then
+/// this daemon's pid and incarnation written (the incarnation the BOSH agent waits to
+/// see change); the incarnation and the daemon file's path.
+fn settle(
+    c: &Control,
+    scandir: &Path,
+    exe: &Path,
+    report: &dyn Warn,
+) -> Result<(u64, PathBuf), Error> {
+    std::fs::create_dir_all(scandir.join(STATE)).map_err(|e| {
+        Error(format!(
+            "unable to create {}: {}",
+            scandir.join(STATE).display(),
+            tend_sys::error::io_reason(&e)
+        ))
+    })?;
+    ensure_scanner(scandir, exe)?;
+    install(c, scandir, &exe.to_string_lossy(), report)?;
+    let started = incarnation(scandir)?;
+    let state: PathBuf = scandir.join(STATE).join("daemon");
+    let tmp = scandir.join(STATE).join(".daemon.new");
+    std::fs::write(&tmp, format!("{} {started}\n", std::process::id()))
+        .and_then(|()| std::fs::rename(&tmp, &state))
+        .map_err(|e| {
+            Error(format!(
+                "unable to write {}: {}",
+                state.display(),
+                tend_sys::error::io_reason(&e)
+            ))
+        })?;
+    Ok((started, state))
+}
+
 /// Run until SIGTERM or SIGINT; `reread` gives the control file again on SIGHUP.
 pub fn run(
     c: Control,
@@ -270,33 +443,13 @@ pub fn run(
         Signal::SIGCHLD,
     ])
     .map_err(|e| Error(format!("unable to take signals: {}", e.desc())))?;
-    std::fs::create_dir_all(scandir.join(STATE)).map_err(|e| {
-        Error(format!(
-            "unable to create {}: {e}",
-            scandir.join(STATE).display()
-        ))
-    })?;
     // The XML's <controlfile> is absolute, as monit's.
     let controlfile = &std::path::absolute(controlfile).unwrap_or_else(|_| controlfile.into());
-    let mut server = crate::http::Server::bind(&c).map_err(Error)?;
     let exe_s = exe.to_string_lossy().into_owned();
-    ensure_scanner(scandir, exe)?;
-    install(&c, scandir, &exe_s, report)?;
-    // The daemon's pid and start (the incarnation the BOSH agent waits to see change).
-    let started = now_secs();
-    let state: PathBuf = scandir.join(STATE).join("daemon");
-    let tmp = scandir.join(STATE).join(".daemon.new");
-    std::fs::write(&tmp, format!("{} {started}\n", std::process::id()))
-        .and_then(|()| std::fs::rename(&tmp, &state))
-        .map_err(|e| Error(format!("unable to write {}: {e}", state.display())))?;
-    start_all(&c, scandir, report);
-    report.say(
-        "info",
-        &format_args!(
-            "started: {} services",
-            crate::control::process_order(&c).len()
-        ),
-    );
+    let (started, state) = settle(&c, scandir, exe, report)?;
+    // From here every request is answered, while the services start.
+    let mut server = crate::http::Server::bind(&c, report).map_err(Error)?;
+    let mut starter = Starter::new(&c);
     let cache = crate::cache::StateCache::new(&c);
     let mut b = Backend {
         control: c,
@@ -306,28 +459,32 @@ pub fn run(
         id: daemon_id(scandir),
         started,
         pending: Vec::new(),
+        starting: Vec::new(),
         cache,
     };
     use nix::poll::{PollFd, PollFlags};
     loop {
+        if starter.busy() {
+            starter.advance(&b.control, scandir, report, &mut b.starting);
+        }
         let now = Instant::now();
-        let timeout =
-            tend_sys::deadline::poll_timeout(server.as_ref().and_then(|s| s.deadline()), now);
+        let look = starter.busy().then(|| now + STARTING_LOOK);
+        let deadline = [server.as_ref().and_then(|s| s.deadline()), look]
+            .into_iter()
+            .flatten()
+            .min();
+        let timeout = tend_sys::deadline::poll_timeout(deadline, now);
         let mut fds = vec![PollFd::new(
             std::os::fd::AsFd::as_fd(&sigfd),
             PollFlags::POLLIN,
         )];
         if let Some(s) = &server {
-            for (fd, write) in s.poll_fds() {
-                fds.push(PollFd::new(
-                    fd,
-                    if write {
-                        PollFlags::POLLOUT
-                    } else {
-                        PollFlags::POLLIN
-                    },
-                ));
-            }
+            let events = |write| [PollFlags::POLLIN, PollFlags::POLLOUT][usize::from(write)];
+            fds.extend(
+                s.poll_fds()
+                    .into_iter()
+                    .map(|(fd, w)| PollFd::new(fd, events(w))),
+            );
         }
         let _ = nix::poll::poll(&mut fds, timeout);
         drop(fds);
@@ -337,18 +494,27 @@ pub fn run(
         while let Ok(Some(s)) = sigfd.read_signal() {
             match Signal::try_from(s.ssi_signo as i32) {
                 Ok(Signal::SIGTERM | Signal::SIGINT) => {
+                    // The port closed before the daemon file goes: whoever saw this
+                    // daemon gone may bind it at once.
+                    drop(server);
                     let _ = std::fs::remove_file(&state);
                     return Ok(());
                 }
                 Ok(Signal::SIGHUP) => {
                     if let Some(n) = reread() {
                         b.control = n;
+                        if let Some(s) = &mut server {
+                            s.reconfigure(&b.control, report);
+                        }
                         // Services may be replaced and the cycle changed: start afresh.
                         b.cache = crate::cache::StateCache::new(&b.control);
-                        match install(&b.control, scandir, &exe_s, report) {
-                            Ok(_) => start_all(&b.control, scandir, report),
-                            Err(e) => report.warn(&e),
-                        }
+                        starter = match install(&b.control, scandir, &exe_s, report) {
+                            Ok(_) => Starter::new(&b.control),
+                            Err(e) => {
+                                report.warn(&e);
+                                Starter::idle()
+                            }
+                        };
                     }
                 }
                 _ => {

@@ -3,26 +3,30 @@
 //! `GET /_status2?format=xml` (5.2.5's layout, what the agent reads: `name` attributes,
 //! `servicegroups`), `GET /_status?format=xml` (5.33's: a `<name>` element, no groups),
 //! `GET /` and `GET /NAME` (an HTML table with buttons), `POST /NAME` with
-//! `action=start|stop|restart|monitor|unmonitor`. Basic authentication from `allow
-//! user:password` (and `allow cleartext FILE`), 401 otherwise; `read-only` users get 403
-//! on a POST; a GET never changes anything.
+//! `action=start|stop|restart|monitor|unmonitor`. Who may ask is decided once per
+//! configuration (`Credentials`): host and net rules, Basic authentication from `allow
+//! user:password` and `allow cleartext FILE` (read the safe way when the configuration
+//! is taken, never per request), 401 otherwise; `read-only` users get 403 on a POST; a
+//! GET never acts. It fails closed as monit 5.33: no rule anyone can pass, no server; a
+//! PAM group (which tend-monit cannot check), 401 for all.
 //!
 //! Cross-site posts: the agent posts a bare `action=stop` with Basic credentials and
 //! nothing else (monit 5.2.5 took it; 5.33 wants a CSRF token and answers 403). tend-monit
-//! takes that request, and refuses what a browser's cross-site form post looks like: an
-//! `Origin` or `Referer` that is not this server, or a `securitytoken` cookie without the
-//! same token in the form. The page's own buttons carry the token.
+//! takes that request, and 5.33's double-submit (a `securitytoken` cookie equal to the
+//! form's field), and refuses what a browser's cross-site form post looks like: an
+//! `Origin` or `Referer` that is not this server, or a cookie or field without its twin.
 //!
 //! This module decides answers (`respond`) without doing I/O; `Server` is the
 //! single-threaded, non-blocking connection handling the daemon's poll loop drives:
 //! fixed buffers per connection, a deadline per connection, so a slow or hostile client
 //! never holds the others up.
 
-use crate::model::{Allow, Control};
+use crate::model::{Allow, Control, Httpd};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::{Duration, Instant};
+use tend_sys::warn::Warn;
 
 /// The most bytes of one request (headers and body): more is answered 431 or 413.
 pub const MAX_REQUEST: usize = 16 * 1024;
@@ -143,47 +147,135 @@ pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
+/// a password list.
+pub const MAX_HTPASSWD: usize = 64 * 1024;
+
+/// Who may use the interface, read once from the `allow` rules and their files (at
+/// start and at each reload, as monit reads them while parsing): a request never opens
+/// a file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// `allow HOST|NET`: only these peers, when there is one.
+    hosts: Vec<String>,
+    /// (user, password, read-only).
+    users: Vec<(String, String, bool)>,
+    /// Some rule asks for a login (a user, a file with users, a group), even one nobody
+    /// can pass: without one, the host rules alone decide, as in monit.
+    login: bool,
+    /// `allow cleartext` files without one `user:password` line: monit warns and takes
+    /// nothing from them.
+    empty_files: Vec<String>,
+}
+
+impl Credentials {
+    /// The credentials of `h`'s rules; an `allow cleartext` file that cannot be read
+    /// (missing, not a regular file, over `MAX_HTPASSWD`) is an error, named with its path.
+    pub fn of(h: &Httpd) -> Result<Credentials, String> {
+        let mut c = Credentials::default();
+        for a in &h.allow {
+            match a {
+                Allow::Host(x) => c.hosts.push(x.clone()),
+                Allow::User {
+                    user,
+                    password,
+                    read_only,
+                } => {
+                    c.login = true;
+                    c.users.push((user.clone(), password.clone(), *read_only));
+                }
+                // tend-monit has no PAM, nor hashed passwords: such a rule asks for a
+                // login nobody can give.
+                Allow::Group { .. } | Allow::Hashed { .. } => c.login = true,
+                Allow::File { path, users: only } => {
+                    let before = c.users.len();
+                    for (u, p) in htpasswd(path)? {
+                        if only.is_empty() || only.contains(&u) {
+                            c.users.push((u, p, false));
+                        }
+                    }
+                    if c.users.len() == before {
+                        c.empty_files.push(path.clone());
+                    } else {
+                        c.login = true;
+                    }
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    /// No rule lets anyone in (no `allow` at all, or only empty files): monit then does
+    /// not start its httpd.
+    pub fn nobody(&self) -> bool {
+        self.hosts.is_empty() && !self.login
+    }
+
+    /// Rules nobody passes: every request gets 401.
+    pub fn closed() -> Credentials {
+        Credentials {
+            login: true,
+            ..Default::default()
+        }
+    }
+
+    /// Whether a login is asked, and nobody can give one (groups, empty files).
+    pub fn no_user(&self) -> bool {
+        self.login && self.users.is_empty()
+    }
+}
+
+/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
+/// safe way: non-blocking, a regular file only, bounded.
+fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
+    let p = std::path::Path::new(path);
+    let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
+        .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
+    if text.len() > MAX_HTPASSWD {
+        return Err(format!(
+            "cannot read htpasswd {path}: longer than {MAX_HTPASSWD} bytes"
+        ));
+    }
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .collect())
+}
+
+/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
+/// unix socket (tend-monit serves TCP only).
+pub fn validate(c: &crate::model::Control, errors: &mut Vec<crate::model::Error>) {
+    let Some(h) = &c.httpd else { return };
+    if let Err(msg) = Credentials::of(h) {
+        errors.push(crate::model::Error {
+            loc: h.loc.clone(),
+            msg,
+        });
+    }
+    if let Some(s) = &h.unixsocket {
+        errors.push(crate::model::Error {
+            loc: h.loc.clone(),
+            msg: format!(
+                "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"
+            ),
+        });
+    }
+}
+
 /// Who a request authenticates as: Ok(read_only) or the answer that refuses it.
-fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool, Response> {
-    let Some(h) = &c.httpd else {
-        return Err(error(403, "no httpd configured"));
-    };
-    let hosts: Vec<&str> = h
-        .allow
-        .iter()
-        .filter_map(|a| match a {
-            Allow::Host(x) => Some(x.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !hosts.is_empty() {
-        let ok = peer.is_some_and(|p| hosts.iter().any(|h| host_allows(h, p)));
+fn authenticate(c: &Credentials, req: &Request, peer: Option<IpAddr>) -> Result<bool, Response> {
+    if !c.hosts.is_empty() {
+        let ok = peer.is_some_and(|p| c.hosts.iter().any(|h| host_allows(h, p)));
         if !ok {
             return Err(error(403, "You are not authorized to access monit"));
         }
     }
-    let mut users: Vec<(String, String, bool)> = Vec::new();
-    for a in &h.allow {
-        match a {
-            Allow::User {
-                user,
-                password,
-                read_only,
-            } => users.push((user.clone(), password.clone(), *read_only)),
-            Allow::File { path, users: only } => {
-                // A cleartext htpasswd file (BOSH: /var/vcap/monit/monit.user).
-                for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-                    if let Some((u, p)) = line.trim().split_once(':')
-                        && (only.is_empty() || only.iter().any(|o| o == u))
-                    {
-                        users.push((u.into(), p.into(), false));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    if users.is_empty() {
+    if !c.login {
         return Ok(false);
     }
     let given = req
@@ -197,7 +289,8 @@ fn authenticate(c: &Control, req: &Request, peer: Option<IpAddr>) -> Result<bool
     let Some((u, p)) = given.as_deref().and_then(|g| g.split_once(':')) else {
         return Err(unauthorized());
     };
-    match users
+    match c
+        .users
         .iter()
         .find(|(uu, pp, _)| uu == u && constant_eq(pp.as_bytes(), p.as_bytes()))
     {
@@ -233,10 +326,15 @@ fn host_allows(spec: &str, peer: IpAddr) -> bool {
     };
     match (a, peer, bits) {
         (IpAddr::V4(a), IpAddr::V4(p), Some(b)) if b <= 32 => {
-            let mask = if b == 0 { 0 } else { u32::MAX << (32 - b) };
+            let mask = u32::MAX.checked_shl(32 - b).unwrap_or(0);
             u32::from(a) & mask == u32::from(p) & mask
         }
-        (a, p, _) => a == p,
+        (IpAddr::V6(a), IpAddr::V6(p), Some(b)) if b <= 128 => {
+            let mask = u128::MAX.checked_shl(128 - b).unwrap_or(0);
+            u128::from(a) & mask == u128::from(p) & mask
+        }
+        (_, _, Some(_)) => false,
+        (a, p, None) => a == p,
     }
 }
 
@@ -286,8 +384,12 @@ fn cookie_token(cookie: &[u8]) -> Option<&[u8]> {
         .find_map(|c| c.strip_prefix(b"securitytoken="))
 }
 
-/// Whether a POST may act: not what a browser's cross-site form post looks like.
-fn same_site(req: &Request, token: &str) -> Result<(), Response> {
+/// Whether a POST may act: not what a browser's cross-site form post looks like. A
+/// foreign `Origin` or `Referer` is refused; so is a `securitytoken` cookie or form field
+/// without its twin: monit 5.33's double-submit rule (the cookie equals the form's field,
+/// whatever value the client chose, as curl scripts send it). A bare POST with neither
+/// (the BOSH agent's, as 5.2.5 took it) acts.
+fn same_site(req: &Request) -> Result<(), Response> {
     let host = req.host.unwrap_or(b"");
     let ours = |url: &[u8]| {
         let rest = url
@@ -302,20 +404,26 @@ fn same_site(req: &Request, token: &str) -> Result<(), Response> {
     if req.origin.is_some_and(|o| !ours(o)) || req.referer.is_some_and(|r| !ours(r)) {
         return refuse();
     }
-    if let Some(c) = req.cookie.and_then(cookie_token) {
-        let form = form_value(req.body, "securitytoken");
-        if c != token.as_bytes() || form.as_deref() != Some(token) {
-            return refuse();
-        }
+    let cookie = req.cookie.and_then(cookie_token);
+    let form = form_value(req.body, "securitytoken");
+    match (cookie, form.as_deref()) {
+        (None, None) => Ok(()),
+        (Some(c), Some(f)) if !c.is_empty() && c == f.as_bytes() => Ok(()),
+        _ => refuse(),
     }
-    Ok(())
 }
 
 const ACTIONS: &[&str] = &["start", "stop", "restart", "monitor", "unmonitor"];
 
 /// The answer to one request.
-pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: &str) -> Response {
-    let read_only = match authenticate(b.control(), req, peer) {
+pub fn respond(
+    b: &mut dyn Backend,
+    who: &Credentials,
+    req: &Request,
+    peer: Option<IpAddr>,
+    token: &str,
+) -> Response {
+    let read_only = match authenticate(who, req, peer) {
         Ok(ro) => ro,
         Err(r) => return r,
     };
@@ -338,7 +446,11 @@ pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: 
             n => error(404, &format!("There is no service named \"{n}\"")),
         },
         "POST" => {
-            if let Err(r) = same_site(req, token) {
+            // As monit: an unknown name is 404 to whoever authenticated.
+            if !known(b, name) {
+                return error(404, &format!("There is no service named \"{name}\""));
+            }
+            if let Err(r) = same_site(req) {
                 return r;
             }
             if read_only {
@@ -346,9 +458,6 @@ pub fn respond(b: &mut dyn Backend, req: &Request, peer: Option<IpAddr>, token: 
                     403,
                     "You do not have sufficient privileges to access this page",
                 );
-            }
-            if !known(b, name) {
-                return error(404, &format!("There is no service named \"{name}\""));
             }
             let action = form_value(req.body, "action").unwrap_or_default();
             if !ACTIONS.contains(&action.as_str()) {
@@ -382,6 +491,27 @@ pub struct Server {
     /// once warm).
     spare: Vec<(Vec<u8>, Vec<u8>)>,
     token: String,
+    who: Credentials,
+}
+
+/// The rules of `h`, or None (and a warning, monit's) when they let nobody in.
+fn allowed(h: &Httpd, report: &dyn Warn) -> Result<Option<Credentials>, String> {
+    let who = Credentials::of(h)?;
+    for f in &who.empty_files {
+        report.warn(&format_args!("htpasswd file {f} has no usable credentials"));
+    }
+    if who.nobody() {
+        report.warn(&format_args!(
+            "httpd not started: no allow rule lets anyone in (allow user:password, allow cleartext FILE, allow HOST)"
+        ));
+        return Ok(None);
+    }
+    if who.no_user() {
+        report.warn(&format_args!(
+            "httpd: no allow rule names a user tend-monit can check: every request gets 401"
+        ));
+    }
+    Ok(Some(who))
 }
 
 /// A random token for the page's buttons, from the kernel's generator.
@@ -394,25 +524,47 @@ fn random_token() -> String {
 }
 
 impl Server {
-    /// Listen on the `set httpd` address (loopback when none is given) and port.
-    pub fn bind(c: &Control) -> Result<Option<Server>, String> {
+    /// Listen on the `set httpd` address (loopback when none is given) and port. Fails
+    /// closed as monit: with no rule letting anyone in, no server (and a warning).
+    pub fn bind(c: &Control, report: &dyn Warn) -> Result<Option<Server>, String> {
         let Some(h) = &c.httpd else { return Ok(None) };
         let Some(port) = h.port else { return Ok(None) };
+        let Some(who) = allowed(h, report)? else {
+            return Ok(None);
+        };
         let addr = match h.address.as_deref() {
             None | Some("localhost") => "127.0.0.1".to_string(),
             Some(a) => a.to_string(),
         };
-        let listener = TcpListener::bind((addr.as_str(), port))
-            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| format!("unable to listen on {addr}:{port}: {e}"))?;
+        let failed = |e: std::io::Error| {
+            format!(
+                "unable to listen on {addr}:{port}: {}",
+                tend_sys::error::io_reason(&e)
+            )
+        };
+        let listener = TcpListener::bind((addr.as_str(), port)).map_err(failed)?;
+        listener.set_nonblocking(true).map_err(failed)?;
         Ok(Some(Server {
             listener,
             conns: Vec::with_capacity(MAX_CONNECTIONS),
             spare: Vec::new(),
             token: random_token(),
+            who,
         }))
+    }
+
+    /// Take a reloaded control file's rules (the port stays: monit, too, keeps its
+    /// listener over a reload). Rules that let nobody in shut the door until the next.
+    pub fn reconfigure(&mut self, c: &Control, report: &dyn Warn) {
+        let rules = c.httpd.as_ref().map(|h| allowed(h, report));
+        self.who = match rules {
+            Some(Ok(Some(who))) => who,
+            Some(Err(e)) => {
+                report.warn(&e);
+                Credentials::closed()
+            }
+            _ => Credentials::closed(),
+        };
     }
 
     /// The fds to poll: the listener (while there is room), then each connection.
@@ -460,7 +612,8 @@ impl Server {
         let now = Instant::now();
         let mut i = 0;
         while i < self.conns.len() {
-            let done = step(&mut self.conns[i], b, &self.token) || now >= self.conns[i].deadline;
+            let done = step(&mut self.conns[i], b, &self.who, &self.token)
+                || now >= self.conns[i].deadline;
             if done {
                 let mut c = self.conns.swap_remove(i);
                 c.out.clear();
@@ -474,14 +627,19 @@ impl Server {
 }
 
 /// Advance one connection; true when it is finished (answered or broken).
-fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
+fn step(c: &mut Conn, b: &mut dyn Backend, who: &Credentials, token: &str) -> bool {
     if c.out.is_empty() {
+        // A client may half-close once its request is sent: that request is answered.
+        let mut ended = false;
         loop {
             if c.len == c.buf.len() {
                 break;
             }
             match c.stream.read(&mut c.buf[c.len..]) {
-                Ok(0) => return true,
+                Ok(0) => {
+                    ended = true;
+                    break;
+                }
                 Ok(n) => c.len += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -489,10 +647,10 @@ fn step(c: &mut Conn, b: &mut dyn Backend, token: &str) -> bool {
             }
         }
         match parse(&c.buf[..c.len], c.len == c.buf.len()) {
-            Parsed::Partial => return false,
+            Parsed::Partial => return ended,
             Parsed::Bad(status, why) => encode(&error(status, why), token, &mut c.out),
             Parsed::Done(req) => {
-                let r = respond(b, &req, c.peer, token);
+                let r = respond(b, who, &req, c.peer, token);
                 let head_only = req.method == "HEAD";
                 encode(&r, token, &mut c.out);
                 if head_only && let Some(end) = c.out.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -539,7 +697,7 @@ fn parse(buf: &[u8], full: bool) -> Parsed<'_> {
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
     r.path = path;
     r.query = query;
-    let mut length = 0usize;
+    let mut length: Option<usize> = None;
     for h in req.headers.iter() {
         let n = h.name;
         if n.eq_ignore_ascii_case("authorization") {
@@ -553,24 +711,32 @@ fn parse(buf: &[u8], full: bool) -> Parsed<'_> {
         } else if n.eq_ignore_ascii_case("cookie") {
             r.cookie = Some(h.value);
         } else if n.eq_ignore_ascii_case("content-length") {
-            match std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse().ok())
-            {
-                Some(l) => length = l,
-                None => return Parsed::Bad(400, "Bad Content-Length"),
+            // Digits only (no sign), and never more than usize: a number too big for
+            // it is too big for the buffer anyway.
+            let digits = h.value.trim_ascii();
+            if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                return Parsed::Bad(400, "Bad Content-Length");
             }
+            let l = std::str::from_utf8(digits)
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(usize::MAX);
+            if length.is_some_and(|old| old != l) {
+                return Parsed::Bad(400, "Conflicting Content-Length");
+            }
+            length = Some(l);
         } else if n.eq_ignore_ascii_case("transfer-encoding") {
             return Parsed::Bad(400, "Chunked requests are not taken");
         }
     }
-    if head_len + length > buf.len() {
-        if head_len + length > MAX_REQUEST {
-            return Parsed::Bad(413, "Request body too large");
-        }
-        return Parsed::Partial;
+    let length = length.unwrap_or(0);
+    if length > MAX_REQUEST.saturating_sub(head_len) {
+        return Parsed::Bad(413, "Request body too large");
     }
-    r.body = &buf[head_len..head_len + length];
+    let Some(body) = buf.get(head_len..head_len + length) else {
+        return Parsed::Partial;
+    };
+    r.body = body;
     Parsed::Done(r)
 }
 
@@ -622,11 +788,480 @@ mod tests {
         assert_eq!(form_value(b"x", "action"), None);
     }
 
+    /// The control file of the rows: two services, a user, a read-only user.
+    const RC: &str = "set httpd port 2812\n  allow vcap:pw\n  allow ro:pw read-only\ncheck process web with pidfile /run/web.pid\ncheck process db with pidfile /run/db.pid\n";
+
+    struct Fake {
+        control: Control,
+        acted: Vec<(String, String)>,
+    }
+
+    impl Backend for Fake {
+        fn control(&self) -> &Control {
+            &self.control
+        }
+        fn xml(&mut self, two: bool) -> String {
+            format!("xml two={two}")
+        }
+        fn page(&mut self, name: Option<&str>, token: &str) -> String {
+            format!("page of {name:?} token={token}")
+        }
+        fn act(&mut self, name: &str, action: &str) -> Result<(), String> {
+            self.acted.push((name.into(), action.into()));
+            Ok(())
+        }
+    }
+
+    fn fake(rc: &str) -> (Fake, Credentials) {
+        let (control, errors) = crate::read_source(std::path::Path::new("monitrc"), rc.as_bytes());
+        assert!(errors.is_empty(), "{errors:?}");
+        let who = Credentials::of(control.httpd.as_ref().unwrap()).unwrap();
+        (
+            Fake {
+                control,
+                acted: Vec::new(),
+            },
+            who,
+        )
+    }
+
+    const VCAP: &[u8] = b"Basic dmNhcDpwdw=="; // vcap:pw
+    const RO: &[u8] = b"Basic cm86cHc="; // ro:pw
+    const WRONG: &[u8] = b"Basic dmNhcDp4"; // vcap:x
+    const HOST: &[u8] = b"127.0.0.1:2812";
+
+    fn req(method: &'static str, target: &'static str, auth: &'static [u8]) -> Request<'static> {
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
+        Request {
+            method,
+            path,
+            query,
+            authorization: (!auth.is_empty()).then_some(auth),
+            host: Some(HOST),
+            ..Default::default()
+        }
+    }
+
+    fn post(target: &'static str, auth: &'static [u8], body: &'static str) -> Request<'static> {
+        Request {
+            body: body.as_bytes(),
+            ..req("POST", target, auth)
+        }
+    }
+
+    fn cookie(r: Request<'static>, c: &'static str) -> Request<'static> {
+        Request {
+            cookie: Some(c.as_bytes()),
+            ..r
+        }
+    }
+
+    /// `respond`'s rows: a request with its credentials in; the status, a fragment of
+    /// the body, and whether the backend was asked to act, out.
+    #[test]
+    fn respond_rows() {
+        let stop = "action=stop";
+        let pair = "securitytoken=x1&action=stop";
+        let rows: Vec<(&str, Request, u16, &str, bool)> = vec![
+            (
+                "no credentials",
+                req("GET", "/_status2?format=xml", b""),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "a wrong password",
+                req("GET", "/_status2?format=xml", WRONG),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "not Basic",
+                req("GET", "/", b"Digest abc"),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "5.2.5's XML",
+                req("GET", "/_status2?format=xml", VCAP),
+                200,
+                "xml two=true",
+                false,
+            ),
+            (
+                "5.33's XML",
+                req("GET", "/_status?format=xml&x=1", VCAP),
+                200,
+                "xml two=false",
+                false,
+            ),
+            (
+                "the read-only user reads",
+                req("GET", "/_status?format=xml", RO),
+                200,
+                "xml",
+                false,
+            ),
+            (
+                "the page",
+                req("GET", "/", VCAP),
+                200,
+                "page of None token=T",
+                false,
+            ),
+            (
+                "a GET never acts",
+                req("GET", "/web?action=stop", VCAP),
+                200,
+                "page of Some(\"web\")",
+                false,
+            ),
+            (
+                "HEAD",
+                req("HEAD", "/db", VCAP),
+                200,
+                "page of Some(\"db\")",
+                false,
+            ),
+            (
+                "no such page",
+                req("GET", "/nosuch", VCAP),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "another method",
+                req("DELETE", "/web", VCAP),
+                405,
+                "not allowed",
+                false,
+            ),
+            (
+                "the agent's bare POST",
+                post("/web", VCAP, stop),
+                200,
+                "page of Some(\"web\")",
+                true,
+            ),
+            (
+                "POST without credentials",
+                post("/web", b"", stop),
+                401,
+                "not authorized",
+                false,
+            ),
+            (
+                "read-only",
+                post("/web", RO, stop),
+                403,
+                "sufficient privileges",
+                false,
+            ),
+            (
+                "an unknown action",
+                post("/web", VCAP, "action=explode"),
+                400,
+                "Invalid action &quot;explode&quot;",
+                false,
+            ),
+            (
+                "no action",
+                post("/web", VCAP, ""),
+                400,
+                "Invalid action",
+                false,
+            ),
+            (
+                "no such service",
+                post("/nosuch", VCAP, stop),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "no such service, double-submit",
+                cookie(post("/nosuch", VCAP, pair), "securitytoken=x1"),
+                404,
+                "no service named",
+                false,
+            ),
+            (
+                "double-submit, any value",
+                cookie(post("/web", VCAP, pair), "a=b; securitytoken=x1"),
+                200,
+                "page",
+                true,
+            ),
+            (
+                "double-submit, the page's token",
+                cookie(
+                    post("/web", VCAP, "securitytoken=T&action=stop"),
+                    "securitytoken=T",
+                ),
+                200,
+                "page",
+                true,
+            ),
+            (
+                "two values",
+                cookie(
+                    post("/web", VCAP, "securitytoken=y2&action=stop"),
+                    "securitytoken=x1",
+                ),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a cookie alone",
+                cookie(post("/web", VCAP, stop), "securitytoken=x1"),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "an empty pair",
+                cookie(
+                    post("/web", VCAP, "securitytoken=&action=stop"),
+                    "securitytoken=",
+                ),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a field alone",
+                post("/web", VCAP, pair),
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a foreign Origin",
+                Request {
+                    origin: Some(b"http://evil.example"),
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "a foreign Referer",
+                Request {
+                    referer: Some(b"https://evil.example/x"),
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "an Origin without a Host",
+                Request {
+                    origin: Some(b"http://127.0.0.1:2812"),
+                    host: None,
+                    ..post("/web", VCAP, stop)
+                },
+                403,
+                "Invalid CSRF Token",
+                false,
+            ),
+            (
+                "our own Origin",
+                Request {
+                    origin: Some(b"http://127.0.0.1:2812"),
+                    ..cookie(post("/web", VCAP, pair), "securitytoken=x1")
+                },
+                200,
+                "page",
+                true,
+            ),
+        ];
+        for (what, r, status, fragment, acts) in rows {
+            let (mut b, who) = fake(RC);
+            let got = respond(&mut b, &who, &r, Some([127, 0, 0, 1].into()), "T");
+            let body = String::from_utf8_lossy(&got.body);
+            assert_eq!(got.status, status, "{what}: {body}");
+            assert!(body.contains(fragment), "{what}: {body}");
+            assert_eq!(!b.acted.is_empty(), acts, "{what}: {:?}", b.acted);
+            assert_eq!(got.challenge, status == 401, "{what}");
+        }
+    }
+
+    /// Which rules let whom in: (what, allow lines, peer, credentials, status).
+    #[test]
+    fn allow_rows() {
+        type Row = (&'static str, &'static str, [u8; 4], &'static [u8], u16);
+        let rows: [Row; 8] = [
+            (
+                "a host alone: no login",
+                "allow 127.0.0.1",
+                [127, 0, 0, 1],
+                b"",
+                200,
+            ),
+            (
+                "a host alone, another peer",
+                "allow 127.0.0.1",
+                [10, 0, 0, 1],
+                b"",
+                403,
+            ),
+            ("a net", "allow 10.0.0.0/8", [10, 9, 8, 7], b"", 200),
+            (
+                "a net, outside",
+                "allow 10.0.0.0/8",
+                [11, 0, 0, 1],
+                b"",
+                403,
+            ),
+            (
+                "a host and a user",
+                "allow localhost\n  allow vcap:pw",
+                [127, 0, 0, 1],
+                b"",
+                401,
+            ),
+            (
+                "a PAM group: nobody",
+                "allow @admins",
+                [127, 0, 0, 1],
+                VCAP,
+                401,
+            ),
+            (
+                "a group and a user",
+                "allow @admins\n  allow vcap:pw",
+                [127, 0, 0, 1],
+                VCAP,
+                200,
+            ),
+            (
+                "a host and an md5 file: nobody",
+                "allow localhost\n  allow md5 /etc/x",
+                [127, 0, 0, 1],
+                b"",
+                401,
+            ),
+        ];
+        for (what, allow, peer, auth, status) in rows {
+            let rc = format!(
+                "set httpd port 2812\n  {allow}\ncheck process web with pidfile /run/web.pid\n"
+            );
+            let (mut b, who) = fake(&rc);
+            let r = req("GET", "/_status?format=xml", auth);
+            let got = respond(&mut b, &who, &r, Some(peer.into()), "T");
+            assert_eq!(got.status, status, "{what}");
+        }
+        let (_, who) = fake("set httpd port 2812\n");
+        assert!(who.nobody(), "no allow line: no httpd");
+        let (_, who) = fake("set httpd port 2812\n  allow @admins\n");
+        assert!(!who.nobody() && who.no_user(), "a group: 401 for all");
+        assert!(Credentials::closed().no_user());
+    }
+
+    /// Content-Length and the head, as the server reads them.
+    #[test]
+    fn parse_rows() {
+        let status = |raw: &[u8]| match parse(raw, false) {
+            Parsed::Partial => 0,
+            Parsed::Bad(s, _) => s,
+            Parsed::Done(_) => 200,
+        };
+        let rows: [(&[u8], u16); 9] = [
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n",
+                413,
+            ),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 184467440737095516150000\r\n\r\n",
+                413,
+            ),
+            (b"POST /x HTTP/1.1\r\nContent-Length: 16384\r\n\r\n", 413),
+            (b"POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+            (b"POST /x HTTP/1.1\r\nContent-Length: \r\n\r\n", 400),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc",
+                400,
+            ),
+            (
+                b"POST /x HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+                200,
+            ),
+            (b"POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nabc", 0),
+            (
+                b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                400,
+            ),
+        ];
+        for (raw, want) in rows {
+            assert_eq!(status(raw), want, "{}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    /// Pieces of requests in random order never make the parser, the form reader or the
+    /// answer panic (the seed is printed to replay one).
+    #[test]
+    fn hostile_pieces_never_panic() {
+        let pieces: [&[u8]; 16] = [
+            b"POST /web HTTP/1.1\r\n",
+            b"GET /_status?format=xml HTTP/1.0\r\n",
+            b"Content-Length: ",
+            b"18446744073709551615",
+            b"9",
+            b"\r\n",
+            b"Authorization: Basic ",
+            b"dmNhcDpwdw==",
+            b"=",
+            b"Cookie: securitytoken=",
+            b"securitytoken=%&action=stop",
+            b"%",
+            b"%f",
+            b"\xff\x00",
+            b":",
+            b"Origin: http://",
+        ];
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64 | 1);
+        eprintln!("hostile_pieces_never_panic: seed {seed}");
+        let mut x = seed;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let (mut b, who) = fake(RC);
+        for _ in 0..20_000 {
+            let mut raw = Vec::new();
+            for _ in 0..next(14) {
+                raw.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            let full = next(2) == 0;
+            if let Parsed::Done(r) = parse(&raw, full) {
+                let _ = respond(&mut b, &who, &r, None, "T");
+            }
+            let _ = form_value(&raw, "securitytoken");
+            let _ = base64_decode(&raw);
+        }
+    }
+
     #[test]
     fn hosts() {
         let lo: IpAddr = "127.0.0.1".parse().unwrap();
         assert!(host_allows("localhost", lo));
         assert!(host_allows("10.0.0.0/8", "10.1.2.3".parse().unwrap()));
         assert!(!host_allows("10.0.0.0/8", "11.1.2.3".parse().unwrap()));
+        assert!(host_allows("0.0.0.0/0", "11.1.2.3".parse().unwrap()));
+        assert!(!host_allows("10.0.0.0/99", "10.1.2.3".parse().unwrap()));
+        assert!(host_allows("fd00::/8", "fd12::1".parse().unwrap()));
+        assert!(!host_allows("fd00::/8", "fe12::1".parse().unwrap()));
+        assert!(!host_allows("fd00::/8", "10.1.2.3".parse().unwrap()));
     }
 }

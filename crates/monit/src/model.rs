@@ -68,8 +68,11 @@ pub enum Allow {
     Host(String),
     /// `allow @group [read-only]` (PAM group; tend-monit cannot check it).
     Group { group: String, read_only: bool },
-    /// `allow [md5|sha1|crypt|cleartext] FILE [users…]`: an htpasswd file.
+    /// `allow [cleartext] FILE [users…]`: an htpasswd file.
     File { path: String, users: Vec<String> },
+    /// `allow md5|sha1|crypt FILE …`: hashed passwords, which tend-monit cannot check:
+    /// kept so that the rule still asks for a login (nobody passes it).
+    Hashed { path: String },
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

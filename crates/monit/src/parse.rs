@@ -383,14 +383,22 @@ impl Reader {
                         .filter(|w| matches!(w.as_str(), "md5" | "sha1" | "crypt"));
                     let a = allow(p)?;
                     match (at, hashed, &a) {
-                        // Not kept: a hash must never be taken for the password itself.
-                        (Some(at), Some(h), _) => self.ignore(
-                            at,
-                            format!("allow {h} …"),
-                            "tend-monit reads cleartext htpasswd files only: these users cannot log in",
-                        ),
+                        // Kept as hashed: a hash must never be taken for the password.
+                        (Some(at), Some(kind), Allow::File { path, .. }) => {
+                            self.ignore(
+                                at,
+                                format!("allow {kind} …"),
+                                "tend-monit reads cleartext htpasswd files only: these users cannot log in",
+                            );
+                            let path = path.clone();
+                            h.allow.push(Allow::Hashed { path });
+                        }
                         (Some(at), None, Allow::Group { group, .. }) => {
-                            self.ignore(at, format!("allow @{group}"), "tend-monit has no PAM groups: it grants nothing");
+                            self.ignore(
+                                at,
+                                format!("allow @{group}"),
+                                "tend-monit has no PAM groups: it grants nothing",
+                            );
                             h.allow.push(a);
                         }
                         _ => h.allow.push(a),

@@ -48,6 +48,7 @@ pub fn warnings(c: &Control) -> Vec<Error> {
 }
 
 pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
+    crate::http::validate(c, errors);
     // monit checks dependencies only once the files parsed cleanly (and so names only
     // its first error); tend-monit names these too.
     let mut seen: HashMap<&str, &Check> = HashMap::new();
