@@ -268,6 +268,16 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
+    if prog == "tend-monit" {
+        // With no command word it is monit's daemon, on the first control file of its
+        // search order: make that a harmless one of this run's (~/.monitrc), never the
+        // machine's /etc/monit/monitrc.
+        use std::os::unix::fs::PermissionsExt;
+        let rc = cwd.join(".monitrc");
+        std::fs::write(&rc, "set daemon 60\n").unwrap();
+        std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o600)).unwrap();
+        c.env("HOME", &cwd);
+    }
     if prog == "tend-init" {
         // Its defaults are the machine's /etc/tend and /run/tend: keep every path it
         // would touch inside this run's directory.
@@ -292,7 +302,10 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
         let _ = std::io::Read::read_to_end(&mut pipe, &mut b);
         let _ = tx.send(b);
     });
-    let patience = if is_daemon(prog) {
+    // tend-monit with no command word is a daemon (monit's `monit` alone).
+    let daemon = is_daemon(prog)
+        || prog == "tend-monit" && args.iter().all(|a| a.as_encoded_bytes().starts_with(b"-"));
+    let patience = if daemon {
         Duration::from_millis(300)
     } else {
         Duration::from_secs(20)
@@ -316,7 +329,7 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     let _ = std::fs::remove_dir_all(&cwd);
     let stderr = text(&rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default());
     let Some(status) = status else {
-        return (!is_daemon(prog)).then(|| format!("still running after {patience:?}"));
+        return (!daemon).then(|| format!("still running after {patience:?}"));
     };
     // tend-softlimit's limits apply to its own exec and to the program: a limit too
     // small for them gets the kernel's SIGSEGV (exec failed past the point of no
@@ -366,10 +379,19 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
                 .and_then(|rest| rest.split_once(": fatal: "))
                 .is_some_and(|(name, _)| !name.is_empty() && !name.contains(' '))
         };
-        let ok = lines.len() == 1
-            && (lines[0].starts_with(&format!("{prog}: usage: "))
-                || lines[0].starts_with(&format!("{prog}: fatal: "))
-                || named_fatal(lines[0]));
+        // tend-svc on several service directories warns once for each it cannot
+        // control and exits 111, as s6-svc 2.14+ does (checked with 2.15.1).
+        let each_warned = prog == "tend-svc"
+            && code == 111
+            && lines.is_empty()
+            && stderr
+                .lines()
+                .all(|l| l.starts_with("tend-svc: warning: unable to control "));
+        let ok = each_warned
+            || lines.len() == 1
+                && (lines[0].starts_with(&format!("{prog}: usage: "))
+                    || lines[0].starts_with(&format!("{prog}: fatal: "))
+                    || named_fatal(lines[0]));
         if !ok {
             return Some(format!(
                 "exit {code} without exactly one usage or fatal line: {stderr:?}"
