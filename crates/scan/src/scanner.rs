@@ -534,7 +534,6 @@ impl Scanner<'_> {
     /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
     /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
-    #[cfg(not(feature = "forked"))]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
         tend_sys::process::spawn_unreported(
             &self.supervisor,
@@ -546,14 +545,6 @@ impl Scanner<'_> {
             ],
         )
         .map_err(SpawnError::Fork)
-    }
-
-    /// Experimental forked mode: the supervisor is a forked child running
-    /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages (forked.rs).
-    #[cfg(feature = "forked")]
-    fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        let name = OsStr::from_bytes(self.supervisor.prepared().argv[1].as_bytes());
-        crate::forked::spawn(name, &self.spawn_opts.fds).map_err(SpawnError::Fork)
     }
 
     fn handle_signals(&mut self) -> Result<(), Error> {
