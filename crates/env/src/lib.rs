@@ -22,7 +22,8 @@ pub mod notify;
 pub mod rlimit;
 pub mod session;
 pub mod uidgid;
-pub mod userdb;
+
+pub use tend_account::userdb;
 
 pub use tend_sys as sys;
 
