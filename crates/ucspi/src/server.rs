@@ -30,6 +30,7 @@ use tend_sys::Error;
 use tend_sys::exec::{Prepared, Ready};
 use tend_sys::process::{SpawnOptions, spawn_unreported};
 use tend_sys::wait::{Ended, reap};
+use crate::vars;
 use tend_sys::warn::Warn;
 
 /// s6-ipcserverd's defaults and ceiling.
@@ -98,11 +99,11 @@ impl ServeError {
 
 /// The variables the server sets; any inherited value is dropped.
 const UCSPI_VARS: [&[u8]; 5] = [
-    b"PROTO",
-    b"IPCREMOTEEUID",
-    b"IPCREMOTEEGID",
-    b"IPCREMOTEPATH",
-    b"IPCCONNNUM",
+    vars::PROTO.as_bytes(),
+    vars::REMOTEEUID.ipc.as_bytes(),
+    vars::REMOTEEGID.ipc.as_bytes(),
+    vars::REMOTEPATH.ipc.as_bytes(),
+    vars::CONNNUM.ipc.as_bytes(),
 ];
 
 /// tend-ipcserverd's way in: the listening socket is fd 0. It is taken over (fd 0 then
@@ -288,11 +289,11 @@ impl<'a> Server<'a> {
             children: Vec::with_capacity(o.maxconn),
             per_uid: Vec::with_capacity(o.maxconn),
             ready,
-            euid: Slot::new(b"IPCREMOTEEUID", 10),
-            egid: Slot::new(b"IPCREMOTEEGID", 10),
-            path: Slot::new(b"IPCREMOTEPATH", 108),
-            connnum: Slot::new(b"IPCCONNNUM", 10),
-            proto: c"PROTO=IPC".to_owned(),
+            euid: Slot::new(vars::REMOTEEUID.ipc.as_bytes(), 10),
+            egid: Slot::new(vars::REMOTEEGID.ipc.as_bytes(), 10),
+            path: Slot::new(vars::REMOTEPATH.ipc.as_bytes(), 108),
+            connnum: Slot::new(vars::CONNNUM.ipc.as_bytes(), 10),
+            proto: vars::PROTO_IPC.to_owned(),
             spawn: SpawnOptions {
                 fds: vec![(-1, 0), (-1, 1)],
                 ..Default::default()
