@@ -74,7 +74,7 @@ pub struct Socket {
 /// with an autobound abstract address. The check comes first: the socket takes the lowest
 /// free fd, which could be the very number the caller named.
 pub fn socket_bind(notify_fd: RawFd) -> Result<Socket, Error> {
-    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
+    crate::sys::fd::check_open(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let fd = socket(
         AddressFamily::Unix,
         SockType::Datagram,
@@ -124,7 +124,7 @@ pub struct Listener {
 /// alone writes to it) and keeps no copy of the socket (it is close-on-exec).
 /// `watchdog`: kill the daemon with SIGABRT when WATCHDOG=1 pings stop for that long.
 pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Result<Role, Error> {
-    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
+    crate::sys::fd::check_open(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -216,9 +216,7 @@ impl Listener {
         let Some(nfd) = self.notify_fd.take() else {
             return Ok(());
         };
-        let fd = crate::sys::fd::inherited(nfd)
-            .map_err(|e| Error::new("write to the notification fd", e))?;
-        crate::sys::fd::write_all(fd, b"\n")
+        crate::sys::fd::write_all_raw(nfd, b"\n")
             .map_err(|e| Error::new("write to the notification fd", e))?;
         let _ = nix::unistd::close(nfd);
         Ok(())

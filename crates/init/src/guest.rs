@@ -291,7 +291,7 @@ fn shutdown(mounted: &[&'static str], action: Action, say: &dyn Warn) -> ! {
     machine::sync();
     say.say("info", &format_args!("{}", Farewell(action)));
     for fd in [1, 2] {
-        if let Ok(fd) = tend_sys::fd::inherited(fd) {
+        if let Ok(fd) = tend_sys::fd::stdio(fd) {
             let _ = nix::sys::termios::tcdrain(fd);
         }
     }

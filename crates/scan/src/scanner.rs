@@ -142,11 +142,9 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
     let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
     if let Some(fd) = opts.notify {
-        // Borrowed, written to, then closed by number: check_fds saw it open, and nothing
-        // else in the process owns it.
-        if let Ok(notify) = tend_sys::fd::inherited(fd) {
-            let _ = nix::unistd::write(notify, b"\n");
-        }
+        // Written to, then closed by number: check_fds saw it open, and nothing else in
+        // the process owns it.
+        let _ = tend_sys::fd::write_raw(fd, b"\n");
         let _ = nix::unistd::close(fd);
     }
     let max = opts.max.clamp(MIN_MAX, MAX_MAX);

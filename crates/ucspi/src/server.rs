@@ -109,7 +109,7 @@ const UCSPI_VARS: [&[u8]; 5] = [
 /// tend-ipcserverd's way in: the listening socket is fd 0. It is taken over (fd 0 then
 /// reads /dev/null), so that closing it at SIGTERM really closes it.
 pub fn serve_stdin(prog: &[OsString], o: &Options, say: &dyn Warn) -> Result<(), ServeError> {
-    let fd0 = tend_sys::fd::inherited(0).map_err(|_| ServeError::NotASocket)?;
+    let fd0 = tend_sys::fd::stdio(0).map_err(|_| ServeError::NotASocket)?;
     let st = nix::sys::stat::fstat(0).map_err(|e| Error::new("stat stdin", e))?;
     if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFSOCK {
         return Err(ServeError::NotASocket);
