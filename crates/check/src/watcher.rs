@@ -162,7 +162,7 @@ fn standing(dir: &std::path::Path) -> Standing {
 }
 
 fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
-    let p = dir.join("supervise");
+    let p = dir.join(tend_proto::servicedir::SUPERVISE);
     tend_sys::fd::open(
         &p,
         nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,
@@ -225,7 +225,7 @@ pub fn run(l: &Liveness, warn: &dyn Warn) -> Result<std::convert::Infallible, Er
             }
         };
         if action == Action::Restart {
-            match send_in(&l.servicedir, "supervise", b"r") {
+            match send_in(&l.servicedir, tend_proto::servicedir::SUPERVISE, b"r") {
                 Ok(()) => {}
                 Err(SendError::NotListening) => warn.warn(&format_args!(
                     "unable to restart {}: supervisor not listening",

@@ -32,8 +32,8 @@ use tend_proto::servicedir::within::{
     WATCHDOG_STATE_NEW as WATCHDOG_NEW,
 };
 
-/// Where s6 keeps a service's notification fd number.
-pub const NOTIFICATION_FD_FILE: &str = "notification-fd";
+/// Where s6 keeps a service's notification fd number (proto's name for it).
+pub use tend_proto::servicedir::NOTIFICATION_FD as NOTIFICATION_FD_FILE;
 
 /// Parse the contents of `notification-fd`: a decimal number, optionally followed by a
 /// newline.
@@ -139,7 +139,7 @@ pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Resu
         Forked::Child => match fork() {
             Ok(Forked::Child) => {
                 let supervise = crate::sys::fd::open(
-                    "supervise",
+                    tend_proto::servicedir::SUPERVISE,
                     OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
                     Mode::empty(),
                 )

@@ -16,8 +16,8 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use tend_env::environ::{self, Env};
 use tend_env::envdir;
+use tend_env::environ::{self, Env};
 use tend_sys::Error;
 use tend_sys::warn::Warn;
 
@@ -142,7 +142,6 @@ pub fn apply(
     }
     Ok(true)
 }
-
 
 /// What the rules say.
 #[derive(Debug, Clone, PartialEq, Eq)]

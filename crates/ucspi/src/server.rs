@@ -17,6 +17,7 @@
 //! SIGTERM and SIGCONT, then exits; SIGABRT sends them SIGKILL, then exits; SIGHUP sends
 //! them SIGTERM and SIGCONT and goes on.
 
+use crate::vars;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill};
@@ -30,7 +31,6 @@ use tend_sys::Error;
 use tend_sys::exec::{Prepared, Ready};
 use tend_sys::process::{SpawnOptions, spawn_unreported};
 use tend_sys::wait::{Ended, reap};
-use crate::vars;
 use tend_sys::warn::Warn;
 
 /// s6-ipcserverd's defaults and ceiling.
