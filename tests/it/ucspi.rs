@@ -186,6 +186,49 @@ fn ucspi_limits_same_as_s6() {
     }
 }
 
+/// A burst of short connections from one uid: `threads` clients at once, `each` in turn,
+/// against `-C 40`; how many were refused (closed with nothing said).
+fn refused_in_a_burst(srv: &Server, threads: usize, each: usize) -> usize {
+    std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut refused = 0;
+                    for _ in 0..each {
+                        let mut out = String::new();
+                        let _ = srv.connect().read_to_string(&mut out);
+                        refused += usize::from(out.is_empty());
+                    }
+                    refused
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).sum()
+    })
+}
+
+/// Issue 34 item 26: a connection whose child has ended no longer counts against its
+/// uid's `-C` limit, even when its SIGCHLD is still pending behind the next accepts.
+/// 16 clients of one uid never hold more than 16 connections, so `-c 1000 -C 40`
+/// refuses none: 2 x 5000 connections, on s6's stack and on tend's.
+#[test]
+fn ipcserverd_burst_of_short_connections_within_localmax() {
+    let s = Scratch::new("ucspi-burst");
+    for (binder, server) in STACKS {
+        let srv = Server::start(
+            &s,
+            server,
+            binder,
+            &[server, "-c", "1000", "-C", "40"],
+            &["echo", "x"],
+        );
+        for round in 1..=2 {
+            let refused = refused_in_a_burst(&srv, 16, 5000 / 16);
+            assert_eq!(refused, 0, "{server}: round {round}: {}", srv.stderr());
+        }
+    }
+}
+
 #[test]
 fn ipcserverd_verbose_lines() {
     let s = Scratch::new("ucspi-verbose");

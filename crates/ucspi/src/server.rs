@@ -462,8 +462,16 @@ impl<'a> Server<'a> {
         } else {
             (None, None)
         };
-        let slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
-        let count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        let mut slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
+        let mut count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        if uid.is_some() && count as usize > self.o.localmax {
+            // Children that ended while this burst was being accepted still count until
+            // reaped, and their SIGCHLD waits behind the accepts: reap them first, as
+            // s6-ipcserverd takes its signals before each accept.
+            self.reap();
+            slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
+            count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        }
         if uid.is_some() && count as usize > self.o.localmax {
             if self.o.verbosity >= 1 {
                 self.say.say(
