@@ -1,6 +1,7 @@
 //! Every executable is documented: a man page in man/man8 that groff accepts without a
 //! warning, whose SYNOPSIS holds every option letter of the program's usage line, and a
-//! row in the README's table.
+//! row in the README's table. Two house rules are checked here by reading the sources:
+//! service-directory names come from proto::servicedir, and every skip is counted.
 
 use crate::common::*;
 use std::path::Path;
@@ -137,6 +138,36 @@ fn service_directory_names_come_from_proto_servicedir() {
     assert!(
         found.is_empty(),
         "service-directory names written outside proto::servicedir:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every skip goes through `common::skip`, where `TEND_TEST_REQUIRE_ALL=1` (CI) turns it
+/// into a failure: no test prints its own "skipped" line.
+#[test]
+fn every_skip_goes_through_common_skip() {
+    let dir = root().join("tests/it");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "rs") || p.ends_with("common.rs") {
+            continue;
+        }
+        let source = std::fs::read_to_string(&p).unwrap();
+        for (n, line) in source.lines().enumerate() {
+            let printed = ["println!(", "eprintln!(", "print!(", "eprint!("]
+                .iter()
+                .any(|m| line.contains(m));
+            // The line itself, or the next one for a call split over lines.
+            let next = source.lines().nth(n + 1).unwrap_or("");
+            if printed && (line.contains("skipped") || next.trim_start().starts_with("\"skipped")) {
+                found.push(format!("{}:{}: {}", p.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "skips printed by hand:\n{}",
         found.join("\n")
     );
 }

@@ -15,7 +15,9 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/monit-files")
 fn have_monit(test: &str) -> bool {
     let ok = have("monit");
     if !ok {
-        eprintln!("skipped: {test}: monit is not installed (apt-get install monit)");
+        skip(format!(
+            "{test}: monit is not installed (apt-get install monit)"
+        ));
     }
     ok
 }

@@ -4,8 +4,8 @@
 //! (their sources in its README). The scripts record what ran in /record/order, a
 //! scratch directory mounted from the host; the tests read the order there.
 //!
-//! Skipped (`skipped: no docker`) without a Docker engine; the s6-rc.d trees also need
-//! tend-rc in the multi-call executable (`skipped: no tend-rc`).
+//! Skipped (`common::skip`, "no docker") without a Docker engine; the s6-rc.d trees also
+//! need tend-rc in the multi-call executable ("no tend-rc").
 //!
 //! Not tested: `docker restart` of a container (a second start over the same /run);
 //! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default.
@@ -46,7 +46,7 @@ fn has_rc() -> bool {
 /// The image made of `trees` (laid in this order), built once per test process.
 fn image(trees: &[&str]) -> Option<String> {
     if !docker_ok() {
-        eprintln!("skipped: no docker");
+        skip("no docker");
         return None;
     }
     static BUILT: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
@@ -320,7 +320,7 @@ fn stop(c: &Container, t: u32) -> (Duration, i32) {
 fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scratch, &str)) {
     let Some(img) = image(trees) else { return };
     if !has_rc() {
-        eprintln!("skipped: no tend-rc");
+        skip("no tend-rc");
         return;
     }
     let s = Scratch::new(name);
@@ -864,7 +864,7 @@ fn slow_docker_restart_runs_the_stages_again() {
         return;
     };
     if !has_rc() {
-        eprintln!("skipped: no tend-rc");
+        skip("no tend-rc");
         return;
     }
     // /run survives a restart: the stages run again over what the first start left.

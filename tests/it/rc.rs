@@ -329,7 +329,9 @@ struct S6Tree {
 impl S6Tree {
     fn init(sc: &Scratch, sources: &[&Path]) -> Option<S6Tree> {
         if !Path::new(S6RC).join("s6-rc").exists() || !have("s6-svscan") {
-            eprintln!("skipped: no s6-rc in {S6RC} or no s6-svscan (.ci/run builds both)");
+            skip(format!(
+                "no s6-rc in {S6RC} or no s6-svscan (.ci/run builds both)"
+            ));
             return None;
         }
         // s6-rc's oneshot runner listens on a Unix socket in its live directory: the path
@@ -1591,7 +1593,7 @@ fn ten_thousand_definitions() {
 #[test]
 fn progress_on_a_terminal() {
     if !have("script") {
-        eprintln!("skipped: no script(1)");
+        skip("no script(1)");
         return;
     }
     let (_sc, _t, tt, _k) = tend_tree("rc-tty", |t, _| {

@@ -396,7 +396,7 @@ fn socketbinder_bad_input() {
             ),
         );
     } else {
-        println!("skipped: the unwritable directory case needs root (to become nobody)");
+        skip("the unwritable directory case needs root (to become nobody)");
     }
     // A live socket is refused; a stale one is replaced.
     let live = std::os::unix::net::UnixListener::bind(s.join("live")).unwrap();
@@ -726,7 +726,7 @@ fn through_access(s: &Scratch, stack: usize, args: &[&str]) -> (String, String, 
 #[test]
 fn ipcserver_access_same_as_s6() {
     if !nix::unistd::geteuid().is_root() {
-        println!("skipped: needs root (a second client runs as nobody)");
+        skip("needs root (a second client runs as nobody)");
         return;
     }
     require("s6-ipcserver-access");
