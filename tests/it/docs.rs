@@ -104,7 +104,7 @@ fn service_directory_names_come_from_proto_servicedir() {
             .to_string_lossy()
             .into_owned();
         // Only library sources (crates/NAME/src/), and not the table itself.
-        if !rel.split('/').nth(2).is_some_and(|d| d == "src")
+        if rel.split('/').nth(2).is_none_or(|d| d != "src")
             || rel.ends_with("/servicedir.rs")
             || NOT_YET.iter().any(|c| rel.starts_with(c))
         {
