@@ -171,3 +171,53 @@ fn every_skip_goes_through_common_skip() {
         found.join("\n")
     );
 }
+
+/// The crate graph, from each crate's Cargo.toml: at most five floors of libraries under
+/// the programs (the README draws them), and the arrows that must never be: the scanner
+/// does not link the supervisor (it execs tend-supervise), and the clients do not climb
+/// over the chain-loaders' crate for the account lookups (tend-account is below both).
+#[test]
+fn crate_graph_has_five_floors_and_none_of_the_forbidden_arrows() {
+    use std::collections::BTreeMap;
+    let mut deps: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        let Ok(toml) = std::fs::read_to_string(e.path().join("Cargo.toml")) else {
+            continue;
+        };
+        let name = e.file_name().to_string_lossy().into_owned();
+        // Only [dependencies]: a dev-dependency is no floor.
+        let section = toml
+            .split("\n[")
+            .find(|s| s.starts_with("dependencies]"))
+            .unwrap_or("");
+        let uses = section
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("tend-"))
+            .filter_map(|l| l.split(['.', ' ', '=']).next())
+            .map(String::from)
+            .collect();
+        deps.insert(name, uses);
+    }
+    fn floor(n: &str, deps: &BTreeMap<String, Vec<String>>, seen: usize) -> usize {
+        assert!(seen < 32, "a cycle through {n}");
+        1 + deps[n]
+            .iter()
+            .map(|d| floor(d, deps, seen + 1))
+            .max()
+            .unwrap_or(0)
+    }
+    for n in deps.keys() {
+        assert!(
+            floor(n, &deps, 0) <= 5,
+            "{n} is on floor {}: {deps:?}",
+            floor(n, &deps, 0)
+        );
+    }
+    for (from, to) in [("scan", "supervise"), ("client", "env")] {
+        assert!(
+            !deps[from].iter().any(|d| d == to),
+            "{from} -> {to}: {:?}",
+            deps[from]
+        );
+    }
+}
