@@ -32,9 +32,6 @@ use tend_proto::servicedir::within::{
     WATCHDOG_STATE_NEW as WATCHDOG_NEW,
 };
 
-/// Where s6 keeps a service's notification fd number (proto's name for it).
-pub use tend_proto::servicedir::NOTIFICATION_FD as NOTIFICATION_FD_FILE;
-
 /// Parse the contents of `notification-fd`: a decimal number, optionally followed by a
 /// newline.
 pub fn parse_fd(text: &[u8]) -> Option<RawFd> {
@@ -47,7 +44,7 @@ pub fn parse_fd(text: &[u8]) -> Option<RawFd> {
 
 /// The fd number in `dir/notification-fd`.
 pub fn fd_from_file(dir: &Path) -> Result<RawFd, Error> {
-    let p = dir.join(NOTIFICATION_FD_FILE);
+    let p = dir.join(tend_proto::servicedir::NOTIFICATION_FD);
     // Read the one safe way: a FIFO planted there must not hang the reader.
     let text = tend_sys::fd::read_regular(&p, 64).map_err(|e| match e {
         tend_sys::fd::NotRead::Sys(e) => Error::at("read", &p, e),
