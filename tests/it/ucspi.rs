@@ -567,8 +567,18 @@ fn ipcserverd_10000_connections_leave_nothing_behind() {
     let pid = srv.daemon.pid();
     // Idle, before any client: the fds the daemon holds. No children is not enough to be
     // settled: a connection accepted and not yet forked holds one more fd for a moment.
+    // The socket exists once the binder has bound it, before it has exec'd into
+    // tend-ipcserverd and that has made its signalfd: only then is the fd count the
+    // daemon's own.
+    let serving = || {
+        std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| l.as_os_str() == "anon_inode:[signalfd]")
+            })
+        })
+    };
     let idle = wait_until(T, "the daemon idle", || {
-        (children_of(pid) == 0).then(|| footprint(pid).0)
+        (serving() && children_of(pid) == 0).then(|| footprint(pid).0)
     });
     let settle = |what: &str| {
         wait_until(T, what, || {
