@@ -6,17 +6,13 @@
 #
 #   bench/scan.sh [services=1000] [rounds=3]     (builds through bench/lib.sh)
 #
-# Optional: the experimental forked-supervisor design (each supervisor a forked child of
-# the scanner, no exec), measured as "tend-forked" when built with
-#   TEND_FORKED=1 bench/scan.sh    (tend_release --features tend-scan/forked into target/forked)
-#
 # Each service is `printf x >FIFO; exec sleep 987654`; the clock stops when the FIFO has
 # delivered one byte per service. Memory is taken once all are up, after `sync` and a
 # one-second settle: the sum of /proc/PID/smaps_rollup Pss over the scanner and its
 # children (the supervisors; the services themselves are not counted). Every round uses
 # fresh service directories (runsv and s6-supervise keep different supervise/ formats).
 # TEND_BEFORE=DIR adds the tend-svscan of another build (a directory of programs) as
-# "tend-before". KINDS="tend tend-forked floor" (say) runs only the kinds named.
+# "tend-before". KINDS="tend floor" (say) runs only the kinds named.
 # FLOORS=1 adds floor-exec (the floor plus one exec of a static supervisor per service)
 # and floor-layout (that, plus s6's supervise/ layout made before ./run): what the two
 # things tend keeps and the floor lacks cost on their own (bench/floor.c).
@@ -28,9 +24,6 @@ ROUNDS=${2:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
 TEND_ROOT=$here
-if [ "${TEND_FORKED:-}" = 1 ]; then
-    CARGO_TARGET_DIR=$here/target/forked tend_release --features tend-scan/forked --bin tend
-fi
 tend_release --bin tend
 bin=$B
 for p in "$bin/tend-svscan" "$bin/tend-supervise" "$bin/tend-svscanctl"; do
@@ -92,7 +85,6 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
     t0=$(now)
     case $kind in
         tend) "$bin/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
-        tend-forked) "$forked/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         s6) s6-svscan -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         tend-before) "$TEND_BEFORE/tend-svscan" -c $((N + 10)) "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
         runit) runsvdir -P "$dir" </dev/null >/dev/null 2>"$work/$kind.err" & pid=$! ;;
@@ -108,7 +100,7 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
     pss=$(tree_pss_kb "$pid")
     nsup=$(wc -w </proc/"$pid"/task/"$pid"/children)
     case $kind in
-        tend | tend-forked | tend-before) "$bin/tend-svscanctl" -t "$dir" ;;
+        tend | tend-before) "$bin/tend-svscanctl" -t "$dir" ;;
         s6) s6-svscanctl -t "$dir" ;;
         runit) kill -HUP "$pid" ;;
         floor | floor-exec | floor-layout) kill -KILL -- "-$pid" ;;
@@ -122,9 +114,7 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
 }
 
 declare -A T M S
-forked=${TEND_FORKED_BIN:-$here/target/forked/x86_64-unknown-linux-musl/release}
 kinds="tend s6 runit daemontools floor"
-[ -x "$forked/tend-svscan" ] && kinds="tend tend-forked s6 runit daemontools floor"
 [ -n "${TEND_BEFORE:-}" ] && kinds="tend tend-before ${kinds#tend }"
 [ "${FLOORS:-}" = 1 ] && kinds="$kinds floor-exec floor-layout"
 kinds=${KINDS:-$kinds} # KINDS="tend floor" (say) runs only those
@@ -158,8 +148,3 @@ echo
 printf 'tend/s6 time %.2f×, tend/runit time %.2f×; tend/s6 memory %.2f×, tend/runit memory %.2f×\n' \
     "$(echo "$t_tend / $t_s6" | bc -l)" "$(echo "$t_tend / $t_runit" | bc -l)" \
     "$(echo "$m_tend / $m_s6" | bc -l)" "$(echo "$m_tend / $m_runit" | bc -l)"
-if [ -n "${t_tend_forked:-}" ]; then
-    printf 'tend-forked/s6 time %.2f×, tend-forked/runit time %.2f×; tend-forked/s6 memory %.2f×, tend-forked/runit memory %.2f×\n' \
-        "$(echo "$t_tend_forked / $t_s6" | bc -l)" "$(echo "$t_tend_forked / $t_runit" | bc -l)" \
-        "$(echo "$m_tend_forked / $m_s6" | bc -l)" "$(echo "$m_tend_forked / $m_runit" | bc -l)"
-fi

@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 use tend_cli::{Program, code};
-use tend_ucspi::socket;
+use tend_ucspi::{socket, vars};
 
 const PROG: Program = Program::new(
     "tend-ipcclient",
@@ -43,11 +43,11 @@ pub fn main() {
     }
     let mut env: Vec<(OsString, OsString)> = tend_env::sys::exec::current_env()
         .into_iter()
-        .filter(|(k, _)| k != "PROTO" && k != "IPCLOCALPATH")
+        .filter(|(k, _)| k != vars::PROTO && k != vars::LOCALPATH.ipc)
         .collect();
-    env.push(("PROTO".into(), "IPC".into()));
+    env.push((vars::PROTO.into(), vars::IPC.into()));
     if let Some(local) = localname.or(bindpath) {
-        env.push(("IPCLOCALPATH".into(), local));
+        env.push((vars::LOCALPATH.ipc.into(), local));
     }
     let e = tend_env::exec(prog, &env);
     PROG.fatal(e.code(), e)

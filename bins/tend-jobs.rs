@@ -75,14 +75,7 @@ fn patience(p: &tend_cli::Parsed) -> Duration {
     })
 }
 
-#[allow(unsafe_code)]
-// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
-// it (`#![no_main]`), and its signature is C's.
-#[unsafe(no_mangle)]
-extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
-    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
-    unsafe { tend_sys::entry::start(argc, argv, run) }
-}
+tend_sys::c_main!(run);
 
 fn run() {
     let mut args = tend_cli::args();

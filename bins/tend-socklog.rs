@@ -56,7 +56,7 @@ fn options() -> Options {
         if fd < 3 {
             PROG.fatal(code::USAGE, "notification fd must be 3 or more");
         }
-        if let Err(e) = tend_env::sys::fd::inherited(fd) {
+        if let Err(e) = tend_env::sys::fd::check_open(fd) {
             PROG.fatal(
                 code::USAGE,
                 format!("invalid notification fd: {}", e.desc()),
@@ -70,7 +70,7 @@ pub fn main() {
     let opts = options();
     // As s6-socklog: with no stdout the lines have nowhere to go. Checked before anything
     // is opened, which would take the free fd 1 and be written to as if it were stdout.
-    if let Err(e) = tend_sys::fd::inherited(1) {
+    if let Err(e) = tend_sys::fd::check_open(1) {
         PROG.fatal(code::USAGE, format_args!("invalid stdout: {}", e.desc()))
     }
     match socklog::run(&opts, &PROG) {

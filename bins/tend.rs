@@ -7,9 +7,9 @@
 //!
 //! The executable has its own C `main` (`#![no_main]`): Rust's start-up would reopen
 //! closed fds 0-2 on /dev/null before any program runs (tend_sys::entry says why that is
-//! wrong for a chain tool, and what the entry point does instead). That entry point is
-//! the one item here allowed `unsafe`: a `main` symbol can only be defined in the
-//! executable itself.
+//! wrong for a chain tool, and what the entry point does instead). `tend_sys::c_main!`
+//! defines it, with the one `unsafe` call and its proof written in sys: a `main` symbol
+//! can only be defined in the executable itself.
 #![no_main]
 #![deny(unsafe_code)]
 
@@ -226,16 +226,9 @@ fn list() -> ! {
     }
 }
 
-/// The C runtime's call: straight into `run`, through tend_sys::entry (argv kept,
-/// SIGPIPE ignored; fds 0-2 left as they are).
-#[allow(unsafe_code)]
-// SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
-// it (`#![no_main]`), and its signature is C's.
-#[unsafe(no_mangle)]
-extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
-    // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
-    unsafe { tend_sys::entry::start(argc, argv, run) }
-}
+// The C runtime's call: straight into `run`, through tend_sys::entry (argv kept,
+// SIGPIPE ignored; fds 0-2 left as they are).
+tend_sys::c_main!(run);
 
 /// The program named by argv[0] (a link) or by the first argument.
 fn run() {

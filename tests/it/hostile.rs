@@ -343,7 +343,7 @@ fn closed_std_fds_pass_through_chain_tools_as_s6() {
             "tend-applyuidgid -u 0 -g 0".into(),
         ));
     } else {
-        eprintln!("skipped: the setuidgid, envuidgid and applyuidgid cases need root");
+        skip("the setuidgid, envuidgid and applyuidgid cases need root");
     }
     for (s6, ours) in &pairs {
         require(s6.split(' ').next().unwrap());
@@ -827,9 +827,7 @@ fn verdicts(port: u16, body: Option<&str>) -> (Result<(), String>, Option<bool>)
 #[test]
 fn http_answers_cut_short_bare_lf_and_endless_headers() {
     if !have("curl") {
-        eprintln!(
-            "skipped: the curl comparisons (curl is not installed); tend-check's verdicts still run"
-        );
+        skip("the curl comparisons (curl is not installed); tend-check's verdicts still run");
     }
     let cut = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhealthy".to_vec();
     let chunked_cut =
@@ -939,7 +937,7 @@ fn http_answers_cut_short_bare_lf_and_endless_headers() {
 fn packaging_build_follows_cargo_target_dir() {
     for t in ["dpkg-deb", "xz", "sha256sum", "gzip"] {
         if !have(t) {
-            eprintln!("skipped: {t} is not installed");
+            skip(format!("{t} is not installed"));
             return;
         }
     }

@@ -17,7 +17,9 @@ const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/monit-files")
 fn have_monit(test: &str) -> bool {
     let ok = have("monit");
     if !ok {
-        eprintln!("skipped: {test}: monit is not installed (apt-get install monit)");
+        skip(format!(
+            "{test}: monit is not installed (apt-get install monit)"
+        ));
     }
     ok
 }
@@ -1017,7 +1019,7 @@ fn monit_http_answers_every_change_at_once() {
 }
 
 #[test]
-fn monit_agent_client_reads_the_agents_own_asset() {
+fn monit_agent_client_reads_every_state_the_agent_tells_apart() {
     require("python3");
     let view = agent(&[concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -1025,7 +1027,7 @@ fn monit_agent_client_reads_the_agents_own_asset() {
     )]);
     assert_eq!(
         view,
-        "running-service running 1 0 -\nunmonitored-service unknown 0 0 -\nstopped-service unknown 0 0 -\nstarting-service starting 1 0 -\nfailing-service failing 1 0 -\n"
+        "api running 1 0 -\ncache unknown 0 0 -\nbatch unknown 0 0 -\nworker starting 1 0 -\nbroker failing 1 0 -\n"
     );
 }
 

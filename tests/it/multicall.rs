@@ -199,7 +199,7 @@ fn section_addresses(exe: &Path) -> HashMap<String, u64> {
 #[test]
 fn the_executable_is_linked_hot_code_first_from_a_current_list() {
     if !cfg!(target_env = "musl") {
-        eprintln!("skipped: the hot-code layout is the musl build's (.cargo/config.toml)");
+        skip("the hot-code layout is the musl build's (.cargo/config.toml)");
         return;
     }
     let mut c = std::process::Command::new("readelf");

@@ -4,8 +4,8 @@
 //! (their sources in its README). The scripts record what ran in /record/order, a
 //! scratch directory mounted from the host; the tests read the order there.
 //!
-//! Skipped (`skipped: no docker`) without a Docker engine; the s6-rc.d trees also need
-//! tend-rc in the multi-call executable (`skipped: no tend-rc`).
+//! Skipped (`common::skip`, "no docker") without a Docker engine; the s6-rc.d trees also
+//! need tend-rc in the multi-call executable ("no tend-rc").
 //!
 //! Not tested: `docker restart` of a container (a second start over the same /run);
 //! S6_VERBOSITY above 2; S6_LOGGING_SCRIPT other than its default.

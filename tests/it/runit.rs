@@ -75,7 +75,7 @@ impl Probe {
 fn root_or_skip() -> bool {
     let root = nix::unistd::geteuid().is_root();
     if !root {
-        eprintln!("skipped: needs root (chpst -u, -/, -n -2)");
+        skip("needs root (chpst -u, -/, -n -2)");
     }
     root
 }
@@ -184,7 +184,7 @@ fn chpst_chroot_like_runit() {
     }
     let busybox = Path::new("/bin/busybox");
     if !busybox.exists() {
-        eprintln!("skipped: needs busybox-static for a root with a shell");
+        skip("needs busybox-static for a root with a shell");
         return;
     }
     let s = Scratch::new("chpst-root");

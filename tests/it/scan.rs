@@ -5,10 +5,7 @@
 //! Not tested here: `.s6-svscan/crash` (it needs a system call such as poll or wait to
 //! fail, which cannot be provoked from outside); fork failure of a supervisor (4 s retry:
 //! RLIMIT_NPROC is not reliable as root); `-c` above 90000; an entry unreadable for lack
-//! of permission (the tests run as root, so a symlink loop stands in for it); the
-//! experimental `forked` feature (run by hand with `--features tend-scan/forked`, where the
-//! four tests that look supervisors up by command line, or expect an exec failure, fail
-//! by design).
+//! of permission (the tests run as root, so a symlink loop stands in for it).
 
 use crate::common::*;
 use nix::sys::signal::Signal;

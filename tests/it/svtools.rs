@@ -577,6 +577,10 @@ fn permafailon_same_as_s6() {
         &["5", "2", "1"],
         &["60", "1", "SIGKILL"],
         &["60", "1", "sigkill"],
+        // One signal grammar (sys::signals::parse), as s6's: bare names, and SIGIO.
+        &["60", "1", "KILL"],
+        &["60", "2", "term,SIG9"],
+        &["60", "1", "SIGIO"],
         &["60", "2", "SIGINT"],
         &["x", "1", "1"],
         &["60", "1", "300"],

@@ -215,7 +215,7 @@ fn prerequisites() -> Option<u32> {
     }
     let uid = syslog_account();
     if uid.is_none() {
-        println!("skipped: no syslog account, and not root to create one");
+        skip("no syslog account, and not root to create one");
     }
     uid
 }

@@ -71,7 +71,7 @@ pub enum Ended {
 
 /// Check the notification fd, then fork the prober off. The daemon side closes the fd.
 pub fn split(r: Readiness) -> Result<Role, Error> {
-    tend_sys::fd::inherited(r.notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
+    tend_sys::fd::check_open(r.notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -165,9 +165,7 @@ impl Prober {
             }
             let why = match probe::attempt(&self.r.probe, timeout, &[self.r.notify_fd], &mut buf) {
                 Ok(()) => {
-                    let fd = tend_sys::fd::inherited(self.r.notify_fd)
-                        .map_err(|e| Error::new("write to the notification fd", e))?;
-                    tend_sys::fd::write_all(fd, b"\n")
+                    tend_sys::fd::write_all_raw(self.r.notify_fd, b"\n")
                         .map_err(|e| Error::new("write to the notification fd", e))?;
                     return Ok(Ended::Ready);
                 }

@@ -163,7 +163,7 @@ fn standing(dir: &std::path::Path) -> Standing {
 }
 
 fn open_supervise(dir: &std::path::Path) -> Result<OwnedFd, Error> {
-    let p = dir.join("supervise");
+    let p = dir.join(tend_proto::servicedir::SUPERVISE);
     tend_sys::fd::open(
         &p,
         nix::fcntl::OFlag::O_DIRECTORY | nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_CLOEXEC,

@@ -53,16 +53,16 @@ mod tests {
             Err(SendError::Sys(Errno::ENOENT))
         );
         assert_eq!(send(&d, b"u"), Err(SendError::NotListening));
-        std::fs::create_dir(d.join("supervise")).unwrap();
+        std::fs::create_dir(d.join(tend_proto::servicedir::SUPERVISE)).unwrap();
         assert_eq!(send(&d, b"u"), Err(SendError::Broken(Errno::ENOENT)));
         nix::unistd::mkfifo(
-            &d.join("supervise/control"),
+            &d.join(tend_proto::servicedir::CONTROL),
             Mode::from_bits_truncate(0o600),
         )
         .unwrap();
         assert_eq!(send(&d, b"u"), Err(SendError::NotListening));
-        std::fs::remove_dir_all(d.join("supervise")).unwrap();
-        std::fs::write(d.join("supervise"), b"").unwrap();
+        std::fs::remove_dir_all(d.join(tend_proto::servicedir::SUPERVISE)).unwrap();
+        std::fs::write(d.join(tend_proto::servicedir::SUPERVISE), b"").unwrap();
         assert_eq!(send(&d, b"u"), Err(SendError::Broken(Errno::ENOTDIR)));
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -240,12 +240,18 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
             }
             (
                 dir.to_path_buf(),
-                o.logdir.as_ref().map(|_| dir.join("log")),
+                o.logdir
+                    .as_ref()
+                    .map(|_| dir.join(tend_proto::servicedir::LOG)),
             )
         }
     };
     let dir = &service;
-    write_file(&dir.join("notification-fd"), "3\n", 0o644)?;
+    write_file(
+        &dir.join(tend_proto::servicedir::NOTIFICATION_FD),
+        "3\n",
+        0o644,
+    )?;
     let setuidgid = |user: &Option<String>| match user {
         Some(u) => format!("{} {} ", program_command(exe, "tend-setuidgid"), quoted(u)),
         None => String::new(),
@@ -256,12 +262,16 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
         program_command(exe, "tend-svscan"),
         o.max
     );
-    write_file(&dir.join("run"), &run, 0o755)?;
+    write_file(&dir.join(tend_proto::servicedir::RUN), &run, 0o755)?;
     if let (Some(logdir), Some(log)) = (&o.logdir, log) {
         if o.rc.is_none() {
             std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
         }
-        write_file(&log.join("notification-fd"), "3\n", 0o644)?;
+        write_file(
+            &log.join(tend_proto::servicedir::NOTIFICATION_FD),
+            "3\n",
+            0o644,
+        )?;
         let stamp = match o.stamp {
             0 => "",
             1 => "t ",
@@ -288,7 +298,7 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
             program_command(exe, "tend-log"),
             quoted(logdir)
         );
-        write_file(&log.join("run"), &run, 0o755)?;
+        write_file(&log.join(tend_proto::servicedir::RUN), &run, 0o755)?;
     }
     Ok(())
 }
@@ -298,7 +308,7 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
 /// is "not running" (1).
 fn scandir(servicedir: &Path) -> Result<PathBuf, InstanceError> {
     let scandir = servicedir.join(INSTANCE);
-    let lock = scandir.join(tend_proto::servicedir::SVSCAN).join("lock");
+    let lock = scandir.join(tend_proto::servicedir::svscan::LOCK);
     std::fs::symlink_metadata(&lock).map_err(|e| Error::io("open", &lock, &e))?;
     match tend_proto::lock::is_held(&lock) {
         Ok(true) => Ok(scandir),
@@ -356,7 +366,7 @@ pub fn delete(
     let copy = servicedir.join(INSTANCES).join(name);
     // The logger's supervisor too (s6-instance-delete deletes both): subscribed before the
     // unlink, as tend-svunlink subscribes to the service's.
-    let log = copy.join("log");
+    let log = copy.join(tend_proto::servicedir::LOG);
     let logged = wait && log.join(tend_proto::servicedir::RUN).exists();
     let log_subs = if logged {
         link::subscribe(std::slice::from_ref(&log))?

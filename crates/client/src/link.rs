@@ -95,7 +95,7 @@ pub enum Waited {
 /// The service and, if it has one, its logger (`log/` with a `run`).
 fn with_logger(servicedir: &Path) -> Vec<PathBuf> {
     let mut v = vec![servicedir.to_path_buf()];
-    let log = servicedir.join("log");
+    let log = servicedir.join(tend_proto::servicedir::LOG);
     if log.join(RUN).exists() {
         v.push(log);
     }

@@ -36,18 +36,18 @@ fn code(s: &str) -> Result<u8, CausesError> {
     s.parse::<u8>().map_err(|_| CausesError::BadCode)
 }
 
-/// A signal: `SIGTERM`, `sigterm`, `SIG15` (any case).
+/// A signal: a name in the toolkit's one grammar (`SIGTERM`, `sigterm`, `TERM`,
+/// [`tend_sys::signals::parse`]), or a number after `SIG` (`SIG15`, up to 63): bare
+/// digits are an exit code.
 fn signal(s: &str) -> Option<usize> {
-    let rest = s
+    let number = s
         .get(..3)
         .filter(|p| p.eq_ignore_ascii_case("sig"))
-        .map(|_| &s[3..])?;
-    if let Ok(n) = rest.parse::<usize>() {
-        return (1..64).contains(&n).then_some(n);
+        .and_then(|_| s[3..].parse::<usize>().ok());
+    match number {
+        Some(n) => (1..64).contains(&n).then_some(n),
+        None => tend_sys::signals::parse(s).and_then(|n| usize::try_from(n).ok()),
     }
-    (1..32).find(|&n| {
-        tend_sys::signals::name(n as i32).is_some_and(|name| name[3..].eq_ignore_ascii_case(rest))
-    })
 }
 
 impl Causes {
@@ -84,7 +84,8 @@ impl Causes {
 }
 
 /// The death at which `count` deaths of a listed cause in the last `secs` seconds were
-/// reached (counting from the newest), if they were.
+/// reached, counting from the oldest in the window as s6-permafailon does (its message
+/// names that death's cause), if they were.
 pub fn triggered(
     deaths: &[Death],
     now: Tai64n,
@@ -95,7 +96,6 @@ pub fn triggered(
     let since = now.secs.saturating_sub(secs);
     deaths
         .iter()
-        .rev()
         .filter(|d| d.stamp.secs >= since && causes.matches(d))
         .nth(count.checked_sub(1)?)
         .copied()
@@ -133,21 +133,25 @@ mod tests {
         assert_eq!(Causes::parse("300"), Err(CausesError::BadCode));
         assert_eq!(Causes::parse("5-3"), Err(CausesError::BadCode));
         assert_eq!(Causes::parse("SIGFOO"), Err(CausesError::BadSpec));
+        let named = Causes::parse("KILL,SIGIO").unwrap();
+        assert!(named.matches(&at(0, 137, 9)) && named.matches(&at(0, 157, 29)));
         assert_eq!(Causes::parse("1,"), Err(CausesError::BadSpec));
         assert_eq!(Causes::parse("1-x"), Err(CausesError::BadSpec));
     }
 
     #[test]
-    fn counts_the_newest_within_the_window() {
+    fn counts_from_the_oldest_within_the_window() {
         let d = [at(90, 1, 0), at(100, 143, 15), at(110, 1, 0), at(120, 1, 0)];
         let c = Causes::parse("1").unwrap();
         let now = Tai64n {
             secs: 125,
             nanos: 0,
         };
-        assert_eq!(triggered(&d, now, 20, 2, &c), Some(d[2]));
+        // As s6-permafailon: the death that made the count, oldest first.
+        assert_eq!(triggered(&d, now, 20, 2, &c), Some(d[3]));
         assert_eq!(triggered(&d, now, 20, 3, &c), None);
-        assert_eq!(triggered(&d, now, 60, 3, &c), Some(d[0]));
+        assert_eq!(triggered(&d, now, 60, 3, &c), Some(d[3]));
+        assert_eq!(triggered(&d, now, 60, 1, &c), Some(d[0]));
         assert_eq!(triggered(&d, now, 60, 0, &c), None);
         assert_eq!(cause(&d[1]), "signal 15");
     }

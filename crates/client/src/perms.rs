@@ -5,14 +5,14 @@
 //!
 //! Paths are the service directory as given followed by `/supervise` etc., byte for
 //! byte (s6 concatenates, so `svc/` gives `svc//supervise`). Group names come from
-//! /etc/group and owners' primary groups from /etc/passwd (see tend_env::userdb).
+//! /etc/group and owners' primary groups from /etc/passwd (see tend_account::userdb).
 
 use nix::sys::stat::{Mode, SFlag, stat};
 use nix::unistd::{Gid, chown};
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use tend_env::account;
+use tend_account as account;
 use tend_proto::perms::{self, Control, Events, Status};
 use tend_sys::Error;
 use tend_sys::warn::Warn;

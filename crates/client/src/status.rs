@@ -69,10 +69,14 @@ impl ReadError {
                         "supervise: {}, not a directory",
                         tend_sys::diagnose::kind_of(st.st_mode)
                     ),
-                    _ => format!("supervise/lock: {}", Errno::ENOTDIR.desc()),
+                    _ => format!(
+                        "{}: {}",
+                        tend_proto::servicedir::LOCK,
+                        Errno::ENOTDIR.desc()
+                    ),
                 }
             }
-            ReadError::Check(e) => format!("supervise/lock: {}", e.desc()),
+            ReadError::Check(e) => format!("{}: {}", tend_proto::servicedir::LOCK, e.desc()),
             ReadError::Status(b) => b.detail(),
             ReadError::Down(e) => format!("down: {}", e.desc()),
         }

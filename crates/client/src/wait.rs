@@ -341,8 +341,8 @@ mod tests {
     fn service(name: &str, rec: StatusRecord) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("tend-wait-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(d.join("supervise")).unwrap();
-        std::fs::write(d.join("supervise/status"), rec.encode()).unwrap();
+        std::fs::create_dir_all(d.join(tend_proto::servicedir::SUPERVISE)).unwrap();
+        std::fs::write(d.join(tend_proto::servicedir::STATUS), rec.encode()).unwrap();
         d
     }
 
@@ -359,7 +359,7 @@ mod tests {
         let d = service("there", down());
         let mut w = Watch::new();
         w.add(&d).unwrap();
-        assert!(d.join("event").is_dir());
+        assert!(d.join(tend_proto::servicedir::EVENT).is_dir());
         let t = Target::from_letter(b'D').unwrap();
         assert_eq!(
             w.wait(t, false, Some(Instant::now())),
@@ -381,8 +381,8 @@ mod tests {
         let mut w = Watch::new();
         w.add(&a).unwrap();
         w.add(&b).unwrap();
-        let ea = EventDir::open(&a.join("event")).unwrap();
-        let eb = EventDir::open(&b.join("event")).unwrap();
+        let ea = EventDir::open(&a.join(tend_proto::servicedir::EVENT)).unwrap();
+        let eb = EventDir::open(&b.join(tend_proto::servicedir::EVENT)).unwrap();
         let soon = || Some(Instant::now() + Duration::from_secs(5));
         ea.notify(b"u");
         let any_up = Target::from_letter(b'u').unwrap();
@@ -433,7 +433,7 @@ mod tests {
         let a = service("restart", up);
         let mut w = Watch::new();
         w.add(&a).unwrap();
-        let ea = EventDir::open(&a.join("event")).unwrap();
+        let ea = EventDir::open(&a.join(tend_proto::servicedir::EVENT)).unwrap();
         let soon = Some(Instant::now() + Duration::from_secs(5));
         // tend-supervise restarts at once: all three events may come in one read
         ea.notify(b"dDu");
@@ -457,7 +457,7 @@ mod tests {
         let nowhere = std::env::temp_dir().join(format!("tend-wait-none-{}", std::process::id()));
         assert_eq!(w.add(&nowhere), Err(WaitError::Subscribe(Errno::ENOENT)));
         let d = service("short", down());
-        std::fs::write(d.join("supervise/status"), b"short").unwrap();
+        std::fs::write(d.join(tend_proto::servicedir::STATUS), b"short").unwrap();
         assert_eq!(w.add(&d), Err(WaitError::Status(Errno::EPIPE)));
         std::fs::remove_dir_all(&d).unwrap();
     }

@@ -12,7 +12,6 @@
 #![forbid(unsafe_code)]
 
 pub mod account;
-pub mod cgroup;
 pub mod contenv;
 pub mod cpulist;
 pub mod envdir;
@@ -22,7 +21,9 @@ pub mod notify;
 pub mod rlimit;
 pub mod session;
 pub mod uidgid;
-pub mod userdb;
+
+pub use tend_account::userdb;
+pub use tend_cgroups as cgroup;
 
 pub use tend_sys as sys;
 

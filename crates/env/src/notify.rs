@@ -32,9 +32,6 @@ use tend_proto::servicedir::within::{
     WATCHDOG_STATE_NEW as WATCHDOG_NEW,
 };
 
-/// Where s6 keeps a service's notification fd number.
-pub const NOTIFICATION_FD_FILE: &str = "notification-fd";
-
 /// Parse the contents of `notification-fd`: a decimal number, optionally followed by a
 /// newline.
 pub fn parse_fd(text: &[u8]) -> Option<RawFd> {
@@ -47,7 +44,7 @@ pub fn parse_fd(text: &[u8]) -> Option<RawFd> {
 
 /// The fd number in `dir/notification-fd`.
 pub fn fd_from_file(dir: &Path) -> Result<RawFd, Error> {
-    let p = dir.join(NOTIFICATION_FD_FILE);
+    let p = dir.join(tend_proto::servicedir::NOTIFICATION_FD);
     // Read the one safe way: a FIFO planted there must not hang the reader.
     let text = tend_sys::fd::read_regular(&p, 64).map_err(|e| match e {
         tend_sys::fd::NotRead::Sys(e) => Error::at("read", &p, e),
@@ -74,7 +71,7 @@ pub struct Socket {
 /// with an autobound abstract address. The check comes first: the socket takes the lowest
 /// free fd, which could be the very number the caller named.
 pub fn socket_bind(notify_fd: RawFd) -> Result<Socket, Error> {
-    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
+    crate::sys::fd::check_open(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let fd = socket(
         AddressFamily::Unix,
         SockType::Datagram,
@@ -124,7 +121,7 @@ pub struct Listener {
 /// alone writes to it) and keeps no copy of the socket (it is close-on-exec).
 /// `watchdog`: kill the daemon with SIGABRT when WATCHDOG=1 pings stop for that long.
 pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Result<Role, Error> {
-    crate::sys::fd::inherited(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
+    crate::sys::fd::check_open(notify_fd).map_err(|e| Error::new("use the notification fd", e))?;
     let me = nix::unistd::getpid();
     let pidfd = rustix::process::Pid::from_raw(me.as_raw())
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -139,7 +136,7 @@ pub fn split(sock: Socket, notify_fd: RawFd, watchdog: Option<Duration>) -> Resu
         Forked::Child => match fork() {
             Ok(Forked::Child) => {
                 let supervise = crate::sys::fd::open(
-                    "supervise",
+                    tend_proto::servicedir::SUPERVISE,
                     OFlag::O_DIRECTORY | OFlag::O_RDONLY | OFlag::O_CLOEXEC,
                     Mode::empty(),
                 )
@@ -216,9 +213,7 @@ impl Listener {
         let Some(nfd) = self.notify_fd.take() else {
             return Ok(());
         };
-        let fd = crate::sys::fd::inherited(nfd)
-            .map_err(|e| Error::new("write to the notification fd", e))?;
-        crate::sys::fd::write_all(fd, b"\n")
+        crate::sys::fd::write_all_raw(nfd, b"\n")
             .map_err(|e| Error::new("write to the notification fd", e))?;
         let _ = nix::unistd::close(nfd);
         Ok(())

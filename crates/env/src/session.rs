@@ -2,7 +2,7 @@
 
 use crate::sys::Error;
 use nix::sys::signal::Signal;
-use nix::unistd::{Pid, getpid, setpgid, setsid, tcsetpgrp};
+use nix::unistd::{Pid, getpid, setpgid, setsid};
 
 /// What to become.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub fn apply(mode: Mode, ctty: i32) -> Vec<Error> {
                 if grab && let Err(e) = crate::sys::signals::ignore(Signal::SIGTTOU) {
                     failed.push(Error::new("ignore SIGTTOU", e));
                 }
-                let result = crate::sys::fd::inherited(ctty).and_then(|fd| tcsetpgrp(fd, getpid()));
+                let result = crate::sys::fd::set_foreground(ctty, getpid());
                 if let Err(e) = result {
                     failed.push(Error::new("tcsetpgrp", e));
                 }

@@ -261,7 +261,7 @@ fn host_name(settings: &Settings) -> Option<OsString> {
 pub(crate) fn console_service(scan_dir: &Path, tty: &Path) -> Result<(), Error> {
     let dir = scan_dir.join("tend-console");
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, &e))?;
-    let run = dir.join("run");
+    let run = dir.join(tend_proto::servicedir::RUN);
     let mut script =
         b"#!/bin/sh\n# tend-init's debug console (tend.console=)\nexec /bin/sh -i <>".to_vec();
     script.extend_from_slice(tty.as_os_str().as_bytes());
@@ -291,7 +291,7 @@ fn shutdown(mounted: &[&'static str], action: Action, say: &dyn Warn) -> ! {
     machine::sync();
     say.say("info", &format_args!("{}", Farewell(action)));
     for fd in [1, 2] {
-        if let Ok(fd) = tend_sys::fd::inherited(fd) {
+        if let Ok(fd) = tend_sys::fd::stdio(fd) {
             let _ = nix::sys::termios::tcdrain(fd);
         }
     }

@@ -658,7 +658,7 @@ impl Init<'_> {
         }
         // tend-rc controls the scanner: wait until it listens (its control FIFO has a
         // reader), or until it dies.
-        let fifo = dst.join(tend_proto::servicedir::SVSCAN).join("control");
+        let fifo = dst.join(tend_proto::servicedir::svscan::CONTROL);
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.scanner.is_some() && Instant::now() < deadline {
             if tend_proto::control::open_writer(&fifo).is_ok() {

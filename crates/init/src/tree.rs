@@ -109,7 +109,7 @@ pub fn services(scan_dir: &Path) -> Vec<Service> {
             continue;
         }
         let shown = String::from_utf8_lossy(name.as_bytes()).into_owned();
-        let log = dir.join("log");
+        let log = dir.join(tend_proto::servicedir::LOG);
         let has_log = log.is_dir();
         out.push(Service {
             notifies: dir.join(NOTIFICATION_FD).exists(),

@@ -178,9 +178,9 @@ fn account(user: &str, privileged: bool) -> Result<Account, Failure> {
     if privileged {
         return Ok(Account { uid: 0, gid: 0 });
     }
-    let passwd = tend_env::userdb::read(Path::new("/etc/passwd"))
+    let passwd = tend_account::userdb::read(Path::new("/etc/passwd"))
         .map_err(|e| Failure::io("read", "/etc/passwd", &e))?;
-    match tend_env::userdb::find_user(&passwd, user.as_bytes()) {
+    match tend_account::userdb::find_user(&passwd, user.as_bytes()) {
         Some(u) => Ok(Account {
             uid: u.uid,
             gid: u.gid,
@@ -274,7 +274,7 @@ fn no_link_below(root: &Path, path: &Path) -> Result<(), Failure> {
 /// OCI's swap limit is memory plus swap, and bpm gives it the memory limit, so no swap.
 fn join_cgroup(plan: &Plan) -> Result<(), Failure> {
     let mut settings = Vec::new();
-    let set = |file: &str, value: String| tend_env::cgroup::Setting {
+    let set = |file: &str, value: String| tend_cgroups::Setting {
         file: file.into(),
         value,
     };
@@ -292,7 +292,7 @@ fn join_cgroup(plan: &Plan) -> Result<(), Failure> {
         .cgroup
         .clone()
         .unwrap_or_else(|| Path::new("tend-jail").join(&plan.job));
-    tend_env::cgroup::join(&path, &settings)
+    tend_cgroups::join(&path, &settings)
         .map(|_| ())
         .map_err(|e| Failure::refused("join cgroup", &path, e.to_string()))
 }

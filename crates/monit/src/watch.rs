@@ -19,7 +19,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use std::ffi::OsString;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_sys::warn::Warn;
@@ -1395,21 +1395,19 @@ fn drain(fd: &OwnedFd) {
 /// Tell tend-supervise the daemon is up: a newline on the notification fd (3, as the
 /// service's `notification-fd` says), then close it. No fd 3 (run by hand): nothing.
 fn notify_ready() {
-    if let Ok(fd) = tend_sys::fd::inherited(3) {
-        let _ = tend_sys::fd::write_all(fd, b"\n");
-        let _ = nix::unistd::close(fd.as_raw_fd());
+    if tend_sys::fd::check_open(3).is_ok() {
+        let _ = tend_sys::fd::write_all_raw(3, b"\n");
+        let _ = nix::unistd::close(3);
     }
 }
 
 /// Before anything is spawned: fd 3 (the notification pipe) is not for the start
 /// program's daemon, which would otherwise hold it open for its whole life.
 pub fn keep_notification_fd_private() {
-    if let Ok(fd) = tend_sys::fd::inherited(3) {
-        let _ = nix::fcntl::fcntl(
-            fd.as_raw_fd(),
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        );
-    }
+    let _ = nix::fcntl::fcntl(
+        3,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    );
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub fn read_into(dir: &OwnedFd, buf: &mut Vec<u8>) -> Result<(), Errno> {
     buf.clear();
     let fd = match tend_sys::fd::openat(
         dir,
-        c"death_tally",
+        crate::servicedir::within::DEATH_TALLY,
         OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) {
@@ -113,7 +113,7 @@ pub fn read(servicedir: &Path) -> Result<Tally, Error> {
     let bytes = match tend_sys::fd::read_regular(&path, LIMIT * RECORD_SIZE * 4) {
         Ok(b) => b,
         Err(NotRead::Sys(Errno::ENOENT)) => {
-            nix::sys::stat::stat(&servicedir.join("supervise")).map_err(fail)?;
+            nix::sys::stat::stat(&servicedir.join(crate::servicedir::SUPERVISE)).map_err(fail)?;
             Vec::new()
         }
         // Anything but a regular file reads as empty, as a FIFO without a writer gives s6.
@@ -132,13 +132,19 @@ pub fn read(servicedir: &Path) -> Result<Tally, Error> {
 pub fn clear(servicedir: &Path) -> Result<(), Error> {
     let fail = |e| Error::at("clear death tally for service", servicedir, e);
     let dir = tend_sys::fd::open(
-        &servicedir.join("supervise"),
+        &servicedir.join(crate::servicedir::SUPERVISE),
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
     .map_err(fail)?;
     // Not the supervisor's temporary name: the two never write the same file.
-    crate::status::write_atomic_at(&dir, c"death_tally.clear", c"death_tally", b"").map_err(fail)
+    crate::status::write_atomic_at(
+        &dir,
+        crate::servicedir::within::DEATH_TALLY_CLEAR,
+        crate::servicedir::within::DEATH_TALLY,
+        b"",
+    )
+    .map_err(fail)
 }
 
 #[cfg(test)]
@@ -170,7 +176,7 @@ mod tests {
         let sv = std::env::temp_dir().join(format!("tend-dtally-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&sv);
         assert_eq!(read(&sv).unwrap_err().errno, Errno::ENOENT);
-        std::fs::create_dir_all(sv.join("supervise")).unwrap();
+        std::fs::create_dir_all(sv.join(crate::servicedir::SUPERVISE)).unwrap();
         assert_eq!(read(&sv).unwrap(), Tally::default());
         let t = Tai64n {
             secs: 0x4000_0000_0000_0001,
@@ -183,8 +189,12 @@ mod tests {
         std::fs::write(sv.join(DEATH_TALLY), &file).unwrap();
         let got = read(&sv).unwrap();
         assert_eq!((got.deaths.len(), got.trailing), (1, 3));
-        let dir =
-            tend_sys::fd::open(&sv.join("supervise"), OFlag::O_RDONLY, Mode::empty()).unwrap();
+        let dir = tend_sys::fd::open(
+            &sv.join(crate::servicedir::SUPERVISE),
+            OFlag::O_RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
         let mut buf = Vec::with_capacity(2 * RECORD_SIZE);
         read_into(&dir, &mut buf).unwrap();
         assert_eq!(buf, &file[..RECORD_SIZE]);

@@ -46,6 +46,8 @@ pub const SUPERVISE: &str = supervise_dir!();
 /// A scan directory's control directory (the scanner's `supervise/`).
 pub const SVSCAN: &str = svscan_dir!();
 pub const EVENT: &str = "event";
+/// runit's: the FIFO runsv holds open while it runs (tend-sv's "is runsv there" test).
+pub const RUNIT_OK: &str = concat!(supervise_dir!(), "/ok");
 
 /// A scan directory's files in `.s6-svscan/`, from the scan directory (s6-svscan 2.11's).
 pub mod svscan {
@@ -89,6 +91,9 @@ macro_rules! in_supervise {
                 pub const $path: &CStr = super::c(concat!($name, "\0").as_bytes());
                 pub const $new: &CStr = super::c(concat!($name, ".new\0").as_bytes());
             )*
+            /// tend-svdt-clear's temporary, apart from the supervisor's `.new` (each writer
+            /// its own, so neither renames the other's half-written file).
+            pub const DEATH_TALLY_CLEAR: &CStr = super::c(b"death_tally.clear\0");
         }
     };
 }

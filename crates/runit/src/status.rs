@@ -98,9 +98,9 @@ pub enum Probe {
     Trouble(&'static str, Option<Errno>),
 }
 
-const STATUS: &str = "supervise/status";
-const OK_FIFO: &str = "supervise/ok";
-const LOCK: &str = "supervise/lock";
+// runsv's files, at the same paths as s6's (supervise/status holds runit's 20-byte record
+// there); supervise/ok is runit's alone.
+use tend_proto::servicedir::{LOCK, RUNIT_OK as OK_FIFO, STATUS};
 
 /// `dir/rel`, built in `buf` (reused across services: a status over many services
 /// allocates nothing per service once the buffer is long enough).

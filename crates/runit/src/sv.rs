@@ -176,7 +176,7 @@ impl Run<'_> {
 
     /// sv's `svstatus_print`: `run: NAME: (pid N) Ns, …`; 1 up, 2 down, 0 trouble.
     fn print(&mut self, text: &mut String, dir: &Path, shown: &str, v: &View, warn_as: &str) -> u8 {
-        let down = status::join(&mut self.paths, dir, "down");
+        let down = status::join(&mut self.paths, dir, tend_proto::servicedir::DOWN);
         let normally_up = match nix::unistd::access(down, nix::unistd::AccessFlags::F_OK) {
             Ok(()) => false,
             Err(Errno::ENOENT) => true,
@@ -234,7 +234,7 @@ impl Run<'_> {
         text.clear();
         let r = self.print(&mut text, &s.dir, &s.name, &v, &s.name);
         let mut logdir = std::mem::take(&mut self.logdir);
-        let log = status::join(&mut logdir, &s.dir, "log");
+        let log = status::join(&mut logdir, &s.dir, tend_proto::servicedir::LOG);
         match nix::sys::stat::stat(log) {
             Err(Errno::ENOENT) => {}
             Err(e) => {
@@ -405,7 +405,7 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
             let mut dir = service_dir(op, &req.svdir);
             let mut name = String::from_utf8_lossy(op.as_bytes());
             if req.log {
-                dir.push("log");
+                dir.push(tend_proto::servicedir::LOG);
                 name.to_mut().push_str("/log");
             }
             Service {

@@ -266,7 +266,10 @@ mod tests {
         ] {
             match on_signal(s) {
                 OnSignal::Divert { script, fallback } => {
-                    assert_eq!(script, format!(".s6-svscan/{}", s.as_str()));
+                    assert_eq!(
+                        script,
+                        format!("{}/{}", tend_proto::servicedir::SVSCAN, s.as_str())
+                    );
                     assert_eq!(fallback, f);
                 }
                 other => panic!("{s}: {other:?}"),

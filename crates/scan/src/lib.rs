@@ -7,9 +7,7 @@
 //! * `command`: control letters and signals, turned into the scanner's wishes (pure);
 //! * `scanner`: the single-threaded event loop that spawns `tend-supervise DIR` per
 //!   service, holds the service→logger pipes, reaps every child, diverts signals to
-//!   `.s6-svscan/SIGxxx`, and stops cleanly;
-//! * `forked` (feature `forked`, experimental): supervisors as forked children running
-//!   crates/supervise in-process, the only use of that crate here.
+//!   `.s6-svscan/SIGxxx`, and stops cleanly.
 //!
 //! What does not: the supervisor itself (crates/supervise), the client side writing
 //! letters to `.s6-svscan/control` (crates/client, `scanctl`), anything that prints or exits
@@ -21,8 +19,6 @@
 #![forbid(unsafe_code)]
 
 pub mod command;
-#[cfg(feature = "forked")]
-mod forked;
 pub mod scanner;
 pub mod table;
 

@@ -172,11 +172,9 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
     let script = Prepared::with_current_env(&[OsString::from(FINISH)])
         .map_err(|e| StartError::Sys(Error::new("prepare the environment", e)))?;
     if let Some(fd) = opts.notify {
-        // Borrowed, written to, then closed by number: check_fds saw it open, and nothing
-        // else in the process owns it.
-        if let Ok(notify) = tend_sys::fd::inherited(fd) {
-            let _ = nix::unistd::write(notify, b"\n");
-        }
+        // Written to, then closed by number: check_fds saw it open, and nothing else in
+        // the process owns it.
+        let _ = tend_sys::fd::write_raw(fd, b"\n");
         let _ = nix::unistd::close(fd);
     }
     let max = opts.max;
@@ -584,7 +582,6 @@ impl Scanner<'_> {
     /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
     /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
-    #[cfg(not(feature = "forked"))]
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
         tend_sys::process::spawn_unreported(
             &self.supervisor,
@@ -596,14 +593,6 @@ impl Scanner<'_> {
             ],
         )
         .map_err(SpawnError::Fork)
-    }
-
-    /// Experimental forked mode: the supervisor is a forked child running
-    /// `tend_supervise::Supervisor` without exec, sharing the scanner's pages (forked.rs).
-    #[cfg(feature = "forked")]
-    fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        let name = OsStr::from_bytes(self.supervisor.prepared().argv[1].as_bytes());
-        crate::forked::spawn(name, &self.spawn_opts.fds).map_err(SpawnError::Fork)
     }
 
     fn handle_signals(&mut self) -> Result<(), Error> {

@@ -3,8 +3,8 @@
 //!
 //! `core` is the pure state machine (state × input → actions), tested without processes;
 //! `policy` the pure restart policy, `time` the clock types both use (so neither imports
-//! the other); `daemon` owns the files, fds and children and runs the event loop. tend-svscan can call
-//! `daemon::Supervisor` in a forked child instead of exec'ing tend-supervise.
+//! the other); `daemon` owns the files, fds and children and runs the event loop. tend-svscan execs tend-supervise;
+//! it does not link this crate.
 
 pub mod core;
 pub mod daemon;

@@ -77,6 +77,29 @@ pub unsafe fn start(argc: c_int, argv: *const *const c_char, program: fn()) -> c
     std::process::exit(0)
 }
 
+/// Define the executable's C `main` as a call of [`start`] with `$program`, for a binary
+/// built with `#![no_main]`: `tend_sys::c_main!(run);`.
+///
+/// A macro because the `main` symbol can only be defined in the executable itself; the
+/// one `unsafe` it expands to is [`start`]'s, whose `# Safety` it meets: argc and argv are
+/// exactly what the C runtime passes to `main`.
+#[macro_export]
+macro_rules! c_main {
+    ($program:path) => {
+        #[allow(unsafe_code)]
+        // SAFETY: `main` is the symbol the C runtime calls; nothing else in the program
+        // defines it (`#![no_main]`), and its signature is C's.
+        #[unsafe(no_mangle)]
+        extern "C" fn main(
+            argc: ::std::ffi::c_int,
+            argv: *const *const ::std::ffi::c_char,
+        ) -> ::std::ffi::c_int {
+            // SAFETY: the C runtime passes main its argc and argv, valid for the whole run.
+            unsafe { $crate::entry::start(argc, argv, $program) }
+        }
+    };
+}
+
 /// Put SIGPIPE back as the process got it, before a chain tool's exec. Async-signal-safe
 /// and allocation-free. Without [`start`] (std's start-up), nothing is known: unchanged.
 pub fn restore_sigpipe() {

@@ -1,6 +1,7 @@
 //! Raw file descriptors: `open`/`openat` that return an owned fd (nix 0.29 returns a bare
-//! number), borrowing fds a program inherited by number (a notification fd, a
-//! controlling terminal given with `-d`), and writing to one.
+//! number), borrowing fds a program inherited by number (0-2 safely, any other only
+//! under the caller's promise), and one call on a number (a notification fd, a
+//! controlling terminal given with `-d`) without a borrow.
 
 #![allow(unsafe_code)]
 
@@ -205,20 +206,63 @@ pub fn write_all(fd: impl AsFd, mut data: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Borrow an inherited fd by number, after checking that it is open (EBADF if not).
-///
-/// The borrow's lifetime `'a` is the caller's to choose, and the caller's promise: the
-/// fd stays open for all of it (no `'static` handed out by default). Every tend caller
-/// holds it only within the function that asked, or in a value that lives until the
-/// program execs or exits, and none closes the fd by number while it is held.
-pub fn inherited<'a>(fd: RawFd) -> Result<BorrowedFd<'a>, Errno> {
+/// Whether the inherited fd `fd` is open: Ok, or EBADF (a negative number too). What a
+/// program checks about a notification fd before it opens anything that could take the
+/// number.
+pub fn check_open(fd: RawFd) -> Result<(), Errno> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
-    fcntl(fd, FcntlArg::F_GETFD)?;
-    // SAFETY: F_GETFD just succeeded, so fd is open; the caller keeps it open for 'a
-    // (this function's contract above).
+    fcntl(fd, FcntlArg::F_GETFD).map(drop)
+}
+
+/// Borrow one of the standard fds 0, 1 and 2, after checking that it is open (EBADF if
+/// not, or for any other number).
+///
+/// Safe, as rustix's `stdio` is with std: these three numbers are the process's own for
+/// its whole life. No value owns them, and tend's programs never close one by number;
+/// where one is given up, something is put in its place with dup2 (tend-ipcserverd's
+/// fd 0), so the number stays open. Other fds need [`inherited`].
+pub fn stdio(fd: RawFd) -> Result<BorrowedFd<'static>, Errno> {
+    if !(0..=2).contains(&fd) {
+        return Err(Errno::EBADF);
+    }
+    check_open(fd)?;
+    // SAFETY: fd is 0, 1 or 2 and open (F_GETFD succeeded); see above for why it stays so.
     Ok(unsafe { BorrowedFd::borrow_raw(fd) })
+}
+
+/// Borrow an inherited fd by number, after checking that it is open (EBADF if not).
+///
+/// # Safety
+/// As std's `BorrowedFd::borrow_raw`: the fd must stay open for all of `'a`, the lifetime
+/// the caller chooses, and no value of the program may own it (no `OwnedFd` or `File`
+/// that could close it meanwhile). For fds 0-2 use the safe [`stdio`]; for one system
+/// call on a number, [`write_raw`], [`write_all_raw`] and [`set_foreground`] need no borrow.
+pub unsafe fn inherited<'a>(fd: RawFd) -> Result<BorrowedFd<'a>, Errno> {
+    check_open(fd)?;
+    // SAFETY: F_GETFD just succeeded, so fd is open; the caller keeps it open for 'a.
+    Ok(unsafe { BorrowedFd::borrow_raw(fd) })
+}
+
+/// Write all of `data` to the inherited fd numbered `fd` (a notification fd), retrying
+/// after EINTR and short writes. EBADF if it is not open.
+pub fn write_all_raw(fd: RawFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match write_raw(fd, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// tcsetpgrp(3) on the terminal open as fd number `fd` (a controlling terminal named by
+/// number, tend-setsid's `-d`): make `pgrp` its foreground process group.
+pub fn set_foreground(fd: RawFd, pgrp: nix::unistd::Pid) -> Result<(), Errno> {
+    // SAFETY: tcsetpgrp reads no memory of ours; a bad fd makes it fail with EBADF.
+    Errno::result(unsafe { libc::tcsetpgrp(fd, pgrp.as_raw()) }).map(drop)
 }
 
 /// write(2) on an inherited fd number. EBADF if it is not open.
@@ -246,11 +290,15 @@ mod tests {
         let f = std::fs::File::open("/dev/null").unwrap();
         let raw = std::os::fd::AsRawFd::as_raw_fd(&f);
         assert_eq!(
-            std::os::fd::AsRawFd::as_raw_fd(&inherited(raw).unwrap()),
+            // SAFETY: f owns raw and lives to the end of the test, past the borrow.
+            std::os::fd::AsRawFd::as_raw_fd(&unsafe { inherited(raw) }.unwrap()),
             raw
         );
-        assert_eq!(inherited(-1).err(), Some(Errno::EBADF));
-        assert_eq!(inherited(1 << 20).err(), Some(Errno::EBADF));
+        assert_eq!(check_open(raw), Ok(()));
+        assert_eq!(check_open(-1), Err(Errno::EBADF));
+        assert_eq!(check_open(1 << 20), Err(Errno::EBADF));
+        assert_eq!(stdio(raw).err(), Some(Errno::EBADF));
+        assert_eq!(stdio(-1).err(), Some(Errno::EBADF));
     }
 
     #[test]

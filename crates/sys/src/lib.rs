@@ -1,10 +1,15 @@
-//! The only crate of tend with `unsafe` code.
+//! The crate of tend that holds its `unsafe` code. Every other crate forbids it; the one
+//! `unsafe` outside is the C `main` of the `#![no_main]` executables, which only the
+//! executable can define: sys writes it once, as the [`c_main!`] macro beside
+//! [`entry::start`] and its `# Safety`, and the two binaries (bins/tend.rs,
+//! bins/tend-jobs.rs) invoke it.
 //!
 //! It wraps what nix leaves unsafe — `fork` (checked single-threaded), `sigaction`, the
 //! child side of a spawn (named steps, each an `unsafe fn` with its `# Safety`), owning
-//! and borrowing fds by number, POSIX `regcomp`, `localtime_r`, a raw `write` — behind
-//! safe functions, one module each. It also holds the system facts every program shares,
-//! each written once: the exit codes ([`code`]), the wait-status bits ([`wait`]),
+//! and borrowing fds by number (0-2 safely, any other through an `unsafe fn`), POSIX
+//! `regcomp`, `localtime_r`, a raw `write` — behind safe functions, one module each. It
+//! also holds the system facts every program shares, each written once: the exit codes
+//! ([`code`]), the wait-status bits ([`wait`]),
 //! deadline → poll timeout ([`deadline`]), signal names and their parsing ([`signals`]),
 //! the duration grammar ([`duration`]), exec failure →
 //! 126/127 ([`exec::exit_code_for`]), and the toolkit's system error type.

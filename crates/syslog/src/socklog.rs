@@ -160,7 +160,7 @@ struct Stdout {
 
 impl Stdout {
     fn open() -> Result<Stdout, Error> {
-        let fd1 = tend_sys::fd::inherited(1).map_err(|e| Error::new("use stdout", e))?;
+        let fd1 = tend_sys::fd::stdio(1).map_err(|e| Error::new("use stdout", e))?;
         let st = nix::sys::stat::fstat(1).map_err(|e| Error::new("stat stdout", e))?;
         let kind = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
         if kind == SFlag::S_IFIFO {

@@ -9,10 +9,13 @@
 //! stdout and the UCSPI variables in its environment, with s6-ipcserverd's limits and
 //! signals.
 //!
-//! It is not an access-control layer (tend-ipcserver-access, a separate program, reads
-//! rules) and not a network server: TCP is not here. Like every tend library it never
+//! [`access`] is tend-ipcserver-access, a separate program in the chain after the server:
+//! the rules by uid and gid, and the environment it hands on. [`vars`] names the UCSPI
+//! variables once, for the servers that set them and the programs that read them.
+//! It is not a network server: TCP is not here. Like every tend library it never
 //! prints or exits; messages go through a `tend_sys::warn::Warn` sink.
 
 pub mod access;
 pub mod server;
 pub mod socket;
+pub mod vars;

@@ -17,6 +17,7 @@
 //! SIGTERM and SIGCONT, then exits; SIGABRT sends them SIGKILL, then exits; SIGHUP sends
 //! them SIGTERM and SIGCONT and goes on.
 
+use crate::vars;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill};
@@ -98,17 +99,17 @@ impl ServeError {
 
 /// The variables the server sets; any inherited value is dropped.
 const UCSPI_VARS: [&[u8]; 5] = [
-    b"PROTO",
-    b"IPCREMOTEEUID",
-    b"IPCREMOTEEGID",
-    b"IPCREMOTEPATH",
-    b"IPCCONNNUM",
+    vars::PROTO.as_bytes(),
+    vars::REMOTEEUID.ipc.as_bytes(),
+    vars::REMOTEEGID.ipc.as_bytes(),
+    vars::REMOTEPATH.ipc.as_bytes(),
+    vars::CONNNUM.ipc.as_bytes(),
 ];
 
 /// tend-ipcserverd's way in: the listening socket is fd 0. It is taken over (fd 0 then
 /// reads /dev/null), so that closing it at SIGTERM really closes it.
 pub fn serve_stdin(prog: &[OsString], o: &Options, say: &dyn Warn) -> Result<(), ServeError> {
-    let fd0 = tend_sys::fd::inherited(0).map_err(|_| ServeError::NotASocket)?;
+    let fd0 = tend_sys::fd::stdio(0).map_err(|_| ServeError::NotASocket)?;
     let st = nix::sys::stat::fstat(0).map_err(|e| Error::new("stat stdin", e))?;
     if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT != SFlag::S_IFSOCK {
         return Err(ServeError::NotASocket);
@@ -288,11 +289,11 @@ impl<'a> Server<'a> {
             children: Vec::with_capacity(o.maxconn),
             per_uid: Vec::with_capacity(o.maxconn),
             ready,
-            euid: Slot::new(b"IPCREMOTEEUID", 10),
-            egid: Slot::new(b"IPCREMOTEEGID", 10),
-            path: Slot::new(b"IPCREMOTEPATH", 108),
-            connnum: Slot::new(b"IPCCONNNUM", 10),
-            proto: c"PROTO=IPC".to_owned(),
+            euid: Slot::new(vars::REMOTEEUID.ipc.as_bytes(), 10),
+            egid: Slot::new(vars::REMOTEEGID.ipc.as_bytes(), 10),
+            path: Slot::new(vars::REMOTEPATH.ipc.as_bytes(), 108),
+            connnum: Slot::new(vars::CONNNUM.ipc.as_bytes(), 10),
+            proto: vars::PROTO_IPC.to_owned(),
             spawn: SpawnOptions {
                 fds: vec![(-1, 0), (-1, 1)],
                 ..Default::default()
@@ -461,8 +462,16 @@ impl<'a> Server<'a> {
         } else {
             (None, None)
         };
-        let slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
-        let count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        let mut slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
+        let mut count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        if uid.is_some() && count as usize > self.o.localmax {
+            // Children that ended while this burst was being accepted still count until
+            // reaped, and their SIGCHLD waits behind the accepts: reap them first, as
+            // s6-ipcserverd takes its signals before each accept.
+            self.reap();
+            slot = uid.and_then(|u| self.per_uid.iter().position(|(v, _)| *v == u));
+            count = slot.map_or(0, |j| self.per_uid[j].1) + 1;
+        }
         if uid.is_some() && count as usize > self.o.localmax {
             if self.o.verbosity >= 1 {
                 self.say.say(

@@ -7,7 +7,9 @@
 //! `/sys/fs/cgroup/unified`, not `/sys/fs/cgroup`). Byte-sized limits accept unit
 //! suffixes (`512M`), converted here because the kernel only takes bytes.
 
-use crate::sys::Error;
+#![forbid(unsafe_code)]
+
+use tend_sys::Error;
 use nix::errno::Errno;
 use std::ffi::OsStr;
 use std::fmt;
@@ -188,13 +190,13 @@ impl CgroupError {
     pub fn code(&self) -> i32 {
         match self {
             CgroupError::BadPath(_) | CgroupError::NotUnder(_) | CgroupError::BadValue(_) => {
-                crate::sys::code::USAGE
+                tend_sys::code::USAGE
             }
             CgroupError::NotMounted
             | CgroupError::Unavailable { .. }
             | CgroupError::Refused { .. }
             | CgroupError::Write { .. }
-            | CgroupError::Sys(_) => crate::sys::code::SYSTEM,
+            | CgroupError::Sys(_) => tend_sys::code::SYSTEM,
         }
     }
 }
