@@ -946,13 +946,14 @@ fn packaging_build_follows_cargo_target_dir() {
     let built = bin("tend");
     let jobs = Path::new(env!("CARGO_BIN_EXE_tend-jobs"));
     let monit = Path::new(env!("CARGO_BIN_EXE_tend-monit"));
+    let jail = Path::new(env!("CARGO_BIN_EXE_tend-jail"));
     let fake = format!(
         r#"#!/bin/sh
 case "$1" in
 build)
     d=$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release
-    mkdir -p "$d" && cp "{tend}" "$d/tend" && cp "{jobs}" "$d/tend-jobs" && cp "{monit}" "$d/tend-monit" || exit 101
-    for n in tend tend-jobs tend-monit; do
+    mkdir -p "$d" && cp "{tend}" "$d/tend" && cp "{jobs}" "$d/tend-jobs" && cp "{monit}" "$d/tend-monit" && cp "{jail}" "$d/tend-jail" || exit 101
+    for n in tend tend-jobs tend-monit tend-jail; do
         printf '{{"reason":"compiler-artifact","package_id":"path+file:///src#tend@0.1.0","manifest_path":"/src/Cargo.toml","target":{{"kind":["bin"],"crate_types":["bin"],"name":"%s","src_path":"/src/bins/%s.rs","edition":"2024","doc":true,"doctest":false,"test":true}},"profile":{{"opt_level":"3","debuginfo":0,"debug_assertions":false,"overflow_checks":false,"test":false}},"features":[],"filenames":["%s"],"executable":"%s","fresh":false}}\n' "$n" "$n" "$d/$n" "$d/$n"
     done
     echo '{{"reason":"build-finished","success":true}}' ;;
@@ -961,7 +962,8 @@ esac
 "#,
         tend = built.display(),
         jobs = jobs.display(),
-        monit = monit.display()
+        monit = monit.display(),
+        jail = jail.display()
     );
     s.write("fakebin/cargo", &fake, true);
     let out = s.join("out");
