@@ -62,6 +62,8 @@ mod log;
 mod notify;
 #[path = "tend-permafailon.rs"]
 mod permafailon;
+#[path = "tend-pty.rs"]
+mod pty;
 #[path = "tend-rc.rs"]
 mod rc;
 #[path = "tend-setlock.rs"]
@@ -112,6 +114,10 @@ mod tai64n;
 mod tai64nlocal;
 #[path = "tend-ucspilogd.rs"]
 mod ucspilogd;
+#[path = "tend-vsockclient.rs"]
+mod vsockclient;
+#[path = "tend-vsockserver.rs"]
+mod vsockserver;
 #[path = "tend-with-contenv.rs"]
 mod with_contenv;
 
@@ -147,6 +153,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-log", log::main),
     ("tend-notify", notify::main),
     ("tend-permafailon", permafailon::main),
+    ("tend-pty", pty::main),
     ("tend-rc", rc::main),
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
@@ -172,6 +179,8 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),
     ("tend-ucspilogd", ucspilogd::main),
+    ("tend-vsockclient", vsockclient::main),
+    ("tend-vsockserver", vsockserver::main),
     ("tend-with-contenv", with_contenv::main),
 ];
 
