@@ -186,7 +186,7 @@ pub fn connect_hybrid(path: &Path, port: u32) -> Result<OwnedFd, Error> {
         use std::io::Write;
         let mut w = &mut request[..];
         // 8 + 10 + 1 bytes: always fits.
-        let _ = write!(w, "CONNECT {port}\n");
+        let _ = writeln!(w, "CONNECT {port}");
         32 - w.len()
     };
     tend_sys::fd::write_all(&fd, &request[..n]).map_err(fail)?;
