@@ -60,6 +60,8 @@ mod ipcserverd;
 mod log;
 #[path = "tend-notify.rs"]
 mod notify;
+#[path = "tend-oom.rs"]
+mod oom;
 #[path = "tend-permafailon.rs"]
 mod permafailon;
 #[path = "tend-pty.rs"]
@@ -152,6 +154,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
+    ("tend-oom", oom::main),
     ("tend-permafailon", permafailon::main),
     ("tend-pty", pty::main),
     ("tend-rc", rc::main),

@@ -66,3 +66,5 @@ mod ucspi;
 mod versions;
 // tend-vsockserver, tend-vsockclient (-H hybrid vsock) and tend-pty (issue 38).
 mod vsock;
+// tend-oom: the OOM score adjustment chain tool (issue 38).
+mod oom;
