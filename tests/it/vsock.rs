@@ -412,3 +412,30 @@ fn pty_hangs_up_when_its_input_ends_and_reports_exec_failure() {
         text(&o.stderr)
     );
 }
+
+/// The debug console's shape behind the same accept loop over a Unix socket (vsock
+/// cannot connect here): the connection is both fd 0 and fd 1 of tend-pty.
+#[test]
+fn pty_console_behind_a_ucspi_server() {
+    let s = Scratch::new("pty-console");
+    let sock = s.join("console");
+    let mut c = cmd("tend-ipcserver");
+    c.arg("-1").arg(&sock).args(["tend-pty", "/bin/sh"]);
+    c.env("PS1", "$ ").current_dir(&s.path);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut d = Daemon::start(c);
+    let mut line = String::new();
+    BufReader::new(d.child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let mut conn = std::os::unix::net::UnixStream::connect(&sock).unwrap();
+    conn.write_all(b"echo hel''lo; tty; exit 3\n").unwrap();
+    // The shell's exit ends tend-pty, which closes the connection: read to the end.
+    let mut out = String::new();
+    conn.set_read_timeout(Some(PATIENCE)).unwrap();
+    conn.read_to_string(&mut out).unwrap();
+    assert!(out.contains("\nhello\r\n"), "{out:?}");
+    assert!(out.contains("/dev/pts/"), "{out:?}");
+}
