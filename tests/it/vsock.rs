@@ -436,6 +436,6 @@ fn pty_console_behind_a_ucspi_server() {
     let mut out = String::new();
     conn.set_read_timeout(Some(PATIENCE)).unwrap();
     conn.read_to_string(&mut out).unwrap();
-    assert!(out.contains("\nhello\r\n"), "{out:?}");
+    assert!(out.contains("hello\r\n"), "{out:?}");
     assert!(out.contains("/dev/pts/"), "{out:?}");
 }
