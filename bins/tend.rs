@@ -60,8 +60,12 @@ mod ipcserverd;
 mod log;
 #[path = "tend-notify.rs"]
 mod notify;
+#[path = "tend-oom.rs"]
+mod oom;
 #[path = "tend-permafailon.rs"]
 mod permafailon;
+#[path = "tend-pty.rs"]
+mod pty;
 #[path = "tend-rc.rs"]
 mod rc;
 #[path = "tend-setlock.rs"]
@@ -112,6 +116,10 @@ mod tai64n;
 mod tai64nlocal;
 #[path = "tend-ucspilogd.rs"]
 mod ucspilogd;
+#[path = "tend-vsockclient.rs"]
+mod vsockclient;
+#[path = "tend-vsockserver.rs"]
+mod vsockserver;
 #[path = "tend-with-contenv.rs"]
 mod with_contenv;
 
@@ -146,7 +154,9 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-ipcserverd", ipcserverd::main),
     ("tend-log", log::main),
     ("tend-notify", notify::main),
+    ("tend-oom", oom::main),
     ("tend-permafailon", permafailon::main),
+    ("tend-pty", pty::main),
     ("tend-rc", rc::main),
     ("tend-setlock", setlock::main),
     ("tend-setsid", setsid::main),
@@ -172,6 +182,8 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-tai64n", tai64n::main),
     ("tend-tai64nlocal", tai64nlocal::main),
     ("tend-ucspilogd", ucspilogd::main),
+    ("tend-vsockclient", vsockclient::main),
+    ("tend-vsockserver", vsockserver::main),
     ("tend-with-contenv", with_contenv::main),
 ];
 

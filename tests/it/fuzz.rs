@@ -72,7 +72,12 @@ fn documented_codes(prog: &str) -> Vec<i32> {
 fn is_daemon(prog: &str) -> bool {
     matches!(
         prog,
-        "tend-supervise" | "tend-svscan" | "tend-init" | "tend-socklog" | "tend-ipcserver"
+        "tend-supervise"
+            | "tend-svscan"
+            | "tend-init"
+            | "tend-socklog"
+            | "tend-ipcserver"
+            | "tend-vsockserver"
     )
 }
 

@@ -726,3 +726,32 @@ fn slow_vm_readme_snippet() {
     );
     assert_stages(&console, "powering off", "reboot: Power down");
 }
+
+/// Issue 38: the cgroup version follows the kernel command line, as kata-agent's init:
+/// `systemd.unified_cgroup_hierarchy=0` mounts v1 hierarchies, the default is cgroup2.
+#[test]
+fn slow_vm_cgroup_version_follows_the_command_line() {
+    let Some(host) = vm() else { return };
+    for (param, want) in [
+        (
+            "systemd.unified_cgroup_hierarchy=0",
+            "v2=0 tmpfs=1 memory=1",
+        ),
+        ("", "v2=1 tmpfs=0 memory=0"),
+    ] {
+        let s = Scratch::new("guest-cgroup");
+        let img = Image::new(&s, host);
+        img.service(
+            "ready",
+            "m() { grep -c \"$1\" /proc/mounts; }\n\
+             echo \"tend-test: cgroup v2=$(m ' /sys/fs/cgroup cgroup2 ') \
+             tmpfs=$(m ' /sys/fs/cgroup tmpfs ') memory=$(m ' /sys/fs/cgroup/memory cgroup ')\"\n\
+             exec tend-init -s poweroff\n",
+        );
+        let initrd = img.pack();
+        let mut q = Qemu::boot(host, host.accel, &initrd, param, &[]).unwrap();
+        q.expect(&format!("tend-test: cgroup {want}"), limit(host));
+        let st = q.expect_exit(limit(host));
+        assert!(st.success(), "{st:?}\n{}", q.console());
+    }
+}

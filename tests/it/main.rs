@@ -68,3 +68,7 @@ mod syslogd;
 mod ucspi;
 // s6 2.11.3, 2.13.1 and 2.15.1 beside tend in both status sizes, every client x supervisor.
 mod versions;
+// tend-vsockserver, tend-vsockclient (-H hybrid vsock) and tend-pty (issue 38).
+mod vsock;
+// tend-oom: the OOM score adjustment chain tool (issue 38).
+mod oom;

@@ -18,6 +18,7 @@ pub mod envdir;
 pub mod environ;
 pub mod fghack;
 pub mod notify;
+pub mod oom;
 pub mod rlimit;
 pub mod session;
 pub mod uidgid;

@@ -140,6 +140,77 @@ fn mount_missing(
     }
 }
 
+/// Whether the kernel command line asks for the legacy cgroup v1 hierarchy, by the
+/// words kata-agent and systemd read: `systemd.unified_cgroup_hierarchy=0` (or `false`,
+/// `no`) asks for v1, unless `cgroup_no_v1=all` forbids it; anything else is cgroup2,
+/// tend-init's default.
+pub fn wants_cgroup_v1(cmdline: &[u8]) -> bool {
+    let mut v1 = false;
+    for word in cmdline.split(|b| b.is_ascii_whitespace()) {
+        match word {
+            b"systemd.unified_cgroup_hierarchy=0"
+            | b"systemd.unified_cgroup_hierarchy=false"
+            | b"systemd.unified_cgroup_hierarchy=no" => v1 = true,
+            b"systemd.unified_cgroup_hierarchy=1"
+            | b"systemd.unified_cgroup_hierarchy=true"
+            | b"systemd.unified_cgroup_hierarchy=yes"
+            | b"systemd.unified_cgroup_hierarchy" => v1 = false,
+            _ => {}
+        }
+    }
+    let no_v1 = cmdline
+        .split(|b| b.is_ascii_whitespace())
+        .any(|w| w == b"cgroup_no_v1=all");
+    v1 && !no_v1
+}
+
+/// cgroup v1: a tmpfs on /sys/fs/cgroup, then one hierarchy per enabled controller of
+/// /proc/cgroups at /sys/fs/cgroup/NAME; each mount skipped when already there.
+fn mount_cgroup_v1(mounted: &mut Vec<&'static str>, present: &MountPoints, say: &dyn Warn) {
+    let nsne = NOSUID_NODEV_NOEXEC;
+    mount_missing(
+        mounted,
+        present,
+        say,
+        "/sys/fs/cgroup",
+        "tmpfs",
+        nsne,
+        Some("mode=0755"),
+    );
+    let table = std::fs::read("/proc/cgroups").unwrap_or_default();
+    let mut any = false;
+    for line in table
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.starts_with(b"#"))
+    {
+        let f: Vec<&[u8]> = line.split(|&b| b == b'\t').collect();
+        let [name, _, _, enabled] = f[..] else {
+            continue;
+        };
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        };
+        if enabled != b"1" || name.is_empty() {
+            continue;
+        }
+        let target = format!("/sys/fs/cgroup/{name}");
+        if present.has(&target) {
+            continue;
+        }
+        let _ = std::fs::create_dir_all(&target);
+        match machine::mount("cgroup", &target, "cgroup", nsne, Some(name)) {
+            Ok(()) => any = true,
+            Err(e) => say.say(
+                "warning",
+                &format_args!("unable to mount cgroup {name} on {target}: {}", e.desc()),
+            ),
+        }
+    }
+    if any {
+        mounted.push("/sys/fs/cgroup/*");
+    }
+}
+
 /// /proc/self/mounts, read once for all the mounts of the boot (none without /proc): the
 /// targets are distinct, so what init itself mounts never needs looking up again.
 struct MountPoints(Vec<u8>);
@@ -202,7 +273,10 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
         nsnd,
         Some("mode=0755"),
     );
-    if std::fs::read("/proc/filesystems")
+    let cmdline = std::fs::read("/proc/cmdline").unwrap_or_default();
+    if wants_cgroup_v1(&cmdline) {
+        mount_cgroup_v1(mounted, present, say);
+    } else if std::fs::read("/proc/filesystems")
         .is_ok_and(|f| f.split(|&b| b == b'\n').any(|l| l.ends_with(b"\tcgroup2")))
     {
         mount_missing(
@@ -320,6 +394,33 @@ impl fmt::Display for Farewell {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cgroup_version_by_the_command_line() {
+        for (line, v1) in [
+            (&b"console=ttyS0 quiet"[..], false),
+            (b"systemd.unified_cgroup_hierarchy=0", true),
+            (b"a systemd.unified_cgroup_hierarchy=false b", true),
+            (
+                b"systemd.unified_cgroup_hierarchy=0 systemd.unified_cgroup_hierarchy=1",
+                false,
+            ),
+            (
+                b"systemd.unified_cgroup_hierarchy=0 cgroup_no_v1=all",
+                false,
+            ),
+            (b"xsystemd.unified_cgroup_hierarchy=0", false),
+            (b"systemd.unified_cgroup_hierarchy=1", false),
+        ] {
+            assert_eq!(
+                wants_cgroup_v1(line),
+                v1,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

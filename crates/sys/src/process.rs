@@ -107,6 +107,10 @@ pub struct SpawnOptions {
     /// must have SIGTTOU blocked when it spawns (a background group calling tcsetpgrp is
     /// otherwise stopped); the child's mask is reset after this step.
     pub foreground: Option<RawFd>,
+    /// After `setsid`, make the terminal open on this fd the session's controlling
+    /// terminal (TIOCSCTTY), as a login does on a pty's slave. Unlike `foreground`, a
+    /// failure here fails the spawn.
+    pub ctty: Option<RawFd>,
     /// Change directory before exec.
     pub cwd: Option<CString>,
     /// (source fd, target fd) pairs; every source is moved as if all dup2s happened at
@@ -324,6 +328,11 @@ impl Child<'_> {
         let opts = self.opts;
         // SAFETY: forked child about to exec (this function's contract).
         unsafe { new_session(opts)? };
+        if let Some(tty) = opts.ctty {
+            // SAFETY: ioctl(TIOCSCTTY) takes an integer argument and is a plain system
+            // call, safe in a forked child.
+            check(unsafe { libc::ioctl(tty, libc::TIOCSCTTY, 0) })?;
+        }
         if let Some(tty) = opts.foreground {
             // SAFETY: forked child about to exec.
             unsafe { take_terminal(tty)? };

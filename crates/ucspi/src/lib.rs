@@ -16,6 +16,7 @@
 //! prints or exits; messages go through a `tend_sys::warn::Warn` sink.
 
 pub mod access;
+pub mod pty;
 pub mod server;
 pub mod socket;
 pub mod vars;

@@ -16,12 +16,18 @@
 //! child has ended (s6-ipcserverd exits at once, leaving them); SIGQUIT sends the children
 //! SIGTERM and SIGCONT, then exits; SIGABRT sends them SIGKILL, then exits; SIGHUP sends
 //! them SIGTERM and SIGCONT and goes on.
+//!
+//! The same loop serves tend-vsockserver's AF_VSOCK socket: the [`Family`] decides only
+//! what is learnt about a peer and which variables say it (a vsock peer has no
+//! credentials, so no per-uid count); limits, signals and fd handling are the same.
 
 use crate::vars;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{Signal, kill};
-use nix::sys::socket::{SockFlag, UnixAddr, getpeername, getsockopt, sockopt};
+use nix::sys::socket::{
+    SockFlag, UnixAddr, VsockAddr, getpeername, getsockname, getsockopt, sockopt,
+};
 use nix::sys::stat::SFlag;
 use nix::unistd::Pid;
 use std::ffi::{CString, OsString};
@@ -37,9 +43,52 @@ use tend_sys::warn::Warn;
 pub const DEFAULT_MAXCONN: usize = 40;
 pub const MAXCONN_LIMIT: usize = 1000;
 
+/// The listening socket's address family: what a peer is and which variables say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// PROTO=IPC, IPCREMOTEEUID, IPCREMOTEEGID, IPCREMOTEPATH, IPCCONNNUM.
+    Unix,
+    /// PROTO=VSOCK, VSOCKREMOTECID, VSOCKREMOTEPORT, VSOCKLOCALPORT (no credentials).
+    Vsock,
+}
+
+const UNIX_VARS: [&[u8]; 5] = [
+    vars::PROTO.as_bytes(),
+    vars::REMOTEEUID.ipc.as_bytes(),
+    vars::REMOTEEGID.ipc.as_bytes(),
+    vars::REMOTEPATH.ipc.as_bytes(),
+    vars::CONNNUM.ipc.as_bytes(),
+];
+const VSOCK_VARS: [&[u8]; 4] = [
+    vars::PROTO.as_bytes(),
+    vars::VSOCK_REMOTECID.as_bytes(),
+    vars::VSOCK_REMOTEPORT.as_bytes(),
+    vars::VSOCK_LOCALPORT.as_bytes(),
+];
+
+impl Family {
+    /// The variables the server sets; any inherited value is dropped.
+    fn vars(self) -> &'static [&'static [u8]] {
+        match self {
+            Family::Unix => &UNIX_VARS,
+            Family::Vsock => &VSOCK_VARS,
+        }
+    }
+
+    /// The program named in a child's exec failure.
+    fn server_name(self) -> &'static str {
+        match self {
+            Family::Unix => "tend-ipcserverd",
+            Family::Vsock => "tend-vsockserver",
+        }
+    }
+}
+
 /// What the command line asks for.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The listening socket's family (Unix for tend-ipcserverd).
+    pub family: Family,
     /// 0 quiet, 1 warnings and denials, 2 every connection.
     pub verbosity: u32,
     /// Look up the client's credentials (SO_PEERCRED); `-P` turns it off.
@@ -56,6 +105,7 @@ impl Default for Options {
     /// s6-ipcserverd's defaults: warnings, credentials looked up, 40 children, 40 per uid.
     fn default() -> Options {
         Options {
+            family: Family::Unix,
             verbosity: 1,
             credentials: true,
             maxconn: DEFAULT_MAXCONN,
@@ -96,15 +146,6 @@ impl ServeError {
         }
     }
 }
-
-/// The variables the server sets; any inherited value is dropped.
-const UCSPI_VARS: [&[u8]; 5] = [
-    vars::PROTO.as_bytes(),
-    vars::REMOTEEUID.ipc.as_bytes(),
-    vars::REMOTEEGID.ipc.as_bytes(),
-    vars::REMOTEPATH.ipc.as_bytes(),
-    vars::CONNNUM.ipc.as_bytes(),
-];
 
 /// tend-ipcserverd's way in: the listening socket is fd 0. It is taken over (fd 0 then
 /// reads /dev/null), so that closing it at SIGTERM really closes it.
@@ -247,6 +288,9 @@ struct Server<'a> {
     egid: Slot,
     path: Slot,
     connnum: Slot,
+    cid: Slot,
+    rport: Slot,
+    lport: Slot,
     proto: CString,
     spawn: SpawnOptions,
     exec_failed: [&'static str; 1],
@@ -264,7 +308,7 @@ impl<'a> Server<'a> {
         say: &'a dyn Warn,
     ) -> Result<Server<'a>, Error> {
         let env: Vec<(OsString, OsString)> = std::env::vars_os()
-            .filter(|(k, _)| !UCSPI_VARS.contains(&k.as_bytes()))
+            .filter(|(k, _)| !o.family.vars().contains(&k.as_bytes()))
             .collect();
         let prepared =
             Prepared::new(prog, &env).map_err(|e| Error::new("prepare the program", e))?;
@@ -272,12 +316,13 @@ impl<'a> Server<'a> {
         // Room for every UCSPI variable at once (the longest, IPCREMOTEPATH, is at most
         // 14 + 108 bytes), so no spawn grows the arrays or the strings.
         let room: &[&[u8]] = &[&[b'x'; 128]];
-        ready.set_env_tail(&[room; UCSPI_VARS.len()]);
+        ready.set_env_tail(&[room; 5][..o.family.vars().len()]);
         // The one message a child writes if its exec fails; leaked once, at start-up, so
         // the child can print it without allocating.
         let words: &'static str = Box::leak(
             format!(
-                "tend-ipcserverd: fatal: unable to exec {}: ",
+                "{}: fatal: unable to exec {}: ",
+                o.family.server_name(),
                 String::from_utf8_lossy(prog.first().map_or(&b""[..], |p| p.as_bytes()))
             )
             .into_boxed_str(),
@@ -293,7 +338,13 @@ impl<'a> Server<'a> {
             egid: Slot::new(vars::REMOTEEGID.ipc.as_bytes(), 10),
             path: Slot::new(vars::REMOTEPATH.ipc.as_bytes(), 108),
             connnum: Slot::new(vars::CONNNUM.ipc.as_bytes(), 10),
-            proto: vars::PROTO_IPC.to_owned(),
+            cid: Slot::new(vars::VSOCK_REMOTECID.as_bytes(), 10),
+            rport: Slot::new(vars::VSOCK_REMOTEPORT.as_bytes(), 10),
+            lport: Slot::new(vars::VSOCK_LOCALPORT.as_bytes(), 10),
+            proto: match o.family {
+                Family::Unix => vars::PROTO_IPC.to_owned(),
+                Family::Vsock => vars::PROTO_VSOCK.to_owned(),
+            },
             spawn: SpawnOptions {
                 fds: vec![(-1, 0), (-1, 1)],
                 ..Default::default()
@@ -446,6 +497,15 @@ impl<'a> Server<'a> {
     }
 
     fn connection(&mut self, conn: OwnedFd) {
+        if self.o.family == Family::Vsock {
+            self.describe_vsock(&conn);
+            let (proto, cid) = (self.proto.as_bytes(), self.cid.text());
+            let (rport, lport) = (self.rport.text(), self.lport.text());
+            self.ready
+                .set_env_tail(&[&[proto], &[cid], &[rport], &[lport]]);
+            self.start(&conn, None, None, None, 0);
+            return;
+        }
         let (uid, gid) = if self.o.credentials {
             match getsockopt(&conn, sockopt::PeerCredentials) {
                 Ok(c) => (Some(c.uid()), Some(c.gid())),
@@ -511,6 +571,37 @@ impl<'a> Server<'a> {
         } else {
             self.ready.set_env_tail(&[&[proto], &[path], &[connnum]]);
         }
+        self.start(&conn, uid, gid, slot, count);
+    }
+
+    /// Set the vsock variables from the peer's and the local address (empty when the
+    /// kernel cannot say: the connection is still served).
+    fn describe_vsock(&mut self, conn: &OwnedFd) {
+        match getpeername::<VsockAddr>(conn.as_raw_fd()) {
+            Ok(a) => {
+                self.cid.set_num(a.cid());
+                self.rport.set_num(a.port());
+            }
+            Err(_) => {
+                self.cid.set(b"");
+                self.rport.set(b"");
+            }
+        }
+        match getsockname::<VsockAddr>(conn.as_raw_fd()) {
+            Ok(a) => self.lport.set_num(a.port()),
+            Err(_) => self.lport.set(b""),
+        }
+    }
+
+    /// Fork the program on `conn` (its environment tail already set) and count the child.
+    fn start(
+        &mut self,
+        conn: &OwnedFd,
+        uid: Option<u32>,
+        gid: Option<u32>,
+        slot: Option<usize>,
+        count: u32,
+    ) {
         let raw = conn.as_raw_fd();
         self.spawn.fds[0].0 = raw;
         self.spawn.fds[1].0 = raw;

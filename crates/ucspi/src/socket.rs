@@ -3,8 +3,8 @@
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag};
 use nix::sys::socket::{
-    AddressFamily, Backlog, SockFlag, SockType, UnixAddr, bind as sys_bind, connect as sys_connect,
-    listen, socket,
+    AddressFamily, Backlog, SockFlag, SockType, UnixAddr, VsockAddr, bind as sys_bind,
+    connect as sys_connect, listen, socket,
 };
 use nix::sys::stat::{Mode, SFlag};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -127,6 +127,89 @@ pub fn connect(path: &Path, local: Option<&Path>) -> Result<OwnedFd, Error> {
             Err(Errno::EINTR) => {}
             Err(e) => return Err(fail(e)),
         }
+    }
+}
+
+/// Bind a listening AF_VSOCK stream socket to `VMADDR_CID_ANY:port`, non-blocking and
+/// close-on-exec (the server accepts on it itself). Errors read
+/// `unable to bind to vsock port PORT: why`.
+pub fn bind_vsock(port: u32, backlog: i32) -> Result<OwnedFd, Error> {
+    let at = format!("vsock port {port}");
+    let fd = socket(
+        AddressFamily::Vsock,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| Error::new("create vsock socket", e))?;
+    let addr = VsockAddr::new(libc::VMADDR_CID_ANY, port);
+    sys_bind(fd.as_raw_fd(), &addr).map_err(|e| Error::at("bind to", &at, e))?;
+    let b = Backlog::new(backlog).unwrap_or(Backlog::MAXCONN);
+    listen(&fd, b).map_err(|e| Error::at("listen on", &at, e))?;
+    Ok(fd)
+}
+
+/// Connect a blocking AF_VSOCK stream socket to `cid:port`. Errors read
+/// `unable to connect to vsock CID:PORT: why`.
+pub fn connect_vsock(cid: u32, port: u32) -> Result<OwnedFd, Error> {
+    let fd = socket(
+        AddressFamily::Vsock,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| Error::new("create vsock socket", e))?;
+    let addr = VsockAddr::new(cid, port);
+    let at = format!("vsock {cid}:{port}");
+    loop {
+        match sys_connect(fd.as_raw_fd(), &addr) {
+            Ok(()) => return Ok(fd),
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(Error::at("connect to", Path::new(&at), e)),
+        }
+    }
+}
+
+/// The longest answer line a hybrid-vsock socket may give (Firecracker's is
+/// `OK <port>\n`); a longer one is refused, never truncated silently.
+pub const HYBRID_LINE_MAX: usize = 64;
+
+/// Connect to guest vsock `port` through a hybrid-vsock Unix socket at `path`, as
+/// Firecracker and Cloud Hypervisor expose it: send `CONNECT port\n`, read one line,
+/// which must begin `OK `. The line is read a byte at a time so that nothing the guest
+/// sends after it is consumed here. A refusal is ECONNREFUSED.
+pub fn connect_hybrid(path: &Path, port: u32) -> Result<OwnedFd, Error> {
+    let fd = connect(path, None)?;
+    let fail = |e| Error::at("connect through", path, e);
+    let mut request = [0u8; 32];
+    let n = {
+        use std::io::Write;
+        let mut w = &mut request[..];
+        // 8 + 10 + 1 bytes: always fits.
+        let _ = writeln!(w, "CONNECT {port}");
+        32 - w.len()
+    };
+    tend_sys::fd::write_all(&fd, &request[..n]).map_err(fail)?;
+    let mut line = [0u8; HYBRID_LINE_MAX];
+    let mut len = 0;
+    loop {
+        let mut b = [0u8; 1];
+        match nix::unistd::read(fd.as_raw_fd(), &mut b) {
+            Ok(0) => return Err(fail(Errno::ECONNREFUSED)),
+            Ok(_) if b[0] == b'\n' => break,
+            Ok(_) if len == line.len() => return Err(fail(Errno::EPROTO)),
+            Ok(_) => {
+                line[len] = b[0];
+                len += 1;
+            }
+            Err(Errno::EINTR) => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    if line[..len].starts_with(b"OK ") || &line[..len] == b"OK" {
+        Ok(fd)
+    } else {
+        Err(fail(Errno::ECONNREFUSED))
     }
 }
 

@@ -37,6 +37,12 @@ ucspi_vars! {
     LOCALPATH = "LOCALPATH",
 }
 
+/// tend-vsockserver's: `PROTO=VSOCK`, the peer's context id and port, and ours.
+pub const PROTO_VSOCK: &CStr = c"PROTO=VSOCK";
+pub const VSOCK_REMOTECID: &str = "VSOCKREMOTECID";
+pub const VSOCK_REMOTEPORT: &str = "VSOCKREMOTEPORT";
+pub const VSOCK_LOCALPORT: &str = "VSOCKLOCALPORT";
+
 /// What a server sets for each connection, besides `PROTO` (a client sets `LOCALPATH`).
 pub const SERVER: [Var; 4] = [REMOTEEUID, REMOTEEGID, REMOTEPATH, CONNNUM];
 
