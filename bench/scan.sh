@@ -16,6 +16,8 @@
 # FLOORS=1 adds floor-exec (the floor plus one exec of a static supervisor per service)
 # and floor-layout (that, plus s6's supervise/ layout made before ./run): what the two
 # things tend keeps and the floor lacks cost on their own (bench/floor.c).
+# CPU: the scanner's own, and the tree's (scanner plus supervisors, not the services),
+# from /proc/PID/schedstat once all are up.
 # Needs: s6, runit, daemontools (Debian packages), gcc; root not required.
 set -euo pipefail
 
@@ -68,6 +70,19 @@ tree_pss_kb() { # $1 = scanner pid
     echo "$total"
 }
 
+tree_cpu_ms() { # $1 = scanner pid: "SCANNER TREE", the CPU ms of the scanner alone and
+    # of it plus its children (the supervisors; not the services), from
+    # /proc/PID/schedstat (ns, where /proc/PID/stat has clock ticks)
+    local pids total=0 own=0 p v
+    read -r own _ </proc/"$1"/schedstat 2>/dev/null || own=0
+    pids="$1 $(cat /proc/"$1"/task/*/children 2>/dev/null || true)"
+    for p in $pids; do
+        read -r v _ </proc/"$p"/schedstat 2>/dev/null || v=0
+        total=$((total + ${v:-0}))
+    done
+    echo "$((own / 1000000)) $((total / 1000000))"
+}
+
 wait_gone() {
     local i
     for ((i = 0; i < 600; i++)); do
@@ -78,8 +93,8 @@ wait_gone() {
     kill -KILL $(ours) 2>/dev/null || true
 }
 
-run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors"
-    local kind=$1 dir=$work/$1-$2 pid t0 t1 pss nsup
+run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors tree_cpu_ms scanner_cpu_ms"
+    local kind=$1 dir=$work/$1-$2 pid t0 t1 pss nsup cpu scpu
     make_scandir "$dir"
     sync
     t0=$(now)
@@ -97,6 +112,7 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
     t1=$(now)
     sync
     sleep 1
+    read -r scpu cpu < <(tree_cpu_ms "$pid")
     pss=$(tree_pss_kb "$pid")
     nsup=$(wc -w </proc/"$pid"/task/"$pid"/children)
     case $kind in
@@ -110,21 +126,23 @@ run_one() { # $1 = tend|s6|runit, $2 = round; prints "seconds pss_kb supervisors
     wait "$pid" 2>/dev/null || true
     wait_gone
     rm -rf "$dir"
-    echo "$(echo "$t1 - $t0" | bc -l) $pss $nsup"
+    echo "$(echo "$t1 - $t0" | bc -l) $pss $nsup $cpu $scpu"
 }
 
-declare -A T M S
+declare -A T M S C D
 kinds="tend s6 runit daemontools floor"
 [ -n "${TEND_BEFORE:-}" ] && kinds="tend tend-before ${kinds#tend }"
 [ "${FLOORS:-}" = 1 ] && kinds="$kinds floor-exec floor-layout"
 kinds=${KINDS:-$kinds} # KINDS="tend floor" (say) runs only those
 for ((r = 1; r <= ROUNDS; r++)); do
     for k in $kinds; do
-        read -r secs pss nsup < <(run_one "$k" "$r")
+        read -r secs pss nsup cpu scpu < <(run_one "$k" "$r")
         T[$k]+="$secs "
+        C[$k]+="$cpu "
+        D[$k]+="$scpu "
         M[$k]+="$pss "
         S[$k]=$nsup
-        printf 'round %d %-6s %6.3f s  %7.1f MB PSS  (%d supervisors)\n' "$r" "$k" "$secs" "$(echo "$pss / 1024" | bc -l)" "$nsup" >&2
+        printf 'round %d %-6s %6.3f s  %7.1f MB PSS  %5d ms CPU (scanner %d)  (%d supervisors)\n' "$r" "$k" "$secs" "$(echo "$pss / 1024" | bc -l)" "$cpu" "$scpu" "$nsup" >&2
     done
 done
 
@@ -134,13 +152,15 @@ p90() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {i=int(0.9*NR
 echo
 echo "$N services, median of $ROUNDS rounds ($(nproc) cores, $(uname -r))"
 echo
-echo "| scanner | time until all run (median) | p90 | whole-tree PSS | supervisors |"
-echo "|---|---|---|---|---|"
+echo "| scanner | time until all run (median) | p90 | whole-tree PSS | tree CPU (median) | scanner CPU | supervisors |"
+echo "|---|---|---|---|---|---|---|"
 for k in $kinds; do
     t=$(echo "${T[$k]}" | median)
     q=$(echo "${T[$k]}" | p90)
     m=$(echo "${M[$k]}" | median)
-    printf '| %s | %.3f s | %.3f s | %.1f MB | %s |\n' "$k" "$t" "$q" "$(echo "$m / 1024" | bc -l)" "${S[$k]}"
+    c=$(echo "${C[$k]}" | median)
+    d=$(echo "${D[$k]}" | median)
+    printf '| %s | %.3f s | %.3f s | %.1f MB | %s ms | %s ms | %s |\n' "$k" "$t" "$q" "$(echo "$m / 1024" | bc -l)" "$c" "$d" "${S[$k]}"
     declare "t_${k//-/_}=$t" "m_${k//-/_}=$m"
 done
 echo

@@ -1158,3 +1158,47 @@ fn a_service_named_like_an_option_is_supervised() {
         f.scanner_stderr()
     );
 }
+
+/// The scanner starts a supervisor with a vfork-style clone (CLONE_VM | CLONE_VFORK), not
+/// a fork: a fork copies the page tables of a scanner with 1000 children (issue 39). The
+/// scanner's own system calls, traced without -f.
+#[test]
+fn supervisors_are_started_with_a_vfork_style_clone() {
+    if !have("strace") {
+        return skip("strace is not installed");
+    }
+    let s = Scratch::new("scan-vfork");
+    let dirs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            ServiceDir::new(s.join(format!("sd/s{i}")))
+                .run(SLEEPER)
+                .path()
+        })
+        .collect();
+    let trace = s.join("trace");
+    let mut c = Command::new("strace");
+    c.arg("-qq")
+        .arg("-e")
+        .arg("trace=fork,vfork,clone,clone3")
+        .arg("-o")
+        .arg(&trace)
+        .arg(bin("tend-svscan"))
+        .arg(s.join("sd"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut d = Daemon::start(c);
+    for dir in &dirs {
+        wait_supervised(dir);
+    }
+    let sd = s.join("sd");
+    assert_code(&tend("tend-svscanctl", [Path::new("-t"), &sd]), 0);
+    assert!(d.wait_exit(PATIENCE).is_some(), "the scanner did not exit");
+    let got = std::fs::read_to_string(&trace).unwrap();
+    let clones = got
+        .lines()
+        .filter(|l| l.contains("CLONE_VM|CLONE_VFORK"))
+        .count();
+    assert!(clones >= 2, "{got}");
+    assert!(!got.lines().any(|l| l.starts_with("fork(")), "{got}");
+}

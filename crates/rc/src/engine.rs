@@ -748,21 +748,27 @@ pub fn wait_supervisors(
     scandir: &std::path::Path,
     deadline: Option<Instant>,
 ) -> Result<(), String> {
-    let mut left: Vec<&PathBuf> = dirs.iter().collect();
+    // dirs[up..] are not yet known to run. Each look stops at the first that does not:
+    // the others mostly come up after it, and looking at all of them at every tick was
+    // a svok (an open of the control FIFO) per waiting supervisor per tick.
+    let mut up = 0;
     let mut tick = 1u64;
     loop {
         // Running means listening: a supervisor holds its lock before it opens its
         // control FIFO, and a letter sent in between is refused.
-        left.retain(|d| {
-            !(tend_client::svok(d).unwrap_or(false) && tend_client::control::send(d, b"").is_ok())
-        });
-        if left.is_empty() {
-            return Ok(());
+        while up < dirs.len()
+            && tend_client::svok(&dirs[up]).unwrap_or(false)
+            && tend_client::control::send(&dirs[up], b"").is_ok()
+        {
+            up += 1;
         }
+        let Some(waiting) = dirs.get(up) else {
+            return Ok(());
+        };
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(format!(
                 "timed out waiting for the supervisor of {}",
-                left[0].display()
+                waiting.display()
             ));
         }
         if let Err(tend_proto::control::SendError::NotListening) =

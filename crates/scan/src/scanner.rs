@@ -579,11 +579,12 @@ impl Scanner<'_> {
         }
     }
 
-    /// exec mode: fork, move the pipe end into place, exec `tend-supervise NAME`. The
-    /// scanner does not wait for the exec: if it fails, the child says so and exits 111,
+    /// exec mode: a vfork-style clone (no page-table copy of a scanner with 1000
+    /// children), move the pipe end into place, exec `tend-supervise NAME`. The scanner
+    /// waits for the exec, not for its outcome: if it fails, the child says so and exits 111,
     /// and the reaper restarts it a second later like any dead supervisor (as s6-svscan).
     fn spawn_supervisor(&mut self) -> Result<Pid, SpawnError> {
-        tend_sys::process::spawn_unreported(
+        tend_sys::process::spawn_unreported_vfork(
             &self.supervisor,
             &self.spawn_opts,
             &[

@@ -250,6 +250,75 @@ pub fn spawn_unreported(
     Ok(Pid::from_raw(pid))
 }
 
+/// `spawn_unreported` for a parent with many children (tend-svscan): the same child,
+/// but the parent returns once it has exec'd or exited. The child is a vfork-style clone (`CLONE_VM | CLONE_VFORK`, as musl's posix_spawn):
+/// it runs on a stack array in this frame, in our memory, while we wait. A fork copied
+/// the page tables of a scanner with 1000 children and then took a copy-on-write fault
+/// for every page either side wrote before the exec (bench/RESULTS.md, issue 39).
+pub fn spawn_unreported_vfork(
+    prog: &Ready,
+    opts: &SpawnOptions,
+    exec_failed: &[&str],
+) -> Result<Pid, Errno> {
+    if opts.fds.len() > MAX_FD_MOVES {
+        return Err(Errno::E2BIG);
+    }
+    let child = Child {
+        opts,
+        cwd: None,
+        exec: Exec::Ready(prog),
+        report: Report::Stderr(exec_failed),
+    };
+    extern "C" fn run(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: arg is the `child` below, alive in the suspended parent's frame until
+        // this child execs or exits; exec never returns.
+        unsafe { (*arg.cast::<Child>()).exec() }
+    }
+    // u128: the 16-byte alignment the x86-64 ABI wants of a stack. Uninitialised: only
+    // the pages the child uses are touched.
+    let mut stack = std::mem::MaybeUninit::<[u128; CLONE_STACK / 16]>::uninit();
+    // SAFETY: one past the end of the array, in bounds for a pointer.
+    let top = unsafe { stack.as_mut_ptr().add(1) };
+    // With every signal blocked, no handler of ours can run in the child on our memory;
+    // the child unblocks only after it has reset every disposition (reset_signals_raw).
+    let mut all: libc::sigset_t = zeroed_sigset();
+    let mut old: libc::sigset_t = zeroed_sigset();
+    // SAFETY: sigfillset and sigprocmask on sets on our stack.
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    }
+    // SAFETY: the child runs `run` on `stack` (ours, not used by us until it is done:
+    // CLONE_VFORK suspends us until its exec or exit) and makes only async-signal-safe
+    // calls on memory prepared before the clone. Not CLONE_SIGHAND: its dispositions
+    // are its own. Its errno writes land in our thread's errno, read again only after
+    // our next call.
+    let pid = unsafe {
+        libc::clone(
+            run,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&child as *const Child).cast_mut().cast(),
+        )
+    };
+    let err = Errno::last();
+    // SAFETY: as above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    if pid < 0 {
+        return Err(err);
+    }
+    Ok(Pid::from_raw(pid))
+}
+
+/// The stack of a `spawn_unreported_vfork` child: it runs `Child::exec` only (fd moves through
+/// a small array, the exec, a failure message), far less than this.
+const CLONE_STACK: usize = 32 * 1024;
+
+fn zeroed_sigset() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; all zeros is the empty set.
+    unsafe { std::mem::zeroed() }
+}
+
 /// What the child execs: arrays `spawn` built for this one spawn from a borrowed
 /// `Prepared` (so they point into strings alive for the whole spawn), or a [`Ready`].
 #[derive(Clone, Copy)]
