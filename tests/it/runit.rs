@@ -1026,3 +1026,79 @@ fn sv_force_stop_kills_a_stubborn_service_like_runits() {
     want.0.0 = want.0.0.replace(", got TERM", "");
     assert_eq!(seen[1], want, "tend-sv on tend-supervise");
 }
+
+/// The stemcell's accounts the releases' run scripts name: vcap (primary group vcap, and in
+/// adm too, so a stray initgroups would show) and syslog. Created once, left in place, as
+/// a stemcell has them.
+fn stemcell_accounts() {
+    let sh = |script: &str| {
+        wait_until(PATIENCE, "the stemcell accounts", || {
+            let mut c = Command::new("sh");
+            c.args(["-c", script])
+                .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+            run(c).status.success().then_some(())
+        })
+    };
+    sh("getent group vcap >/dev/null || groupadd vcap");
+    sh("id vcap >/dev/null 2>&1 || useradd -M -N -g vcap -G adm -s /usr/sbin/nologin vcap");
+    sh("id syslog >/dev/null 2>&1 || useradd --system -M -s /usr/sbin/nologin syslog");
+}
+
+#[test]
+fn chpst_release_call_forms_like_runit() {
+    require("chpst");
+    if !root_or_skip() {
+        return;
+    }
+    stemcell_accounts();
+    let p = Probe::new("chpst-release-forms");
+    let gid = |g: &str| {
+        let o = run({
+            let mut c = Command::new("getent");
+            c.args(["group", g]);
+            c
+        });
+        text(&o.stdout)
+            .split(':')
+            .nth(2)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (vcap, adm) = (gid("vcap"), gid("adm"));
+    // The forms capi, diego, syslog and the other core releases call, then with an
+    // envdir and limits as a run script combines them.
+    let env = p.s.path.join("env");
+    std::fs::create_dir_all(&env).unwrap();
+    std::fs::write(env.join("A"), "from-envdir\n").unwrap();
+    let env = env.to_str().unwrap().to_string();
+    for args in [
+        &["-u", "vcap:vcap"][..],
+        &["-u", "syslog:vcap"],
+        &["-u", "root:root"],
+        &[],
+        &["-u", "vcap"],
+        &["-u", "vcap:vcap:adm"],
+        &[
+            "-U",
+            "vcap:vcap",
+            "-u",
+            "vcap:vcap",
+            "-e",
+            &env,
+            "-o",
+            "4096",
+            "-n",
+            "1",
+        ],
+    ] {
+        p.same(args);
+    }
+    // runit's -u user:group sets exactly the groups listed: vcap's adm membership is not
+    // added.
+    let r = p.same(&["-u", "vcap:vcap"]);
+    assert!(r.contains(&format!(" gids={vcap}\n")), "{r}");
+    let r = p.same(&["-u", "vcap:vcap:adm"]);
+    assert!(r.contains(&format!(" gids={vcap} {adm}\n")), "{r}");
+    let r = p.same(&["-u", "root:root"]);
+    assert!(r.contains("uid=0 gids=0\n"), "{r}");
+}
