@@ -230,6 +230,8 @@ fn run() {
         // runit's names, for run scripts and operators' commands written for runit.
         b"chpst" => b"tend-chpst",
         b"sv" => b"tend-sv",
+        b"runsvdir" => b"tend-svscan",
+        b"runsv" => b"tend-supervise",
         _ => base,
     };
     // s6-overlay images call s6's programs by name (packaging/install.sh -6 links them):
