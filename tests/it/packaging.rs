@@ -10,6 +10,10 @@
 //! says why it skipped. examples/container/Dockerfile.tarball is built and run in the
 //! Docker engine (skipped, with the reason, when `docker info` fails).
 //!
+//! tend-runit (runit's names) is tested in a private dpkg root holding runit's files and
+//! record, and run in a chroot of it, not in a Debian container: this machine has no Debian
+//! image, debootstrap or mmdebstrap, and no registry to pull one from.
+//!
 //! Not tested here: the separate executables of `--features separate`
 //! (`packaging/install.sh -s`).
 
