@@ -24,8 +24,42 @@ const LONG: &[(&str, char)] = &[
     ("status-size", 'S'),
 ];
 
+/// Run as `runsvdir` (packaging/install.sh -r): runit's command line, `runsvdir [-P] dir
+/// [log]`. Only `-P` is an option there (anything else is the directory, as runit reads it);
+/// runit's `log` argument (errors written into the process title) has no tend equivalent,
+/// so it is said once, not dropped silently.
+fn runsvdir_options(args: Vec<std::ffi::OsString>) -> Options {
+    let mut args = args.into_iter().peekable();
+    let new_session = args.next_if(|a| a == "-P").is_some();
+    let (Some(dir), log) = (args.next(), args.next()) else {
+        PROG.line("usage", RUNSVDIR_USAGE);
+        std::process::exit(code::USAGE)
+    };
+    if args.next().is_some() {
+        PROG.line("usage", RUNSVDIR_USAGE);
+        std::process::exit(code::USAGE)
+    }
+    if log.is_some() {
+        PROG.warn("runsvdir's log argument is not kept: errors go to stderr");
+    }
+    Options {
+        dir: Some(dir),
+        new_session,
+        // runsvdir looks at its directory every 5 seconds.
+        rescan: Some(Duration::from_secs(5)),
+        ..Options::default()
+    }
+}
+
+const RUNSVDIR_USAGE: &str = "runsvdir [ -P ] dir [ log ]";
+
 fn options() -> Options {
-    let p = PROG.parse(expand_long(tend_cli::args(), SPEC, LONG), SPEC);
+    let (argv0, args) = tend_cli::argv0_and_args();
+    let base = std::path::Path::new(&argv0).file_name();
+    if base.is_some_and(|b| b == "runsvdir") {
+        return runsvdir_options(args.collect());
+    }
+    let p = PROG.parse(expand_long(args, SPEC, LONG), SPEC);
     let num = |c: char| -> Option<usize> {
         p.value(c)
             .map(|v| parse_uint(v).unwrap_or_else(|| PROG.usage_exit()))
@@ -50,6 +84,7 @@ fn options() -> Options {
             .filter(|&t| t > 0)
             .map(|t| Duration::from_millis(t as u64)),
         dir: p.operands.into_iter().next(),
+        new_session: false,
     }
 }
 

@@ -260,6 +260,8 @@ fn run() {
         b"sv" => b"tend-sv",
         // s6-overlay's /run/s6/basedir/bin/halt, a link tend-init makes to this executable.
         b"halt" => b"tend-init",
+        b"runsvdir" => b"tend-svscan",
+        b"runsv" => b"tend-supervise",
         _ => base,
     };
     // s6-overlay images call s6's programs by name (packaging/install.sh -6 links them):

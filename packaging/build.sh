@@ -10,6 +10,14 @@
 #                                          hard link per program, gzipped man pages, README,
 #                                          examples, copyright and changelog in
 #                                          /usr/share/doc/tend; no dependencies (static)
+#   tend-runit_VERSION_amd64.deb           runit's names (chpst, sv, runsvdir, runsv) in
+#                                          /usr/bin, linked to tend (install.sh -r);
+#                                          Depends: tend (= VERSION), Conflicts/Replaces:
+#                                          runit. Not alternatives: runit's package ships
+#                                          those paths as plain files, not through
+#                                          update-alternatives, so the two cannot share
+#                                          them; a system takes one or the other (a BOSH
+#                                          stemcell from Resolute on has no runit).
 #   tend-VERSION-x86_64-linux.tar.xz       usr/bin and usr/share/man/man8, to extract over /
 #   tend-VERSION-x86_64-linux.tar.xz.sha256
 # VERSION is the workspace's (Cargo.toml). Needs dpkg-deb, gzip, xz, sha256sum.
@@ -58,6 +66,23 @@ sed -e "s/@VERSION@/$version/" -e "s/@SIZE@/$size/" "$root/packaging/control" >"
 chmod 644 "$deb/DEBIAN/control" "$deb/DEBIAN/md5sums"
 dpkg-deb --root-owner-group -Zxz --build "$deb" "$out/tend_${version}_amd64.deb" >/dev/null
 echo "$out/tend_${version}_amd64.deb"
+
+# --- runit's names: the links install.sh -r adds beside tend's own
+rdeb=$stage/runit
+"$root/packaging/install.sh" -r "$stage/runit-all" /usr | sed -n 's,.*/usr/bin/\(chpst\|sv\|runsvdir\|runsv\)$,\1,p' >"$stage/runit-names"
+mkdir -p "$rdeb/usr/bin" "$rdeb/usr/share/doc/tend-runit" "$rdeb/DEBIAN"
+while read -r n; do
+    cp -P "$stage/runit-all/usr/bin/$n" "$rdeb/usr/bin/$n"
+done <"$stage/runit-names"
+rm -rf "$stage/runit-all"
+install -m 644 "$root/packaging/copyright" "$rdeb/usr/share/doc/tend-runit/copyright"
+install -m 644 "$doc/changelog.gz" "$rdeb/usr/share/doc/tend-runit/changelog.gz"
+size=$(du -sk --apparent-size "$rdeb/usr" | cut -f1)
+sed -e "s/@VERSION@/$version/g" -e "s/@SIZE@/$size/" "$root/packaging/control-runit" >"$rdeb/DEBIAN/control"
+(cd "$rdeb" && find usr -type f -exec md5sum {} + | sort -k2) >"$rdeb/DEBIAN/md5sums"
+chmod 644 "$rdeb/DEBIAN/control" "$rdeb/DEBIAN/md5sums"
+dpkg-deb --root-owner-group -Zxz --build "$rdeb" "$out/tend-runit_${version}_amd64.deb" >/dev/null
+echo "$out/tend-runit_${version}_amd64.deb"
 
 # --- the release tarball: extracted over / (ADD in a Dockerfile)
 tar=$stage/tar

@@ -4,7 +4,7 @@
 # (tend-jobs, tend-monit, tend-jail: kept out of the shared text, Cargo.toml says why), and the
 # manual pages.
 #
-# Usage: packaging/install.sh [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]
+# Usage: packaging/install.sh [ -s ] [ -z ] [ -6 ] [ -r ] DESTDIR [ PREFIX ]
 #   DESTDIR  staging root ("" or / for the live system); PREFIX defaults to /usr/local
 #   -s       install separate executables instead of links (build them first with
 #            `cargo build --release --features separate`)
@@ -13,21 +13,27 @@
 #            DESTDIR/command/NAME links to PREFIX/bin/tend and DESTDIR/usr/bin/NAME to
 #            /command/NAME, as s6-overlay lays them out, and DESTDIR/init to tend
 #            (tend-init's s6-overlay mode: man tend-init, "S6-OVERLAY")
+#   -r       also install runit's names, for a system without runit (a BOSH stemcell from
+#            Resolute on): PREFIX/bin/{chpst,sv,runsvdir,runsv} linked to PREFIX/bin/tend,
+#            which runs tend-chpst, tend-sv, tend-svscan and tend-supervise by those names
+#            with runit's command lines (man tend-svscan, "RUNSVDIR"; man tend-supervise,
+#            "RUNSV")
 # Builds nothing: it takes the executables from target/x86_64-unknown-linux-musl/release, or from $TEND_BUILD.
 # ($CARGO_TARGET_DIR, when set, stands for target/.)
 # Prints the installed paths, one per line.
 set -eu
-separate=0 gz=0 s6=0
-while getopts sz6 o; do
+separate=0 gz=0 s6=0 runit=0
+while getopts sz6r o; do
     case $o in
     s) separate=1 ;;
     z) gz=1 ;;
     6) s6=1 ;;
-    *) echo "usage: $0 [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]" >&2; exit 100 ;;
+    r) runit=1 ;;
+    *) echo "usage: $0 [ -s ] [ -z ] [ -6 ] [ -r ] DESTDIR [ PREFIX ]" >&2; exit 100 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] [ -6 ] DESTDIR [ PREFIX ]" >&2; exit 100; }
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: $0 [ -s ] [ -z ] [ -6 ] [ -r ] DESTDIR [ PREFIX ]" >&2; exit 100; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TEND_BUILD:-${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release}
 destdir=${1%/}
@@ -92,4 +98,11 @@ if [ $s6 = 1 ]; then
     done
     ln -sfn "$prefix/bin/tend" "$destdir/init"
     echo "$destdir/init"
+fi
+if [ $runit = 1 ]; then
+    # Relative links, so the tree works wherever DESTDIR puts it (a package, a chroot).
+    for n in chpst sv runsvdir runsv; do
+        ln -sfn tend "$bindir/$n"
+        echo "$bindir/$n"
+    done
 fi

@@ -10,6 +10,10 @@
 //! says why it skipped. examples/container/Dockerfile.tarball is built and run in the
 //! Docker engine (skipped, with the reason, when `docker info` fails).
 //!
+//! tend-runit (runit's names) is tested in a private dpkg root holding runit's files and
+//! record, and run in a chroot of it, not in a Debian container: this machine has no Debian
+//! image, debootstrap or mmdebstrap, and no registry to pull one from.
+//!
 //! Not tested here: the separate executables of `--features separate`
 //! (`packaging/install.sh -s`).
 
@@ -24,6 +28,7 @@ const CHROOT: &str = "/usr/sbin/chroot";
 
 struct Built {
     deb: PathBuf,
+    runit_deb: PathBuf,
     tarball: PathBuf,
 }
 
@@ -73,13 +78,15 @@ fn built() -> &'static Built {
         let v = version();
         let built = Built {
             deb: out.join(format!("tend_{v}_amd64.deb")),
+            runit_deb: out.join(format!("tend-runit_{v}_amd64.deb")),
             tarball: out.join(format!("tend-{v}-x86_64-linux.tar.xz")),
         };
         assert_eq!(
             text(&o.stdout),
             format!(
-                "{}\n{}\n{}.sha256\n",
+                "{}\n{}\n{}\n{}.sha256\n",
                 built.deb.display(),
+                built.runit_deb.display(),
                 built.tarball.display(),
                 built.tarball.display()
             )
@@ -518,4 +525,144 @@ fn the_tarball_builds_a_container_image() {
     });
     assert_code(&o, 42);
     let _ = Command::new("docker").args(["rmi", "-f", TAG]).output();
+}
+
+/// A private dpkg root that had Debian's runit installed: its files copied from this
+/// machine's runit package and its status record registered, maintainer scripts left out
+/// (they drive the host's init). Then runit is removed with dpkg, as a Resolute stemcell
+/// removes it, and tend + tend-runit go in.
+#[test]
+fn tend_runit_replaces_a_removed_runit_and_runs_its_service_directories() {
+    require("runsvdir");
+    let b = built();
+    let s = Scratch::new("deb-runit");
+    let root = s.join("root");
+    dpkg_root(&root);
+    let listed = run({
+        let mut c = Command::new("dpkg");
+        c.args(["-L", "runit"]);
+        c
+    });
+    assert_code(&listed, 0);
+    let mut list = String::new();
+    for f in text(&listed.stdout).lines() {
+        let p = Path::new(f);
+        if p.is_file() && !p.is_symlink() {
+            let to = root.join(f.trim_start_matches('/'));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(p, &to).unwrap();
+        }
+        list.push_str(f);
+        list.push('\n');
+    }
+    std::fs::write(root.join("var/lib/dpkg/info/runit.list"), list).unwrap();
+    let status = run({
+        let mut c = Command::new("dpkg");
+        c.args(["-s", "runit"]);
+        c
+    });
+    let record: String = text(&status.stdout)
+        .lines()
+        .filter(|l| !l.starts_with("Conffiles:") && !l.starts_with(" /etc"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(root.join("var/lib/dpkg/status"), format!("{record}\n")).unwrap();
+    assert!(root.join("usr/bin/chpst").is_file());
+    let o = dpkg(&root, &["-i".as_ref(), b.deb.as_os_str()]);
+    assert_code(&o, 0);
+    // Conflicts + Replaces: dpkg takes runit out to put tend-runit in, as `apt-get remove
+    // runit` then an install would; runit's files go with it.
+    let o = dpkg(&root, &["-i".as_ref(), b.runit_deb.as_os_str()]);
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).contains("Removing runit"), "{o:?}");
+    let o = dpkg(&root, &["-s".as_ref(), "runit".as_ref()]);
+    assert!(
+        !text(&o.stdout).contains("Status: install ok installed"),
+        "{o:?}"
+    );
+    assert!(
+        !root.join("usr/bin/svlogd").exists(),
+        "runit's svlogd left behind"
+    );
+    for n in ["chpst", "sv", "runsvdir", "runsv"] {
+        assert_eq!(
+            std::fs::read_link(root.join("usr/bin").join(n)).unwrap(),
+            Path::new("tend")
+        );
+    }
+    // A runit system in the root: busybox's sh, the vcap account, /etc/service with a
+    // run script calling chpst -u vcap:vcap, and a `service` wrapper calling sv.
+    let busybox = Path::new("/bin/busybox");
+    if !busybox.exists() {
+        return skip("no static /bin/busybox (Debian's busybox-static) for the root's shell");
+    }
+    for d in ["bin", "etc/service/app", "tmp", "usr/sbin"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::set_permissions(
+        root.join("tmp"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    std::fs::copy(busybox, root.join("bin/busybox")).unwrap();
+    for n in ["sh", "id", "sleep", "cat"] {
+        std::os::unix::fs::symlink("busybox", root.join("bin").join(n)).unwrap();
+    }
+    std::fs::write(
+        root.join("etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nvcap:x:1000:1000::/home/vcap:/bin/sh\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("etc/group"),
+        "root:x:0:\nvcap:x:1000:\nadm:x:4:vcap\n",
+    )
+    .unwrap();
+    let script = |rel: &str, body: &str| {
+        let p = root.join(rel);
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    script(
+        "etc/service/app/run",
+        "#!/bin/sh\nexec chpst -u vcap:vcap sh -c 'id > /tmp/ids; exec sleep 1000'\n",
+    );
+    script("usr/sbin/service", "#!/bin/sh\nexec sv \"$2\" \"$1\"\n");
+    let chrooted = |args: &[&str]| {
+        let mut c = Command::new(CHROOT);
+        c.arg(&root)
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/bin");
+        c
+    };
+    let _scanner = Scanner {
+        daemon: Daemon::start(chrooted(&["runsvdir", "-P", "/etc/service"])),
+        scan: root.clone(),
+    };
+    let ids = wait_until(PATIENCE, "app's chpst -u vcap:vcap", || {
+        std::fs::read_to_string(root.join("tmp/ids"))
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+    });
+    assert_eq!(ids, "uid=1000(vcap) gid=1000(vcap) groups=1000(vcap)\n");
+    let o = run(chrooted(&["service", "app", "status"]));
+    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    let o = run(chrooted(&["service", "app", "stop"]));
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("ok: down: app: "), "{o:?}");
+    let o = run(chrooted(&["service", "app", "start"]));
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("ok: run: app: "), "{o:?}");
+    drop(_scanner);
+    // Removed cleanly: the names go, tend stays.
+    let o = dpkg(&root, &["-r".as_ref(), "tend-runit".as_ref()]);
+    assert_code(&o, 0);
+    for n in ["chpst", "sv", "runsvdir", "runsv"] {
+        assert!(
+            root.join("usr/bin").join(n).symlink_metadata().is_err(),
+            "{n} left"
+        );
+    }
+    assert!(root.join("usr/bin/tend").exists());
 }

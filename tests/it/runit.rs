@@ -1026,3 +1026,204 @@ fn sv_force_stop_kills_a_stubborn_service_like_runits() {
     want.0.0 = want.0.0.replace(", got TERM", "");
     assert_eq!(seen[1], want, "tend-sv on tend-supervise");
 }
+
+/// The stemcell's accounts the releases' run scripts name: vcap (primary group vcap, and in
+/// adm too, so a stray initgroups would show) and syslog. Created once, left in place, as
+/// a stemcell has them.
+fn stemcell_accounts() {
+    let sh = |script: &str| {
+        wait_until(PATIENCE, "the stemcell accounts", || {
+            let mut c = Command::new("sh");
+            c.args(["-c", script])
+                .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+            run(c).status.success().then_some(())
+        })
+    };
+    sh("getent group vcap >/dev/null || groupadd vcap");
+    sh("id vcap >/dev/null 2>&1 || useradd -M -N -g vcap -G adm -s /usr/sbin/nologin vcap");
+    sh("id syslog >/dev/null 2>&1 || useradd --system -M -s /usr/sbin/nologin syslog");
+}
+
+#[test]
+fn chpst_release_call_forms_like_runit() {
+    require("chpst");
+    if !root_or_skip() {
+        return;
+    }
+    stemcell_accounts();
+    let p = Probe::new("chpst-release-forms");
+    let gid = |g: &str| {
+        let o = run({
+            let mut c = Command::new("getent");
+            c.args(["group", g]);
+            c
+        });
+        text(&o.stdout)
+            .split(':')
+            .nth(2)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (vcap, adm) = (gid("vcap"), gid("adm"));
+    // The forms capi, diego, syslog and the other core releases call, then with an
+    // envdir and limits as a run script combines them.
+    let env = p.s.path.join("env");
+    std::fs::create_dir_all(&env).unwrap();
+    std::fs::write(env.join("A"), "from-envdir\n").unwrap();
+    let env = env.to_str().unwrap().to_string();
+    for args in [
+        &["-u", "vcap:vcap"][..],
+        &["-u", "syslog:vcap"],
+        &["-u", "root:root"],
+        &[],
+        &["-u", "vcap"],
+        &["-u", "vcap:vcap:adm"],
+        &[
+            "-U",
+            "vcap:vcap",
+            "-u",
+            "vcap:vcap",
+            "-e",
+            &env,
+            "-o",
+            "4096",
+            "-n",
+            "1",
+        ],
+    ] {
+        p.same(args);
+    }
+    // runit's -u user:group sets exactly the groups listed: vcap's adm membership is not
+    // added.
+    let r = p.same(&["-u", "vcap:vcap"]);
+    assert!(r.contains(&format!(" gids={vcap}\n")), "{r}");
+    let r = p.same(&["-u", "vcap:vcap:adm"]);
+    assert!(r.contains(&format!(" gids={vcap} {adm}\n")), "{r}");
+    let r = p.same(&["-u", "root:root"]);
+    assert!(r.contains("uid=0 gids=0\n"), "{r}");
+}
+
+/// A directory of runit's names linked to tend's multi-call executable, as
+/// `packaging/install.sh -r` installs them; PATH for it (tend's programs next).
+fn runit_names(s: &Scratch) -> (PathBuf, std::ffi::OsString) {
+    let dir = s.join("runit-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["chpst", "sv", "runsvdir", "runsv"] {
+        std::os::unix::fs::symlink(multicall(), dir.join(name)).unwrap();
+    }
+    let mut path = dir.clone().into_os_string();
+    path.push(":");
+    path.push(path_env());
+    (dir, path)
+}
+
+#[test]
+fn runsvdir_name_runs_a_runit_tree_as_stage_2_does() {
+    if !root_or_skip() {
+        return;
+    }
+    stemcell_accounts();
+    let s = Scratch::new("runsvdir-name");
+    std::fs::set_permissions(&s.path, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let (bin, path) = runit_names(&s);
+    let scan = s.join("service");
+    let out = s.join("ids");
+    ServiceDir::new(scan.join("app")).run(&format!(
+        "#!/bin/sh\nexec 2>&1\nexec chpst -u vcap:vcap sh -c 'echo \"$(id -un):$(id -gn) $(id -G)\" > {}; echo started; exec sleep 1000'\n",
+        out.display()
+    ));
+    ServiceDir::new(scan.join("app/log")).run(&format!(
+        "#!/bin/sh\nexec cat > {}\n",
+        s.join("log.out").display()
+    ));
+    // Stage 2's command line, runit's log argument included.
+    let mut c = Command::new(bin.join("runsvdir"));
+    c.args(["-P", scan.to_str().unwrap(), "log: ......................."])
+        .env("PATH", &path)
+        .stderr(Stdio::piped());
+    let mut d = Daemon::start(c);
+    let ids = wait_until(PATIENCE, "the run script's chpst -u vcap:vcap", || {
+        std::fs::read_to_string(&out)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+    });
+    let vcap_gid = text(
+        &run({
+            let mut c = Command::new("id");
+            c.args(["-g", "vcap"]);
+            c
+        })
+        .stdout,
+    );
+    assert_eq!(ids, format!("vcap:vcap {vcap_gid}"));
+    wait_until(PATIENCE, "the log service's line", || {
+        std::fs::read_to_string(s.join("log.out"))
+            .ok()
+            .filter(|t| t == "started\n")
+    });
+    // sv by runit's name, on SVDIR as a `service` wrapper calls it.
+    let sv = |args: &[&str]| {
+        let mut c = Command::new(bin.join("sv"));
+        c.args(args).env("SVDIR", &scan).env("PATH", &path);
+        run(c)
+    };
+    let o = sv(&["status", "app"]);
+    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    // -P: each supervisor leads a session of its own.
+    let sup = wait_until(PATIENCE, "app's supervisor", || {
+        let pid: i32 = text(&sv(&["status", "app"]).stdout)
+            .split("(pid ")
+            .nth(1)?
+            .split(')')
+            .next()?
+            .parse()
+            .ok()?;
+        parent_of(pid)
+    });
+    let stat = std::fs::read_to_string(format!("/proc/{sup}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
+    assert_eq!(fields[3], sup.to_string(), "session of {sup}: {stat}");
+    let o = sv(&["-w", "5", "down", "app"]);
+    assert_code(&o, 0);
+    assert!(text(&sv(&["status", "app"]).stdout).starts_with("down: app: "));
+    // The log argument is said, once, not dropped silently.
+    d.signal(nix::sys::signal::Signal::SIGTERM);
+    assert!(d.wait_exit(PATIENCE).is_some(), "runsvdir did not stop");
+    let mut err = String::new();
+    std::io::Read::read_to_string(d.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let said = "tend-svscan: warning: runsvdir's log argument is not kept: errors go to stderr";
+    assert_eq!(err.lines().filter(|l| *l == said).count(), 1, "{err}");
+}
+
+#[test]
+fn runsvdir_and_runsv_names_refuse_what_they_cannot_do() {
+    let s = Scratch::new("runsv-name");
+    let (bin, path) = runit_names(&s);
+    ServiceDir::new(s.join("svc")).run(SLEEPER);
+    ServiceDir::new(s.join("svc/log")).run(SLEEPER);
+    let o = run({
+        let mut c = Command::new(bin.join("runsv"));
+        c.arg(s.join("svc")).env("PATH", &path);
+        c
+    });
+    assert_code(&o, 100);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-supervise: fatal: {}/log: runsv's log service needs runsvdir (tend-svscan) here\n",
+            s.join("svc").display()
+        )
+    );
+    for args in [&[][..], &["-P"], &["a", "b", "c"]] {
+        let o = run({
+            let mut c = Command::new(bin.join("runsvdir"));
+            c.args(args).env("PATH", &path);
+            c
+        });
+        assert_code(&o, 100);
+        assert_eq!(
+            text(&o.stderr),
+            "tend-svscan: usage: runsvdir [ -P ] dir [ log ]\n"
+        );
+    }
+}

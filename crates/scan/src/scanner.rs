@@ -73,6 +73,9 @@ pub struct Options {
     pub rescan: Option<Duration>,
     /// The scan directory (the current directory if None).
     pub dir: Option<OsString>,
+    /// runsvdir's `-P`: each supervisor (and diverted script) starts in a session and
+    /// process group of its own.
+    pub new_session: bool,
 }
 
 impl Default for Options {
@@ -86,6 +89,7 @@ impl Default for Options {
             status_size: None,
             rescan: None,
             dir: None,
+            new_session: false,
         }
     }
 }
@@ -191,6 +195,7 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
         script,
         spawn_opts: SpawnOptions {
             fds: Vec::with_capacity(2),
+            setsid: opts.new_session,
             ..Default::default()
         },
         logname: Vec::with_capacity(256),
