@@ -9,13 +9,13 @@
 
 #![forbid(unsafe_code)]
 
-use tend_sys::Error;
 use nix::errno::Errno;
 use std::ffi::OsStr;
 use std::fmt;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use tend_sys::Error;
 
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 
