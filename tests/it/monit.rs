@@ -651,6 +651,46 @@ fn monit_daemon_restart_takes_the_tree_over() {
 }
 
 #[test]
+fn monit_daemon_sigkilled_leaves_the_jobs_and_a_new_one_takes_them_over() {
+    // What the stemcell's systemd does (KillMode=process) and a chaos run does: the daemon
+    // SIGKILLed, its tree left running. The next tend-monit starts nothing twice, and a
+    // job that died while no daemon ran is started again by it.
+    let mut vm = Vm::new(
+        "monit-sigkill",
+        &format!("{}{}", check("db", ""), check("web", "")),
+    );
+    vm.start();
+    vm.wait_state("db", "running");
+    vm.wait_state("web", "running");
+    let (db, web) = (vm.pid("db").unwrap(), vm.pid("web").unwrap());
+    let mut daemon = vm._daemon.take().unwrap();
+    daemon.signal(nix::sys::signal::Signal::SIGKILL);
+    daemon.wait_exit(Duration::from_secs(10)).expect("the daemon killed");
+    assert!(!vm.monit(&["summary"]).status.success(), "no daemon answers");
+    assert_eq!(vm.pid("db"), Some(db), "the kill leaves db running");
+    // web dies while no daemon runs.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(web), nix::sys::signal::Signal::SIGKILL)
+        .unwrap();
+    vm.start();
+    vm.wait_state("db", "running");
+    wait_until(Duration::from_secs(30), "web started again", || {
+        vm.pid("web").filter(|&p| p != web)
+    });
+    assert_eq!(vm.pid("db"), Some(db), "db taken over, not restarted");
+    let log = vm.log();
+    assert_eq!(
+        log.iter().filter(|l| l.as_str() == "start db").count(),
+        1,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter().filter(|l| l.as_str() == "start web").count(),
+        2,
+        "{log:?}"
+    );
+}
+
+#[test]
 fn monit_bad_pidfiles_and_start_programs() {
     let mut vm = Vm::new(
         "monit-badpid",
