@@ -682,3 +682,30 @@ fn other_status_sizes_are_refused() {
     );
     assert_eq!(text(&o.stdout), "13330 true -1\n", "{o:?}");
 }
+
+/// The switch reaches a tree tend-init starts: with TEND_STATUS_SIZE=43 in its
+/// environment, its scanner's supervisors write 2.13's 43 bytes, which tend's clients
+/// read (and 2.13's s6-svstat, shown above for a scanner started with -S 43).
+#[test]
+fn tend_init_passes_the_status_size_to_its_tree() {
+    let s = Scratch::new("versions-init43");
+    s.write("services/a/run", "#!/bin/sh\nexec sleep 100\n", true);
+    let mut c = cmd("tend-init");
+    c.arg("-s")
+        .arg(s.join("services"))
+        .arg("-S")
+        .arg(s.join("scan"))
+        .args(["-e", "", "-i", "/nonexistent", "-f", "/nonexistent"])
+        .args(["-g", "2000", "-k", "500", "sh", "-c"])
+        .arg(format!(
+            "while ! tend-svstat -o up {0} 2>/dev/null | grep -q true; do sleep 0.05; done; \
+             wc -c < {1}/supervise/status",
+            s.join("scan/a").display(),
+            s.join("scan/a").display()
+        ))
+        .env(tend_proto::status::LAYOUT_ENV, "43")
+        .env("PATH", path_env());
+    let o = run(c);
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout).trim(), "43", "{}", text(&o.stderr));
+}
