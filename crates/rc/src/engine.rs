@@ -475,7 +475,11 @@ impl<'a> Engine<'a> {
             self.finished(i, up, began, report);
             return;
         };
-        let file = a.def.dir.join(if up { "up" } else { "down" });
+        let file = a.def.dir.join(if up {
+            crate::source::UP_SCRIPT
+        } else {
+            crate::source::DOWN_SCRIPT
+        });
         let prog = match tend_sys::exec::Prepared::with_current_env(&s.argv) {
             Ok(p) => p,
             Err(e) => {
@@ -522,7 +526,8 @@ impl<'a> Engine<'a> {
         if let Kind::Oneshot { .. } = &a.def.kind {
             let marker = self.live.oneshot_marker(a.name());
             if up {
-                let text = std::fs::read(a.def.dir.join("down")).unwrap_or_default();
+                let text =
+                    std::fs::read(a.def.dir.join(crate::source::DOWN_SCRIPT)).unwrap_or_default();
                 let _ = crate::live::write_atomic(&marker, &text, 0o644);
             } else {
                 let _ = std::fs::remove_file(&marker);
@@ -563,10 +568,11 @@ impl<'a> Engine<'a> {
             else {
                 continue;
             };
-            let file = self.g.atoms[i]
-                .def
-                .dir
-                .join(if phase { "up" } else { "down" });
+            let file = self.g.atoms[i].def.dir.join(if phase {
+                crate::source::UP_SCRIPT
+            } else {
+                crate::source::DOWN_SCRIPT
+            });
             if killed {
                 let limit = if phase {
                     self.g.atoms[i].def.timeout_up

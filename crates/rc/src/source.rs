@@ -93,6 +93,11 @@ pub struct Def {
 }
 
 /// The most a setting file (type, a timeout, a name list) may hold.
+/// A oneshot's scripts in an s6-rc source definition (not service-directory files:
+/// a oneshot has none).
+pub const UP_SCRIPT: &str = "up";
+pub const DOWN_SCRIPT: &str = "down";
+
 const SMALL: usize = 64 * 1024;
 /// The most a script or a copied file may hold.
 const LARGE: usize = 16 * 1024 * 1024;
@@ -521,8 +526,8 @@ fn read_oneshot(dir: &Path, h: &mut Hash, problems: &mut Vec<Problem>) -> Kind {
             }
         }
     };
-    let up = script_of("up", true);
-    let down = script_of("down", false);
+    let up = script_of(UP_SCRIPT, true);
+    let down = script_of(DOWN_SCRIPT, false);
     // s6-rc 0.7's reload script, lexed like up; not in the fingerprint when there
     // is none, so a tree without one is the same definition as before.
     let reload = if std::fs::symlink_metadata(dir.join("reload")).is_ok() {
@@ -535,7 +540,7 @@ fn read_oneshot(dir: &Path, h: &mut Hash, problems: &mut Vec<Problem>) -> Kind {
 
 /// A longrun: its `run`, the files its service directory gets, its pipeline files.
 fn read_longrun(dir: &Path, h: &mut Hash, problems: &mut Vec<Problem>) -> Kind {
-    let run = dir.join("run");
+    let run = dir.join(sd::RUN);
     match look(&run, LARGE) {
         Ok(Got::Regular(_)) => {}
         Ok(Got::Absent) => problems.push(problem(&run, "missing (a longrun needs a run script)")),
@@ -691,13 +696,13 @@ mod tests {
             (b"flag-essential", true),
             (b"flag-recommended", true),
             (b"down", true),
-            (b"supervise", true),
+            (sd::SUPERVISE.as_bytes(), true),
             (b"event", true),
             (b"log", true),
             (b"up", true),
             (b"run", false),
             (b"finish", false),
-            (b"notification-fd", false),
+            (sd::NOTIFICATION_FD.as_bytes(), false),
             (b"flag-newpidns", false),
             (b"flag-timeout-killpg", false),
             (b"reload-signal", false),

@@ -468,7 +468,8 @@ pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
                 } else if !same {
                     s.changed.push(a.name().to_string());
                     if live.oneshot_up(a.name()) {
-                        let text = std::fs::read(a.def.dir.join("down")).unwrap_or_default();
+                        let text = std::fs::read(a.def.dir.join(crate::source::DOWN_SCRIPT))
+                            .unwrap_or_default();
                         crate::live::write_atomic(&live.oneshot_marker(a.name()), &text, 0o644)?;
                     }
                 }
