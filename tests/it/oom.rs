@@ -1,7 +1,7 @@
 //! tend-oom (issue 38): the score a program runs with, the bounds, and the failures.
 //!
-//! Not tested where the tests lack CAP_SYS_RESOURCE (this sandbox): a negative score
-//! actually set (that case skips, saying so).
+//! Not tested where the tests lack CAP_SYS_RESOURCE (this sandbox, CI's): a negative
+//! score actually set; there its refusal is checked instead.
 
 use crate::common::*;
 
