@@ -984,7 +984,12 @@ esac
     let deb = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .find(|p| {
+            // tend's own package, not tend-runit's.
+            p.extension().is_some_and(|e| e == "deb")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("tend_"))
+        })
         .expect("a .deb");
     let x = s.join("x");
     let mut c = Command::new("dpkg-deb");

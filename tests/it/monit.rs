@@ -2114,19 +2114,23 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or_else(|| panic!("{block}"))
     };
+    // A chain (tend-setuidgid where the machine has a vcap account) may still be on its
+    // way to the process: wait for the exec, not for a moment.
+    let final_cmdline = |pid: i32, want: &[u8]| {
+        wait_until(Duration::from_secs(10), "the process of bpm.yml", || {
+            let c = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            (c == want).then_some(())
+        })
+    };
     let web = pid_of("web");
-    let cmdline = std::fs::read(format!("/proc/{web}/cmdline")).unwrap();
-    assert_eq!(cmdline, b"/bin/sleep\x001001\x00", "the process of bpm.yml");
+    final_cmdline(web, b"/bin/sleep\x001001\x00");
     let environ = std::fs::read(format!("/proc/{web}/environ")).unwrap();
     assert!(
         environ.split(|&b| b == 0).any(|v| v == b"WEB_MODE=main"),
         "bpm.yml's env"
     );
     let worker = pid_of("web-worker");
-    assert_eq!(
-        std::fs::read(format!("/proc/{worker}/cmdline")).unwrap(),
-        b"/bin/sleep\x001002\x00"
-    );
+    final_cmdline(worker, b"/bin/sleep\x001002\x00");
     // Killed: started again at once, and web-worker, which depends on it, restarted
     // after it, as monit does.
     kill9(web);
