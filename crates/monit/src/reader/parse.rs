@@ -6,8 +6,8 @@
 //! a statement and goes on, so every error of a file is named, not only the first
 //! (monit stops at the first).
 
-use crate::lex::{self, Tok, Token};
-use crate::model::*;
+use crate::reader::lex::{self, Tok, Token};
+use crate::reader::model::*;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -102,7 +102,7 @@ impl Reader {
     /// End of reading: the last check is kept, and the checks are validated together.
     pub fn finish(mut self) -> (Control, Vec<Error>) {
         self.end_check();
-        crate::validate::all(&mut self.control, &mut self.errors);
+        crate::reader::validate::all(&mut self.control, &mut self.errors);
         (self.control, self.errors)
     }
 
@@ -170,7 +170,7 @@ impl Reader {
             );
             return Ok(());
         }
-        match crate::glob::expand(&pattern, Path::new("")) {
+        match crate::reader::glob::expand(&pattern, Path::new("")) {
             Ok(files) if files.is_empty() => self.control.empty_includes.push((loc, pattern)),
             Ok(files) => {
                 self.depth += 1;
@@ -713,7 +713,9 @@ impl Reader {
             {
                 Some(format!("tend-monit does not measure '{what}'"))
             }
-            (t @ (Test::Connection { .. } | Test::Url(_)), _) => crate::service::probe_of(t).err(),
+            (t @ (Test::Connection { .. } | Test::Url(_)), _) => {
+                crate::reader::validate::probe_of(t).err()
+            }
             _ => None,
         };
         let why = why.or_else(|| match (&test, &then) {

@@ -15,6 +15,9 @@
 //! `service::render`); what the watcher learns at run time (the daemon's pid) goes to
 //! `monit-state/`, which the installer never compares.
 
+use crate::runtime::state::{
+    CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, START_FAILED, STATE_DIR, STOP_FAILED, Settings,
+};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -24,10 +27,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_sys::warn::Warn;
 
-/// The file of a service directory that holds the check's settings.
-pub const CHECK_FILE: &str = "monit-check";
-/// Where the watcher keeps what it learns (`pid`: the daemon's pid).
-pub const STATE_DIR: &str = "monit-state";
 /// In `STATE_DIR`: the daemon died (the next start is a restart).
 const DIED: &str = "died";
 /// In `STATE_DIR`: the daemon was stopped by a restart of the service (tend-check's
@@ -41,242 +40,6 @@ const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
 /// runs (one name a line, in start order).
 const DEPENDENTS_STOPPED: &str = "dependents-stopped";
-/// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
-pub const START_FAILED: &str = "start-failed";
-/// In `STATE_DIR`: the daemon outlived its stop's timeout (the service is not stopped).
-pub const STOP_FAILED: &str = "stop-failed";
-/// monit's default for `with timeout`.
-pub const DEFAULT_TIMEOUT: u32 = 30;
-
-/// A program as the watcher runs it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Run {
-    pub argv: Vec<String>,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    pub timeout: u32,
-}
-
-/// What `monit-check` says.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Settings {
-    pub name: String,
-    pub pidfile: Option<String>,
-    pub matching: Option<String>,
-    pub start: Option<Run>,
-    pub stop: Option<Run>,
-    /// `if N restarts within M cycles then …`: (N, seconds of M cycles, what to do).
-    pub restart_limit: Option<(u32, u64, LimitAction)>,
-    /// Resource rules, measured every `cycle` seconds.
-    pub resources: Vec<crate::resource::Rule>,
-    pub cycle: u32,
-    /// Where alerts go (`set alert`, `set mailserver`, `set mail-format`).
-    pub mail: crate::alert::Mail,
-    /// The checks this one depends on (`depends on`). A dependency's watcher reads
-    /// them from its siblings to find what depends on it (a dependency's own settings
-    /// do not list its dependents: adding a dependent must not replace, so restart, it).
-    pub depends: Vec<String>,
-    /// The action of its connection test (`restart`, `alert`), run by its `NAME-health`
-    /// tend-check: the watcher posts the test's failures and recoveries.
-    pub connection: Option<String>,
-    /// The start program is the daemon itself, run in the foreground (a bpm process's
-    /// chain, `crate::bpm`): its pid is the child's, no pidfile is waited for.
-    pub foreground: bool,
-    /// Without a stop program: the signal that stops the daemon (`TERM` unless said)
-    /// and the seconds before SIGKILL (a foreground daemon's; bpm's `shutdown_signal`
-    /// and its 20 s).
-    pub stop_signal: Option<String>,
-    pub stop_grace: Option<u32>,
-}
-
-/// What `if N restarts within M cycles then …` does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LimitAction {
-    /// `timeout` / `unmonitor`: stop restarting it.
-    Unmonitor,
-    /// `exec "…"`: run the program, then go on.
-    Exec(Vec<String>),
-    /// `alert` (and what else has no meaning here): say so, then go on.
-    Alert,
-}
-
-impl LimitAction {
-    /// Its word in `monit-check` and in the `Timeout` event.
-    pub fn word(&self) -> &'static str {
-        match self {
-            LimitAction::Unmonitor => "unmonitor",
-            LimitAction::Exec(_) => "exec",
-            LimitAction::Alert => "alert",
-        }
-    }
-}
-
-impl Settings {
-    /// The file's text: one `key value` per line; arguments one per line (a newline
-    /// inside one is refused when rendering).
-    pub fn to_text(&self) -> String {
-        let mut s = format!("name {}\n", self.name);
-        if let Some(p) = &self.pidfile {
-            s += &format!("pidfile {p}\n");
-        }
-        if let Some(m) = &self.matching {
-            s += &format!("matching {m}\n");
-        }
-        if let Some((n, secs, a)) = &self.restart_limit {
-            s += &format!("restart-limit {n} {secs} {}\n", a.word());
-            if let LimitAction::Exec(argv) = a {
-                for x in argv {
-                    s += &format!("restart-limit-arg {x}\n");
-                }
-            }
-        }
-        if !self.resources.is_empty() {
-            s += &format!("cycle {}\n", self.cycle);
-        }
-        let m = &self.mail;
-        for r in &m.recipients {
-            s += &format!("alert-to {r}\n");
-        }
-        for x in &m.servers {
-            s += &format!("mailserver {x}\n");
-        }
-        if self.foreground {
-            s += "foreground\n";
-        }
-        if let Some(g) = self.stop_grace {
-            s += &format!("stop-grace {g}\n");
-        }
-        for (k, v) in [
-            ("stop-signal", &self.stop_signal),
-            ("mail-from", &m.from),
-            ("mail-subject", &m.subject),
-            ("eventqueue", &m.queue),
-            ("logfile", &m.log),
-            ("connection", &self.connection),
-        ] {
-            if let Some(v) = v {
-                s += &format!("{k} {v}\n");
-            }
-        }
-        if let Some(msg) = &m.message {
-            for l in msg.split('\n') {
-                s += &format!("mail-message {l}\n");
-            }
-        }
-        for r in &self.resources {
-            s += &r.to_line();
-        }
-        for d in &self.depends {
-            s += &format!("depends {d}\n");
-        }
-        for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
-            let Some(r) = r else { continue };
-            s += &format!("{k}-timeout {}\n", r.timeout);
-            if let Some(u) = r.uid {
-                s += &format!("{k}-uid {u}\n");
-            }
-            if let Some(g) = r.gid {
-                s += &format!("{k}-gid {g}\n");
-            }
-            for a in &r.argv {
-                s += &format!("{k}-arg {a}\n");
-            }
-        }
-        s
-    }
-
-    pub fn parse(text: &str) -> Result<Settings, String> {
-        let mut st = Settings::default();
-        for (i, line) in text.lines().enumerate() {
-            let (k, v) = line.split_once(' ').unwrap_or((line, ""));
-            let num = || {
-                v.parse::<u32>()
-                    .map_err(|_| format!("line {}: not a number: {v}", i + 1))
-            };
-            fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
-                let slot = if which == "start" {
-                    &mut st.start
-                } else {
-                    &mut st.stop
-                };
-                slot.get_or_insert_with(|| Run {
-                    timeout: DEFAULT_TIMEOUT,
-                    ..Default::default()
-                })
-            }
-            match k {
-                "name" => st.name = v.into(),
-                "pidfile" => st.pidfile = Some(v.into()),
-                "matching" => st.matching = Some(v.into()),
-                "restart-limit" => {
-                    let f: Vec<&str> = v.split(' ').collect();
-                    let bad = || format!("line {}: bad restart-limit: {v}", i + 1);
-                    let [n, secs, what] = f.as_slice() else {
-                        return Err(bad());
-                    };
-                    let a = match *what {
-                        "unmonitor" => LimitAction::Unmonitor,
-                        "exec" => LimitAction::Exec(Vec::new()),
-                        "alert" => LimitAction::Alert,
-                        _ => return Err(bad()),
-                    };
-                    st.restart_limit = Some((
-                        n.parse().map_err(|_| bad())?,
-                        secs.parse().map_err(|_| bad())?,
-                        a,
-                    ));
-                }
-                "cycle" => st.cycle = num()?,
-                "depends" => st.depends.push(v.into()),
-                "alert-to" => st.mail.recipients.push(v.into()),
-                "mailserver" => st.mail.servers.push(v.into()),
-                "mail-from" => st.mail.from = Some(v.into()),
-                "mail-subject" => st.mail.subject = Some(v.into()),
-                "eventqueue" => st.mail.queue = Some(v.into()),
-                "logfile" => st.mail.log = Some(v.into()),
-                "connection" => st.connection = Some(v.into()),
-                "foreground" => st.foreground = true,
-                "stop-signal" => st.stop_signal = Some(v.into()),
-                "stop-grace" => st.stop_grace = Some(num()?),
-                "mail-message" => match &mut st.mail.message {
-                    Some(m) => {
-                        m.push('\n');
-                        m.push_str(v);
-                    }
-                    None => st.mail.message = Some(v.into()),
-                },
-                "resource" => st.resources.push(
-                    crate::resource::Rule::parse(v)
-                        .ok_or_else(|| format!("line {}: bad resource rule: {v}", i + 1))?,
-                ),
-                "resource-arg" => match st.resources.last_mut() {
-                    Some(r) => r.argv.push(v.into()),
-                    None => return Err(format!("line {}: resource-arg without resource", i + 1)),
-                },
-                "restart-limit-arg" => match &mut st.restart_limit {
-                    Some((_, _, LimitAction::Exec(argv))) => argv.push(v.into()),
-                    _ => return Err(format!("line {}: restart-limit-arg without exec", i + 1)),
-                },
-                _ => {
-                    let Some((which, what)) = k
-                        .split_once('-')
-                        .filter(|(w, _)| *w == "start" || *w == "stop")
-                    else {
-                        return Err(format!("line {}: unknown key {k}", i + 1));
-                    };
-                    match what {
-                        "timeout" => run(&mut st, which).timeout = num()?,
-                        "uid" => run(&mut st, which).uid = Some(num()?),
-                        "gid" => run(&mut st, which).gid = Some(num()?),
-                        "arg" => run(&mut st, which).argv.push(v.into()),
-                        _ => return Err(format!("line {}: unknown key {k}", i + 1)),
-                    }
-                }
-            }
-        }
-        Ok(st)
-    }
-}
 
 /// How the watcher ends: the code tend-supervise sees.
 #[derive(Debug, PartialEq, Eq)]
@@ -542,7 +305,8 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         death_unposted: false,
         connection_failed: false,
     };
-    w.connection_failed = crate::status::connection_verdict(&w.dir).is_some_and(|(f, _)| f);
+    w.connection_failed =
+        crate::runtime::status::connection_verdict(&w.dir).is_some_and(|(f, _)| f);
     w.go()
 }
 
@@ -550,13 +314,13 @@ impl Watcher<'_> {
     /// An event: a line in the log, one more in `supervise/tend-events`, a mail to every
     /// recipient (`alert::post`).
     fn alert(&self, event: &str, action: &str, description: &str) {
-        let ev = crate::alert::Event {
+        let ev = crate::runtime::alert::Event {
             service: &self.st.name,
             event,
             action,
             description,
         };
-        crate::alert::post(&self.st.mail, &self.dir, &ev, self.report);
+        crate::runtime::alert::post(&self.st.mail, &self.dir, &ev, self.report);
     }
 
     /// A death not posted yet (its restart went first): posted now.
@@ -571,7 +335,7 @@ impl Watcher<'_> {
         let Some(action) = self.st.connection.clone() else {
             return;
         };
-        let Some((failing, reason)) = crate::status::connection_verdict(&self.dir) else {
+        let Some((failing, reason)) = crate::runtime::status::connection_verdict(&self.dir) else {
             return;
         };
         if failing == self.connection_failed {
@@ -762,7 +526,7 @@ impl Watcher<'_> {
         self.connection_event();
         let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
         let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
-        let mut meter = crate::resource::Meter::with_matched(
+        let mut meter = crate::runtime::resource::Meter::with_matched(
             &std::fs::read_to_string(self.state_file(MATCHED)).unwrap_or_default(),
         );
         if next_cycle.is_some() {
@@ -993,7 +757,7 @@ impl Watcher<'_> {
                 continue;
             }
             let wanted = tend_client::status::read_record(&dir).is_ok_and(|r| r.want_up);
-            if !wanted || crate::control::is_unmonitored(&dir) {
+            if !wanted || crate::runtime::state::is_unmonitored(&dir) {
                 continue;
             }
             self.stop_dependent(name, &dir);
@@ -1031,7 +795,7 @@ impl Watcher<'_> {
         self.starting = None;
         while let Some(name) = self.to_start.front().cloned() {
             let dir = self.sibling(&name);
-            if crate::control::is_unmonitored(&dir) {
+            if crate::runtime::state::is_unmonitored(&dir) {
                 self.to_start.pop_front();
                 continue;
             }
@@ -1122,7 +886,7 @@ impl Watcher<'_> {
     /// loop: `next_dependent`.)
     fn stop_dependent(&mut self, name: &str, dir: &Path) {
         let patience = self.sibling_patience(name, false);
-        match crate::control::send_and_wait(dir, b'd', b'D', patience) {
+        match crate::runtime::control::send_and_wait(dir, b'd', b'D', patience) {
             Ok(true) => {}
             Ok(false) => self.report.warn(&format_args!(
                 "{}: dependent {name} not down within {} s",
@@ -1437,7 +1201,7 @@ mod tests {
                 30,
                 LimitAction::Exec(vec!["/bin/x".into(), "a b".into()]),
             )),
-            resources: vec![crate::resource::Rule {
+            resources: vec![crate::runtime::resource::Rule {
                 what: "totalmem".into(),
                 op: ">".into(),
                 limit: 102400.0,
@@ -1447,7 +1211,7 @@ mod tests {
                 argv: vec!["/bin/drain".into()],
             }],
             cycle: 10,
-            mail: crate::alert::Mail {
+            mail: crate::runtime::alert::Mail {
                 recipients: vec!["agent@local".into()],
                 servers: vec!["127.0.0.1:2825".into()],
                 from: Some("monit@localhost".into()),

@@ -21,7 +21,7 @@
 //! fixed buffers per connection, a deadline per connection, so a slow or hostile client
 //! never holds the others up.
 
-use crate::model::{Allow, Control, Httpd};
+use crate::reader::model::{Allow, Control, Httpd};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -249,16 +249,16 @@ fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
 
 /// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
 /// unix socket (tend-monit serves TCP only).
-pub fn validate(c: &crate::model::Control, errors: &mut Vec<crate::model::Error>) {
+pub fn validate(c: &crate::reader::model::Control, errors: &mut Vec<crate::reader::model::Error>) {
     let Some(h) = &c.httpd else { return };
     if let Err(msg) = Credentials::of(h) {
-        errors.push(crate::model::Error {
+        errors.push(crate::reader::model::Error {
             loc: h.loc.clone(),
             msg,
         });
     }
     if let Some(s) = &h.unixsocket {
-        errors.push(crate::model::Error {
+        errors.push(crate::reader::model::Error {
             loc: h.loc.clone(),
             msg: format!(
                 "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"

@@ -2,7 +2,7 @@
 //! defined and without loops, accounts known; and what tend-monit adds: a check's name
 //! becomes a service directory's name, so one that a file name cannot hold is refused.
 
-use crate::model::*;
+use crate::reader::model::*;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 
@@ -48,7 +48,7 @@ pub fn warnings(c: &Control) -> Vec<Error> {
 }
 
 pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
-    crate::http::validate(c, errors);
+    crate::runtime::http::validate(c, errors);
     // monit checks dependencies only once the files parsed cleanly (and so names only
     // its first error); tend-monit names these too.
     let mut seen: HashMap<&str, &Check> = HashMap::new();
@@ -92,7 +92,7 @@ pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
             }
         }
     }
-    if let Some(n) = crate::order::find_loop(&c.checks) {
+    if let Some(n) = crate::reader::order::find_loop(&c.checks) {
         errors.push(Error {
             loc: c
                 .checks
@@ -132,5 +132,45 @@ fn accounts(p: &Program, errors: &mut Vec<Error>) {
                 msg: e.to_string(),
             }),
         }
+    }
+}
+
+/// A connection test as tend-check's probe arguments, or why tend-monit cannot run it.
+pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
+    match t {
+        Test::Connection {
+            unixsocket: Some(_),
+            ..
+        } => Err("tend-monit does not test unix sockets yet".into()),
+        Test::Connection {
+            host,
+            port: Some(port),
+            protocol,
+            request,
+            ..
+        } => {
+            // monit's default host is localhost.
+            let host = host.as_deref().unwrap_or("127.0.0.1");
+            let host = if host == "localhost" {
+                "127.0.0.1"
+            } else {
+                host
+            };
+            match protocol.as_deref() {
+                Some("http") => Ok(vec![
+                    "-u".into(),
+                    format!("http://{host}:{port}{}", request.as_deref().unwrap_or("/")),
+                ]),
+                None | Some("default") | Some("tcp") => {
+                    Ok(vec!["-p".into(), format!("{host}:{port}")])
+                }
+                Some(p) => Err(format!(
+                    "tend-monit does not speak protocol {p} (it could test a TCP connection only)"
+                )),
+            }
+        }
+        Test::Url(u) if u.starts_with("http://") => Ok(vec!["-u".into(), u.clone()]),
+        Test::Url(_) => Err("tend-monit tests http:// URLs only".into()),
+        _ => Err("not a connection test".into()),
     }
 }
