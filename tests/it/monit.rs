@@ -665,12 +665,20 @@ fn monit_daemon_sigkilled_leaves_the_jobs_and_a_new_one_takes_them_over() {
     let (db, web) = (vm.pid("db").unwrap(), vm.pid("web").unwrap());
     let mut daemon = vm._daemon.take().unwrap();
     daemon.signal(nix::sys::signal::Signal::SIGKILL);
-    daemon.wait_exit(Duration::from_secs(10)).expect("the daemon killed");
-    assert!(!vm.monit(&["summary"]).status.success(), "no daemon answers");
+    daemon
+        .wait_exit(Duration::from_secs(10))
+        .expect("the daemon killed");
+    assert!(
+        !vm.monit(&["summary"]).status.success(),
+        "no daemon answers"
+    );
     assert_eq!(vm.pid("db"), Some(db), "the kill leaves db running");
     // web dies while no daemon runs.
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(web), nix::sys::signal::Signal::SIGKILL)
-        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(web),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
     vm.start();
     vm.wait_state("db", "running");
     wait_until(Duration::from_secs(30), "web started again", || {
