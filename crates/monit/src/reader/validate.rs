@@ -47,8 +47,60 @@ pub fn warnings(c: &Control) -> Vec<Error> {
     out
 }
 
+/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
+/// unix socket (tend-monit serves TCP only).
+fn httpd(c: &Control, errors: &mut Vec<Error>) {
+    let Some(h) = &c.httpd else { return };
+    // The first `allow cleartext` file that cannot be read, as the server's reading of
+    // its rules names it.
+    let unreadable = h.allow.iter().find_map(|a| match a {
+        Allow::File { path, .. } => htpasswd(path).err(),
+        _ => None,
+    });
+    if let Some(msg) = unreadable {
+        errors.push(Error {
+            loc: h.loc.clone(),
+            msg,
+        });
+    }
+    if let Some(s) = &h.unixsocket {
+        errors.push(Error {
+            loc: h.loc.clone(),
+            msg: format!(
+                "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"
+            ),
+        });
+    }
+}
+
+/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
+/// a password list.
+pub const MAX_HTPASSWD: usize = 64 * 1024;
+
+/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
+/// safe way: non-blocking, a regular file only, bounded.
+pub fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
+    let p = std::path::Path::new(path);
+    let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
+        .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
+    if text.len() > MAX_HTPASSWD {
+        return Err(format!(
+            "cannot read htpasswd {path}: longer than {MAX_HTPASSWD} bytes"
+        ));
+    }
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .collect())
+}
+
 pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
-    crate::runtime::http::validate(c, errors);
+    httpd(c, errors);
     // monit checks dependencies only once the files parsed cleanly (and so names only
     // its first error); tend-monit names these too.
     let mut seen: HashMap<&str, &Check> = HashMap::new();
