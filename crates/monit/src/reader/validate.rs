@@ -226,3 +226,35 @@ pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
         _ => Err("not a connection test".into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn errors(src: &str) -> Vec<String> {
+        let (_, errors) = crate::read_source(Path::new("monitrc"), src.as_bytes());
+        errors.iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn httpd_rules_checked_when_read() {
+        let rows: &[(&str, &str)] = &[
+            (
+                "set httpd port 2812 allow cleartext /nonexistent/monit.user\n",
+                "monitrc:1: cannot read htpasswd /nonexistent/monit.user: ",
+            ),
+            (
+                "set httpd unixsocket /run/monit.sock allow admin:pw\n",
+                "monitrc:1: set httpd unixsocket /run/monit.sock: tend-monit serves HTTP over TCP only (set httpd port N)",
+            ),
+        ];
+        for (src, error) in rows {
+            let e = errors(src);
+            assert!(e.len() == 1 && e[0].starts_with(error), "{src}: {e:?}");
+        }
+        assert_eq!(
+            errors("set httpd port 2812 allow admin:pw\n"),
+            Vec::<String>::new()
+        );
+    }
+}
