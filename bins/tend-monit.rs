@@ -287,7 +287,11 @@ fn read(file: &std::path::Path) -> Control {
         Ok(()) => {}
         Err(tend_monit::ModeError::Io(e)) => PROG.fatal(
             code::NO,
-            format_args!("unable to read {}: {e}", shown(file.as_os_str())),
+            format_args!(
+                "unable to read {}: {}",
+                shown(file.as_os_str()),
+                tend_sys::error::io_reason(&e)
+            ),
         ),
         Err(e) => PROG.fatal(code::NO, format_args!("{}: {e}", shown(file.as_os_str()))),
     }

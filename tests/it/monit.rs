@@ -3248,3 +3248,20 @@ fn monit_xml_platform_and_group_members_as_5_2_5() {
     }
     assert!(platform.starts_with("<name>Linux</name>"), "{platform}");
 }
+
+/// A control file that cannot be read: one line in the toolkit's grammar, the bare
+/// reason (no "(os error N)").
+#[test]
+fn monit_unreadable_control_file_one_message_line() {
+    let s = Scratch::new("monit-unreadable");
+    let file = s.path.join("missing");
+    let o = tend("tend-monit", ["-t", "-c", file.to_str().unwrap()]);
+    assert_code(&o, 1);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-monit: fatal: unable to read {}: No such file or directory\n",
+            file.display()
+        )
+    );
+}

@@ -1,37 +1,35 @@
-//! tend-monit's library: monit's control files, read as monit reads them.
+//! tend-monit's library: monit's control files, read as monit reads them, and carried
+//! out on tend's supervision tree. It holds two halves; the reader knows nothing of the
+//! runtime.
 //!
-//! What it is: a reader for monitrc files (the main file, `include` globs, every
+//! `reader`: a reader for monitrc files (the main file, `include` globs, every
 //! statement Cloud Foundry releases write and the rest of monit's settings) that turns
 //! them into plain data (`model`), with every error named by file and line, and every
 //! statement that tend-monit reads but does not carry out listed (`Control::ignored`),
 //! so that nothing is dropped in silence; the checks' order by `depends on` (`order`).
+//! `lex` cuts the text as monit's lexer does (free-form, case-blind keywords, noise
+//! words, argument lists that run to a quote); `parse` is a recursive-descent reader
+//! that resumes after an error, so every error is named where monit 5.33 stops at the
+//! first; `validate` does monit's whole-file checks (unique names, defined dependencies,
+//! no loops, known accounts) and refuses a check name that cannot be a file name, since
+//! each check becomes a service directory.
 //!
-//! How it reads: `lex` cuts the text as monit's lexer does (free-form, case-blind
-//! keywords, noise words, argument lists that run to a quote); `parse` is a
-//! recursive-descent reader that resumes after an error, so every error is named where
-//! monit 5.33 stops at the first; `validate` does monit's whole-file checks (unique
-//! names, defined dependencies, no loops, known accounts) and refuses a check name that
-//! cannot be a file name, since each check becomes a service directory.
-//!
-//! What it is not: it prints nothing and starts nothing. Running what a file describes,
-//! the command line and the HTTP interface live elsewhere.
+//! `runtime`: what runs a configuration. `service` renders each process check as a
+//! service directory; `daemon` is the long-lived tend-monit that installs them, brings
+//! them up in order and serves `http` (monit's HTTP interface, answered from `cache`
+//! and `status`); `watch` is the watcher, a second program inside tend-monit
+//! (`tend-monit -W`, each service's `./run`) that starts a daemon, follows it through a
+//! pidfd and measures its `resource` rules, its settings in `check_file`; `alert` is the
+//! mailer; `control` carries out `start`, `stop`, `restart`, `monitor`, `unmonitor`;
+//! `bpm` reads BOSH's bpm.yml. `state` holds what these share about a check at run
+//! time, and `text` how monit writes times and sizes.
 
-pub mod alert;
-pub mod bpm;
-pub mod cache;
-pub mod control;
-pub mod daemon;
-pub mod glob;
-pub mod http;
-pub mod lex;
-pub mod model;
-pub mod order;
-pub mod parse;
-pub mod resource;
-pub mod service;
-pub mod status;
-pub mod validate;
-pub mod watch;
+pub mod reader;
+pub mod runtime;
+
+// The modules' old paths, for callers outside the crate.
+pub use reader::{glob, lex, model, order, parse, validate};
+pub use runtime::{alert, bpm, cache, control, daemon, http, resource, service, status, watch};
 
 use std::path::{Path, PathBuf};
 

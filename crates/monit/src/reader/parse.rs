@@ -6,8 +6,8 @@
 //! a statement and goes on, so every error of a file is named, not only the first
 //! (monit stops at the first).
 
-use crate::lex::{self, Tok, Token};
-use crate::model::*;
+use crate::reader::lex::{self, Tok, Token};
+use crate::reader::model::*;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -102,7 +102,7 @@ impl Reader {
     /// End of reading: the last check is kept, and the checks are validated together.
     pub fn finish(mut self) -> (Control, Vec<Error>) {
         self.end_check();
-        crate::validate::all(&mut self.control, &mut self.errors);
+        crate::reader::validate::all(&mut self.control, &mut self.errors);
         (self.control, self.errors)
     }
 
@@ -170,7 +170,7 @@ impl Reader {
             );
             return Ok(());
         }
-        match crate::glob::expand(&pattern, Path::new("")) {
+        match crate::reader::glob::expand(&pattern, Path::new("")) {
             Ok(files) if files.is_empty() => self.control.empty_includes.push((loc, pattern)),
             Ok(files) => {
                 self.depth += 1;
@@ -584,62 +584,9 @@ impl Reader {
                 let g = p.name_value()?;
                 self.current(t)?.groups.push(g);
             }
-            (_, Some("mode")) => {
-                let m = p.next().ok_or_else(|| t.clone())?;
-                let mode = match m.word().as_deref() {
-                    Some("active") => Mode::Active,
-                    Some("passive") => {
-                        self.ignore(
-                            loc.clone(),
-                            "mode passive",
-                            "tend-monit starts and restarts as in mode active",
-                        );
-                        Mode::Passive
-                    }
-                    Some("manual") => Mode::Manual,
-                    _ => return Err(m),
-                };
-                self.current(t)?.mode = mode;
-            }
-            (_, Some("onreboot")) => {
-                let m = p.next().ok_or_else(|| t.clone())?;
-                if !matches!(m.word().as_deref(), Some("start" | "nostart" | "laststate")) {
-                    return Err(m);
-                }
-                self.ignore(
-                    loc,
-                    format!("onreboot {}", m.text()),
-                    "tend-monit keeps no state across boots",
-                );
-            }
-            (_, Some("every")) => {
-                let v = p.next().ok_or_else(|| t.clone())?;
-                let every = match &v.tok {
-                    Tok::Quoted(cron) => Every::Cron(cron.clone()),
-                    Tok::Word(n) if n.parse::<u32>().is_ok() => {
-                        p.expect_cycles()?;
-                        Every::Cycles(n.parse().unwrap_or(1))
-                    }
-                    // monit's lexer takes one character here and says so.
-                    _ => {
-                        let c = v.text().chars().next().unwrap_or(' ');
-                        self.error_at(p.loc(&v), format!("invalid every format '{c}'"));
-                        return Ok(());
-                    }
-                };
-                match &every {
-                    Every::Cron(_) => {
-                        self.ignore(loc, "every \"cron\"", "tend-monit has no cron schedule")
-                    }
-                    Every::Cycles(n) => self.ignore(
-                        loc,
-                        format!("every {n} cycles"),
-                        "tend-monit tests every cycle (deaths at once)",
-                    ),
-                    _ => {}
-                }
-                self.current(t)?.every = every;
-            }
+            (_, Some("mode")) => self.mode(p, t, loc)?,
+            (_, Some("onreboot")) => self.onreboot(p, t, loc)?,
+            (_, Some("every")) => self.every(p, t, loc)?,
             (_, Some("not")) => {
                 p.expect("every")?;
                 let v = p.next().ok_or_else(|| t.clone())?;
@@ -663,6 +610,69 @@ impl Reader {
             }
             _ => return Err(t.clone()),
         }
+        Ok(())
+    }
+
+    /// `mode active|passive|manual`.
+    fn mode(&mut self, p: &mut Cursor, t: &Token, loc: Loc) -> Result<(), Token> {
+        let m = p.next().ok_or_else(|| t.clone())?;
+        let mode = match m.word().as_deref() {
+            Some("active") => Mode::Active,
+            Some("passive") => {
+                self.ignore(
+                    loc,
+                    "mode passive",
+                    "tend-monit starts and restarts as in mode active",
+                );
+                Mode::Passive
+            }
+            Some("manual") => Mode::Manual,
+            _ => return Err(m),
+        };
+        self.current(t)?.mode = mode;
+        Ok(())
+    }
+
+    /// `onreboot start|nostart|laststate`: read, not carried out.
+    fn onreboot(&mut self, p: &mut Cursor, t: &Token, loc: Loc) -> Result<(), Token> {
+        let m = p.next().ok_or_else(|| t.clone())?;
+        if !matches!(m.word().as_deref(), Some("start" | "nostart" | "laststate")) {
+            return Err(m);
+        }
+        self.ignore(
+            loc,
+            format!("onreboot {}", m.text()),
+            "tend-monit keeps no state across boots",
+        );
+        Ok(())
+    }
+
+    /// `every N cycles` or `every "cron"`: read, not carried out.
+    fn every(&mut self, p: &mut Cursor, t: &Token, loc: Loc) -> Result<(), Token> {
+        let v = p.next().ok_or_else(|| t.clone())?;
+        let every = match &v.tok {
+            Tok::Quoted(cron) => Every::Cron(cron.clone()),
+            Tok::Word(n) if n.parse::<u32>().is_ok() => {
+                p.expect_cycles()?;
+                Every::Cycles(n.parse().unwrap_or(1))
+            }
+            // monit's lexer takes one character here and says so.
+            _ => {
+                let c = v.text().chars().next().unwrap_or(' ');
+                self.error_at(p.loc(&v), format!("invalid every format '{c}'"));
+                return Ok(());
+            }
+        };
+        match &every {
+            Every::Cron(_) => self.ignore(loc, "every \"cron\"", "tend-monit has no cron schedule"),
+            Every::Cycles(n) => self.ignore(
+                loc,
+                format!("every {n} cycles"),
+                "tend-monit tests every cycle (deaths at once)",
+            ),
+            _ => {}
+        }
+        self.current(t)?.every = every;
         Ok(())
     }
 
@@ -713,7 +723,9 @@ impl Reader {
             {
                 Some(format!("tend-monit does not measure '{what}'"))
             }
-            (t @ (Test::Connection { .. } | Test::Url(_)), _) => crate::service::probe_of(t).err(),
+            (t @ (Test::Connection { .. } | Test::Url(_)), _) => {
+                crate::reader::validate::probe_of(t).err()
+            }
             _ => None,
         };
         let why = why.or_else(|| match (&test, &then) {
@@ -1262,23 +1274,17 @@ fn resource(what: &str, cond: &[Token], at: usize) -> Result<(Test, usize), Toke
 /// `failed port N …`, `failed host H port N …`, `failed unixsocket P …`, `failed url U …`.
 fn failed(rest: &[Token], at: &Token) -> Result<(Test, usize), Token> {
     let head = rest.first().ok_or_else(|| at.clone())?;
-    let mut host = None;
-    let mut port = None;
-    let mut unixsocket = None;
-    let mut protocol = None;
-    let mut request = None;
-    let mut timeout = None;
-    let mut i = 0;
-    let value = |i: usize| rest.get(i).ok_or_else(|| rest[i - 1].clone());
     match head.word().as_deref() {
         Some("url") => {
-            let u = value(1)?;
-            return match &u.tok {
+            let u = rest.get(1).ok_or_else(|| head.clone())?;
+            match &u.tok {
                 Tok::Url(s) => Ok((Test::Url(s.clone()), url_end(rest) + 1)),
                 _ => Err(u.clone()),
-            };
+            }
         }
-        Some("port" | "portnumber" | "host" | "unixsocket" | "unix" | "address") => {}
+        Some("port" | "portnumber" | "host" | "unixsocket" | "unix" | "address") => {
+            connection(rest, at)
+        }
         Some(
             "uid" | "euid" | "gid" | "ping" | "ping4" | "ping6" | "icmp" | "link" | "network"
             | "checksum" | "permission" | "perm" | "status",
@@ -1287,12 +1293,28 @@ fn failed(rest: &[Token], at: &Token) -> Result<(Test, usize), Token> {
                 "tend-monit does not carry out 'failed {}' tests",
                 head.text().to_ascii_lowercase()
             );
-            return Ok((Test::Other(why), rest.len() + 1));
+            Ok((Test::Other(why), rest.len() + 1))
         }
-        _ => return Err(head.clone()),
+        _ => Err(head.clone()),
     }
+}
+
+/// The options of `failed port|host|unixsocket …`, up to the rate or the action.
+fn connection(rest: &[Token], at: &Token) -> Result<(Test, usize), Token> {
+    let mut host = None;
+    let mut port = None;
+    let mut unixsocket = None;
+    let mut protocol = None;
+    let mut request = None;
+    let mut timeout = None;
+    let mut i = 0;
+    let value = |i: usize| rest.get(i).ok_or_else(|| rest[i - 1].clone());
     while i < rest.len() {
         let t = &rest[i];
+        if let Some(n) = t.word().as_deref().and_then(read_past) {
+            i += n;
+            continue;
+        }
         match t.word().as_deref() {
             Some("host" | "address") => {
                 host = Some(word_or_quoted(value(i + 1)?).ok_or_else(|| rest[i + 1].clone())?);
@@ -1336,36 +1358,6 @@ fn failed(rest: &[Token], at: &Token) -> Result<(Test, usize), Token> {
                     i += 1;
                 }
             }
-            // Options tend-monit reads past: each with one value, or none.
-            Some(
-                "type" | "hostheader" | "status" | "content" | "send" | "expect" | "retry"
-                | "username" | "password" | "method" | "database" | "secret" | "target"
-                | "maxforward" | "version" | "origin" | "checksum" | "certificate" | "valid",
-            ) => i += 2,
-            Some(
-                "tcp"
-                | "udp"
-                | "tcpssl"
-                | "ipv4"
-                | "ipv6"
-                | "ssl"
-                | "tls"
-                | "get"
-                | "head"
-                | "http"
-                | "https"
-                | "="
-                | "=="
-                | "!="
-                | "!"
-                | "enable"
-                | "disable"
-                | "verify"
-                | "selfsigned"
-                | "allowselfcertification"
-                | "days"
-                | "day",
-            ) => i += 1,
             _ if matches!(t.tok, Tok::Quoted(_)) => i += 1,
             // A number: the rate (`for N cycles`) begins.
             _ if t.word().is_some_and(|w| w.parse::<u32>().is_ok()) => break,
@@ -1386,6 +1378,39 @@ fn failed(rest: &[Token], at: &Token) -> Result<(Test, usize), Token> {
     Ok((test, i + 1))
 }
 
+/// Options of a connection test that tend-monit reads past: how many tokens each takes
+/// (itself and one value, or itself alone).
+fn read_past(w: &str) -> Option<usize> {
+    match w {
+        "type" | "hostheader" | "status" | "content" | "send" | "expect" | "retry" | "username"
+        | "password" | "method" | "database" | "secret" | "target" | "maxforward" | "version"
+        | "origin" | "checksum" | "certificate" | "valid" => Some(2),
+        "tcp"
+        | "udp"
+        | "tcpssl"
+        | "ipv4"
+        | "ipv6"
+        | "ssl"
+        | "tls"
+        | "get"
+        | "head"
+        | "http"
+        | "https"
+        | "="
+        | "=="
+        | "!="
+        | "!"
+        | "enable"
+        | "disable"
+        | "verify"
+        | "selfsigned"
+        | "allowselfcertification"
+        | "days"
+        | "day" => Some(1),
+        _ => None,
+    }
+}
+
 /// After `failed url U`: the URL's options (`content = "…"`, `timeout N seconds`) up to
 /// the rate; the index in `rest` where the rate begins.
 fn url_end(rest: &[Token]) -> usize {
@@ -1400,4 +1425,117 @@ fn url_end(rest: &[Token]) -> usize {
         }
     }
     i.min(rest.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One process check with `statement` in it: the check as read, and the errors as
+    /// lines.
+    fn read(statement: &str) -> (Option<Check>, Vec<String>) {
+        let src = format!(
+            "check process web with pidfile /run/web.pid\n  start program = \"/bin/web\"\n  {statement}\n"
+        );
+        let (c, errors) = crate::read_source(Path::new("monitrc"), src.as_bytes());
+        (
+            c.checks.into_iter().next(),
+            errors.iter().map(|e| e.to_string()).collect(),
+        )
+    }
+
+    fn connection(
+        host: Option<&str>,
+        port: u16,
+        protocol: Option<&str>,
+        request: Option<&str>,
+        timeout: Option<u32>,
+    ) -> Test {
+        Test::Connection {
+            host: host.map(Into::into),
+            port: Some(port),
+            unixsocket: None,
+            protocol: protocol.map(Into::into),
+            request: request.map(Into::into),
+            timeout,
+        }
+    }
+
+    #[test]
+    fn modes_and_schedules() {
+        let rows: &[(&str, Mode, Every)] = &[
+            ("mode manual", Mode::Manual, Every::Cycle),
+            ("mode passive", Mode::Passive, Every::Cycle),
+            ("MODE Active", Mode::Active, Every::Cycle),
+            ("every 2 cycles", Mode::Active, Every::Cycles(2)),
+            (
+                "every \"* 8-19 * * 1-5\"",
+                Mode::Active,
+                Every::Cron("* 8-19 * * 1-5".into()),
+            ),
+            (
+                "not every \"* 0-3 * * *\"",
+                Mode::Active,
+                Every::NotCron("* 0-3 * * *".into()),
+            ),
+        ];
+        for (statement, mode, every) in rows {
+            let (c, errors) = read(statement);
+            assert_eq!(errors, Vec::<String>::new(), "{statement}");
+            let c = c.unwrap_or_else(|| panic!("{statement}: no check"));
+            assert_eq!((&c.mode, &c.every), (mode, every), "{statement}");
+        }
+    }
+
+    #[test]
+    fn connection_tests() {
+        let rows: &[(&str, Test)] = &[
+            (
+                "if failed port 80 then restart",
+                connection(None, 80, None, None, None),
+            ),
+            (
+                "if failed host localhost port 8080 type tcp with timeout 5 seconds then restart",
+                connection(Some("localhost"), 8080, None, None, Some(5)),
+            ),
+            (
+                "if failed port 80 protocol HTTP request \"/health\" then restart",
+                connection(None, 80, Some("http"), Some("/health"), None),
+            ),
+            (
+                "if failed url http://127.0.0.1:80/ then alert",
+                Test::Url("http://127.0.0.1:80/".into()),
+            ),
+            (
+                "if failed uid root then alert",
+                Test::Other("tend-monit does not carry out 'failed uid' tests".into()),
+            ),
+        ];
+        for (statement, test) in rows {
+            let (c, errors) = read(statement);
+            assert_eq!(errors, Vec::<String>::new(), "{statement}");
+            let c = c.unwrap_or_else(|| panic!("{statement}: no check"));
+            assert_eq!(c.rules.first().map(|r| &r.test), Some(test), "{statement}");
+        }
+    }
+
+    #[test]
+    fn errors_named_by_line() {
+        let rows: &[(&str, &str)] = &[
+            ("mode sometimes", "monitrc:3: syntax error 'sometimes'"),
+            ("onreboot never", "monitrc:3: syntax error 'never'"),
+            ("every often", "monitrc:3: invalid every format 'o'"),
+            (
+                "if failed port then restart",
+                "monitrc:3: syntax error 'port'",
+            ),
+            (
+                "if failed host example.org then restart",
+                "monitrc:3: syntax error 'example.org'",
+            ),
+        ];
+        for (statement, error) in rows {
+            assert_eq!(read(statement).1, vec![error.to_string()], "{statement}");
+        }
+    }
 }

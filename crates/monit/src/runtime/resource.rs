@@ -260,7 +260,7 @@ pub fn platform_xml() -> &'static str {
     P.get_or_init(|| {
         let kernel = |f: &str| {
             std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
-                .map(|t| crate::status::xml_escape(t.trim()))
+                .map(|t| crate::runtime::http::escape(t.trim()))
                 .unwrap_or_default()
         };
         let swap: u64 = with_proc_file("/proc/meminfo", |m| {
@@ -459,7 +459,7 @@ impl Rule {
         if self.percent || self.what.contains("cpu") {
             format!("{v:.1}%")
         } else if memory {
-            crate::status::bytes_533((v * 1024.0) as u64)
+            crate::runtime::text::bytes_533((v * 1024.0) as u64)
         } else {
             format!("{v}")
         }

@@ -6,6 +6,8 @@
 //! listener (127.0.0.1:2825) and reads the `Service:`, `Event:`, `Action:`, `Date:` and
 //! `Description:` lines of its own mail-format.
 
+use crate::reader::model::{Check, Control};
+use crate::runtime::text::{log_stamp, rfc2822};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -28,58 +30,6 @@ pub struct Mail {
 
 const DEFAULT_SUBJECT: &str = "monit alert --  $EVENT $SERVICE";
 const DEFAULT_MESSAGE: &str = "$EVENT Service $SERVICE \n\n\tDate:        $DATE\n\tAction:      $ACTION\n\tHost:        $HOST\n\tDescription: $DESCRIPTION\n\nYour faithful employee,\nMonit";
-
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
-/// (year, month 1-12, day, weekday 0 = Sunday, seconds of the day) of a Unix time, UTC.
-fn civil(t: u64) -> (i64, i64, i64, usize, u64) {
-    let days = (t / 86400) as i64;
-    let secs = t % 86400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    let wd = (days + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
-    (y, m, d, wd, secs)
-}
-
-/// The time as monit 5.2.5 begins a log line with it: `[UTC Dec  2 20:14:54]`.
-pub fn log_stamp(t: u64) -> String {
-    let (_, m, d, _, secs) = civil(t);
-    format!(
-        "[UTC {} {d:>2} {:02}:{:02}:{:02}]",
-        MONTHS[(m - 1) as usize],
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// RFC 2822 date in UTC, as mail wants it.
-pub fn rfc2822(t: u64) -> String {
-    let (y, m, d, wd, secs) = civil(t);
-    const W: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const M: [&str; 12] = MONTHS;
-    format!(
-        "{}, {:02} {} {} {:02}:{:02}:{:02} +0000",
-        W[wd],
-        d,
-        M[(m - 1) as usize],
-        y,
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
 
 fn now() -> u64 {
     std::time::SystemTime::now()
@@ -225,7 +175,7 @@ pub fn send(m: &Mail, service: &str, event: &str, action: &str, description: &st
     if m.recipients.is_empty() {
         return problems;
     }
-    let host = crate::status::system_name()
+    let host = crate::runtime::text::system_name()
         .trim_start_matches("system_")
         .to_string();
     if let Some(q) = &m.queue {
@@ -361,18 +311,30 @@ fn count(servicedir: &Path, ev: &Event, t: u64, report: &dyn tend_sys::warn::War
     }
 }
 
+/// Where the check's alerts go: the global `set alert` addresses and its own.
+pub fn mail(control: &Control, c: &Check) -> Mail {
+    let mut recipients: Vec<String> = control.alerts.iter().map(|a| a.address.clone()).collect();
+    recipients.extend(c.alerts.iter().map(|a| a.address.clone()));
+    recipients.dedup();
+    let f = &control.mail_format;
+    Mail {
+        recipients,
+        servers: control
+            .mailservers
+            .iter()
+            .map(|m| format!("{}:{}", m.host, m.port.unwrap_or(25)))
+            .collect(),
+        from: f.from.clone(),
+        subject: f.subject.clone(),
+        message: f.message.clone(),
+        queue: control.eventqueue.as_ref().and_then(|q| q.basedir.clone()),
+        log: control.logfile.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dates() {
-        assert_eq!(log_stamp(0), "[UTC Jan  1 00:00:00]");
-        assert_eq!(log_stamp(1_796_162_610), "[UTC Dec  1 22:03:30]");
-        assert_eq!(log_stamp(1_795_000_000), "[UTC Nov 18 11:06:40]");
-        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
-        assert_eq!(rfc2822(1_796_162_610), "Tue, 01 Dec 2026 22:03:30 +0000");
-    }
 
     #[test]
     fn bosh_format() {

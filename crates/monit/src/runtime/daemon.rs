@@ -5,7 +5,7 @@
 //! service running (the scanner is in a session of its own), so a new tend-monit takes
 //! the tree over without restarting anything.
 
-use crate::model::{Control, Mode};
+use crate::reader::model::{Control, Mode};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,10 +46,10 @@ pub fn install(
     exe: &str,
     report: &dyn Warn,
 ) -> Result<Vec<String>, Error> {
-    let services = crate::service::render_all(c, exe, report).map_err(Error)?;
+    let services = crate::runtime::service::render_all(c, exe, report).map_err(Error)?;
     let o = tend_client::install::apply(
         scandir,
-        crate::service::OWNER,
+        crate::runtime::service::OWNER,
         &services,
         Duration::from_secs(30),
         report,
@@ -175,7 +175,7 @@ const STARTING_LOOK: Duration = Duration::from_millis(20);
 
 impl Starter {
     fn new(c: &Control) -> Starter {
-        let mut todo = crate::control::process_order(c);
+        let mut todo = crate::runtime::control::process_order(c);
         let total = todo.len();
         todo.reverse();
         Starter {
@@ -229,7 +229,7 @@ impl Starter {
                     .checks
                     .iter()
                     .any(|ch| ch.name == name && ch.mode != Mode::Manual);
-                if wanted && !crate::control::is_unmonitored(&scandir.join(&name)) {
+                if wanted && !crate::runtime::state::is_unmonitored(&scandir.join(&name)) {
                     self.current = Some(Waiting {
                         name,
                         sent: false,
@@ -261,8 +261,8 @@ impl Starter {
                     .checks
                     .iter()
                     .any(|o| o.depends.iter().any(|(d, _)| *d == w.name));
-                let step = crate::control::Step::Up(w.name.clone());
-                if let Err(e) = crate::control::execute(c, scandir, &step, false) {
+                let step = crate::runtime::control::Step::Up(w.name.clone());
+                if let Err(e) = crate::runtime::control::execute(c, scandir, &step, false) {
                     report.warn(&e);
                 }
                 if !dependents {
@@ -270,10 +270,10 @@ impl Starter {
                     continue;
                 }
                 w.sent = true;
-                w.until = Instant::now() + crate::control::patience(c, &w.name, true);
+                w.until = Instant::now() + crate::runtime::control::patience(c, &w.name, true);
                 continue;
             }
-            match crate::control::wait_ready(&dir, Duration::ZERO) {
+            match crate::runtime::control::wait_ready(&dir, Duration::ZERO) {
                 Ok(true) => {}
                 Ok(false) if !late => return true,
                 Ok(false) => report.warn(&format_args!(
@@ -302,14 +302,14 @@ struct Backend<'a> {
     /// The services the daemon has yet to start (their XML says "start pending").
     starting: Vec<String>,
     /// The services' states as last read, and their /proc numbers.
-    cache: crate::cache::StateCache,
+    cache: crate::runtime::cache::StateCache,
 }
 
 impl Backend<'_> {
-    fn with_report<T>(&mut self, f: impl FnOnce(&crate::status::Report) -> T) -> T {
-        let names = crate::control::process_order(&self.control);
+    fn with_report<T>(&mut self, f: impl FnOnce(&crate::runtime::status::Report) -> T) -> T {
+        let names = crate::runtime::control::process_order(&self.control);
         let cache = &mut self.cache;
-        crate::resource::snapshot(|| {
+        crate::runtime::resource::snapshot(|| {
             let services = cache.services(self.scandir, &names);
             let measured: Vec<_> = services.iter().map(|s| cache.measure(s)).collect();
             let pending: Vec<(String, String)> = self
@@ -323,7 +323,7 @@ impl Backend<'_> {
                 )
                 .collect();
             let now = now_secs();
-            let r = crate::status::Report {
+            let r = crate::runtime::status::Report {
                 control: &self.control,
                 services: &services,
                 measured: &measured,
@@ -344,7 +344,7 @@ impl Backend<'_> {
     }
 }
 
-impl crate::http::Backend for Backend<'_> {
+impl crate::runtime::http::Backend for Backend<'_> {
     fn control(&self) -> &Control {
         &self.control
     }
@@ -448,9 +448,9 @@ pub fn run(
     let exe_s = exe.to_string_lossy().into_owned();
     let (started, state) = settle(&c, scandir, exe, report)?;
     // From here every request is answered, while the services start.
-    let mut server = crate::http::Server::bind(&c, report).map_err(Error)?;
+    let mut server = crate::runtime::http::Server::bind(&c, report).map_err(Error)?;
     let mut starter = Starter::new(&c);
-    let cache = crate::cache::StateCache::new(&c);
+    let cache = crate::runtime::cache::StateCache::new(&c);
     let mut b = Backend {
         control: c,
         scandir,
@@ -507,7 +507,7 @@ pub fn run(
                             s.reconfigure(&b.control, report);
                         }
                         // Services may be replaced and the cycle changed: start afresh.
-                        b.cache = crate::cache::StateCache::new(&b.control);
+                        b.cache = crate::runtime::cache::StateCache::new(&b.control);
                         starter = match install(&b.control, scandir, &exe_s, report) {
                             Ok(_) => Starter::new(&b.control),
                             Err(e) => {

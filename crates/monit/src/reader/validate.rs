@@ -2,7 +2,7 @@
 //! defined and without loops, accounts known; and what tend-monit adds: a check's name
 //! becomes a service directory's name, so one that a file name cannot hold is refused.
 
-use crate::model::*;
+use crate::reader::model::*;
 use std::collections::HashMap;
 use std::ffi::OsStr;
 
@@ -47,8 +47,60 @@ pub fn warnings(c: &Control) -> Vec<Error> {
     out
 }
 
+/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
+/// unix socket (tend-monit serves TCP only).
+fn httpd(c: &Control, errors: &mut Vec<Error>) {
+    let Some(h) = &c.httpd else { return };
+    // The first `allow cleartext` file that cannot be read, as the server's reading of
+    // its rules names it.
+    let unreadable = h.allow.iter().find_map(|a| match a {
+        Allow::File { path, .. } => htpasswd(path).err(),
+        _ => None,
+    });
+    if let Some(msg) = unreadable {
+        errors.push(Error {
+            loc: h.loc.clone(),
+            msg,
+        });
+    }
+    if let Some(s) = &h.unixsocket {
+        errors.push(Error {
+            loc: h.loc.clone(),
+            msg: format!(
+                "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"
+            ),
+        });
+    }
+}
+
+/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
+/// a password list.
+pub const MAX_HTPASSWD: usize = 64 * 1024;
+
+/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
+/// safe way: non-blocking, a regular file only, bounded.
+pub fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
+    let p = std::path::Path::new(path);
+    let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
+        .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
+    if text.len() > MAX_HTPASSWD {
+        return Err(format!(
+            "cannot read htpasswd {path}: longer than {MAX_HTPASSWD} bytes"
+        ));
+    }
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .collect())
+}
+
 pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
-    crate::http::validate(c, errors);
+    httpd(c, errors);
     // monit checks dependencies only once the files parsed cleanly (and so names only
     // its first error); tend-monit names these too.
     let mut seen: HashMap<&str, &Check> = HashMap::new();
@@ -92,7 +144,7 @@ pub fn all(c: &mut Control, errors: &mut Vec<Error>) {
             }
         }
     }
-    if let Some(n) = crate::order::find_loop(&c.checks) {
+    if let Some(n) = crate::reader::order::find_loop(&c.checks) {
         errors.push(Error {
             loc: c
                 .checks
@@ -132,5 +184,77 @@ fn accounts(p: &Program, errors: &mut Vec<Error>) {
                 msg: e.to_string(),
             }),
         }
+    }
+}
+
+/// A connection test as tend-check's probe arguments, or why tend-monit cannot run it.
+pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
+    match t {
+        Test::Connection {
+            unixsocket: Some(_),
+            ..
+        } => Err("tend-monit does not test unix sockets yet".into()),
+        Test::Connection {
+            host,
+            port: Some(port),
+            protocol,
+            request,
+            ..
+        } => {
+            // monit's default host is localhost.
+            let host = host.as_deref().unwrap_or("127.0.0.1");
+            let host = if host == "localhost" {
+                "127.0.0.1"
+            } else {
+                host
+            };
+            match protocol.as_deref() {
+                Some("http") => Ok(vec![
+                    "-u".into(),
+                    format!("http://{host}:{port}{}", request.as_deref().unwrap_or("/")),
+                ]),
+                None | Some("default") | Some("tcp") => {
+                    Ok(vec!["-p".into(), format!("{host}:{port}")])
+                }
+                Some(p) => Err(format!(
+                    "tend-monit does not speak protocol {p} (it could test a TCP connection only)"
+                )),
+            }
+        }
+        Test::Url(u) if u.starts_with("http://") => Ok(vec!["-u".into(), u.clone()]),
+        Test::Url(_) => Err("tend-monit tests http:// URLs only".into()),
+        _ => Err("not a connection test".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn errors(src: &str) -> Vec<String> {
+        let (_, errors) = crate::read_source(Path::new("monitrc"), src.as_bytes());
+        errors.iter().map(|e| e.to_string()).collect()
+    }
+
+    #[test]
+    fn httpd_rules_checked_when_read() {
+        let rows: &[(&str, &str)] = &[
+            (
+                "set httpd port 2812 allow cleartext /nonexistent/monit.user\n",
+                "monitrc:1: cannot read htpasswd /nonexistent/monit.user: ",
+            ),
+            (
+                "set httpd unixsocket /run/monit.sock allow admin:pw\n",
+                "monitrc:1: set httpd unixsocket /run/monit.sock: tend-monit serves HTTP over TCP only (set httpd port N)",
+            ),
+        ];
+        for (src, error) in rows {
+            let e = errors(src);
+            assert!(e.len() == 1 && e[0].starts_with(error), "{src}: {e:?}");
+        }
+        assert_eq!(
+            errors("set httpd port 2812 allow admin:pw\n"),
+            Vec::<String>::new()
+        );
     }
 }

@@ -7,7 +7,7 @@
 //! other (its name, groups, dependencies and their restarts, connection and resource
 //! tests, restart limit, events, states).
 
-use crate::model::Check;
+use crate::reader::model::Check;
 use std::path::{Path, PathBuf};
 use tend_sys::warn::Warn;
 

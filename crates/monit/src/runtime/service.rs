@@ -7,8 +7,10 @@
 //! is up, and `down` keeps the scanner from starting it on sight: tend-monit brings the
 //! services up itself, in `depends on` order.
 
-use crate::model::{Action, Check, Control, Kind, Program, Target, Test};
-use crate::watch::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
+use crate::reader::model::{Action, Check, Control, Kind, Program, Target, Test};
+use crate::reader::validate::probe_of;
+use crate::runtime::alert::mail;
+use crate::runtime::state::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
 use std::ffi::OsStr;
 use tend_client::install::{File, MARKER, Service};
 use tend_sys::exec::shell_word_str as quote;
@@ -80,46 +82,6 @@ fn restart_limit(c: &Check, cycle: u32) -> Option<(u32, u64, LimitAction)> {
     })
 }
 
-/// A connection test as tend-check's probe arguments, or why tend-monit cannot run it.
-pub fn probe_of(t: &Test) -> Result<Vec<String>, String> {
-    match t {
-        Test::Connection {
-            unixsocket: Some(_),
-            ..
-        } => Err("tend-monit does not test unix sockets yet".into()),
-        Test::Connection {
-            host,
-            port: Some(port),
-            protocol,
-            request,
-            ..
-        } => {
-            // monit's default host is localhost.
-            let host = host.as_deref().unwrap_or("127.0.0.1");
-            let host = if host == "localhost" {
-                "127.0.0.1"
-            } else {
-                host
-            };
-            match protocol.as_deref() {
-                Some("http") => Ok(vec![
-                    "-u".into(),
-                    format!("http://{host}:{port}{}", request.as_deref().unwrap_or("/")),
-                ]),
-                None | Some("default") | Some("tcp") => {
-                    Ok(vec!["-p".into(), format!("{host}:{port}")])
-                }
-                Some(p) => Err(format!(
-                    "tend-monit does not speak protocol {p} (it could test a TCP connection only)"
-                )),
-            }
-        }
-        Test::Url(u) if u.starts_with("http://") => Ok(vec!["-u".into(), u.clone()]),
-        Test::Url(_) => Err("tend-monit tests http:// URLs only".into()),
-        _ => Err("not a connection test".into()),
-    }
-}
-
 /// The toolkit's program `name` beside tend-monit's own executable when it is there (an
 /// install, or a build, keeps them in one directory that need not be on PATH), else the
 /// bare name for PATH, as the scanner is found.
@@ -134,7 +96,7 @@ fn beside(exe: &str, name: &str) -> String {
 
 /// The connection test tend-check carries out (`then restart` or `then alert`), with its
 /// probe's arguments.
-fn connection_rule(c: &Check) -> Option<(&crate::model::Rule, Vec<String>)> {
+fn connection_rule(c: &Check) -> Option<(&crate::reader::model::Rule, Vec<String>)> {
     c.rules.iter().find_map(|r| {
         let ok = matches!(r.action, Action::Restart | Action::Alert);
         Some((r, probe_of(&r.test).ok().filter(|_| ok)?))
@@ -189,7 +151,7 @@ fn health(c: &Check, cycle: u32, exe: &str) -> Option<Service> {
 }
 
 /// The check's resource rules as its watcher keeps them.
-fn resources(c: &Check) -> Vec<crate::resource::Rule> {
+fn resources(c: &Check) -> Vec<crate::runtime::resource::Rule> {
     c.rules
         .iter()
         .filter_map(|r| {
@@ -210,7 +172,7 @@ fn resources(c: &Check) -> Vec<crate::resource::Rule> {
                 Action::Exec(p) => ("exec", p.argv.clone()),
                 Action::Start | Action::Monitor => ("alert", Vec::new()),
             };
-            Some(crate::resource::Rule {
+            Some(crate::runtime::resource::Rule {
                 what: what.clone(),
                 op: op.clone(),
                 limit: *limit,
@@ -221,27 +183,6 @@ fn resources(c: &Check) -> Vec<crate::resource::Rule> {
             })
         })
         .collect()
-}
-
-/// Where the check's alerts go: the global `set alert` addresses and its own.
-pub fn mail(control: &Control, c: &Check) -> crate::alert::Mail {
-    let mut recipients: Vec<String> = control.alerts.iter().map(|a| a.address.clone()).collect();
-    recipients.extend(c.alerts.iter().map(|a| a.address.clone()));
-    recipients.dedup();
-    let f = &control.mail_format;
-    crate::alert::Mail {
-        recipients,
-        servers: control
-            .mailservers
-            .iter()
-            .map(|m| format!("{}:{}", m.host, m.port.unwrap_or(25)))
-            .collect(),
-        from: f.from.clone(),
-        subject: f.subject.clone(),
-        message: f.message.clone(),
-        queue: control.eventqueue.as_ref().and_then(|q| q.basedir.clone()),
-        log: control.logfile.clone(),
-    }
 }
 
 /// One check's service directory; `exe` is the tend-monit executable its `run` execs;
@@ -292,10 +233,10 @@ pub fn render(
         }),
     };
     let mut extra = Vec::new();
-    if let Some(r) = crate::bpm::route(c) {
-        let t = crate::bpm::translate(c, &r, report)?;
+    if let Some(r) = crate::runtime::bpm::route(c) {
+        let t = crate::runtime::bpm::translate(c, &r, report)?;
         st.start = Some(Run {
-            argv: vec![format!("./{}", crate::bpm::RUN)],
+            argv: vec![format!("./{}", crate::runtime::bpm::RUN)],
             uid: None,
             gid: None,
             timeout: st.start.as_ref().map_or(DEFAULT_TIMEOUT, |r| r.timeout),

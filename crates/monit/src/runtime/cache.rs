@@ -6,22 +6,12 @@
 //! file but the inotify queue, which is drained when asked: nothing wakes the daemon
 //! while services change and nobody asks.
 
-use crate::resource::Usage;
-use crate::status::Service;
+use crate::runtime::status::Measured;
+use crate::runtime::status::Service;
 use rustix::fs::inotify;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// A running daemon's numbers as the XML gives them.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Measured {
-    pub usage: Usage,
-    /// CPU percent of the daemon, and of its tree, since the previous sample (0 at the
-    /// first, as in monit's first cycle).
-    pub cpu: f64,
-    pub cpu_total: f64,
-}
 
 struct Sample {
     at: Instant,
@@ -39,7 +29,10 @@ struct Entry {
     sample: Option<Sample>,
 }
 
-const WATCHED: [&str; 2] = [tend_proto::servicedir::SUPERVISE, crate::watch::STATE_DIR];
+const WATCHED: [&str; 2] = [
+    tend_proto::servicedir::SUPERVISE,
+    crate::runtime::state::STATE_DIR,
+];
 
 pub struct StateCache {
     inotify: Option<OwnedFd>,
@@ -55,7 +48,7 @@ impl StateCache {
     /// A cache keeping /proc numbers for one `set daemon` cycle (monit's 30 s without
     /// one). Without inotify (no more instances allowed) every request reads every
     /// service, as before there was a cache.
-    pub fn new(c: &crate::model::Control) -> StateCache {
+    pub fn new(c: &crate::reader::model::Control) -> StateCache {
         let cycle = Duration::from_secs(u64::from(c.daemon.unwrap_or(30).max(1)));
         StateCache {
             inotify: inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK)
@@ -108,7 +101,7 @@ impl StateCache {
                     }
                     s
                 }
-                None => crate::status::read(scandir, name),
+                None => crate::runtime::status::read(scandir, name),
             };
             if watched {
                 e.kept = Some(s.clone());
@@ -130,13 +123,16 @@ impl StateCache {
         {
             return Some(last.measured);
         }
-        let usage = crate::resource::usage(pid);
+        let usage = crate::runtime::resource::usage(pid);
         let (cpu, cpu_total) = match &e.sample {
             Some(last) if last.pid == pid && usage.ticks >= last.measured.usage.ticks => {
                 let secs = now.duration_since(last.at).as_secs_f64();
                 (
-                    crate::resource::cpu_percent(usage.ticks - last.measured.usage.ticks, secs),
-                    crate::resource::cpu_percent(
+                    crate::runtime::resource::cpu_percent(
+                        usage.ticks - last.measured.usage.ticks,
+                        secs,
+                    ),
+                    crate::runtime::resource::cpu_percent(
                         usage
                             .ticks_total
                             .saturating_sub(last.measured.usage.ticks_total),

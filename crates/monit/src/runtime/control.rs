@@ -6,9 +6,10 @@
 //! restarted (the supervisor's `O`: do not run again), `monitor` undoes it. The order is
 //! `order::start_order`'s (a topological sort here until tend-rc's engine takes over).
 
-use crate::model::{Control, Kind};
-use crate::watch::STATE_DIR;
-use std::path::{Path, PathBuf};
+use crate::reader::model::{Control, Kind};
+use crate::runtime::state::STATE_DIR;
+use crate::runtime::state::unmonitored_marker;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use tend_client::wait::{Outcome, Target, Watch};
 
@@ -55,14 +56,14 @@ pub fn post_done(
 ) {
     let description = format!("{} action done", action.word());
     for ch in c.checks.iter().filter(|ch| names.contains(&ch.name)) {
-        let ev = crate::alert::Event {
+        let ev = crate::runtime::alert::Event {
             service: &ch.name,
             event: "Action done",
             action: "alert",
             description: &description,
         };
-        crate::alert::post(
-            &crate::service::mail(c, ch),
+        crate::runtime::alert::post(
+            &crate::runtime::alert::mail(c, ch),
             &scandir.join(&ch.name),
             &ev,
             report,
@@ -91,7 +92,7 @@ impl std::fmt::Display for Step {
 
 /// The process checks in start order.
 pub fn process_order(c: &Control) -> Vec<String> {
-    crate::order::start_order(&c.checks)
+    crate::reader::order::start_order(&c.checks)
         .into_iter()
         .filter(|n| {
             c.checks
@@ -213,17 +214,8 @@ pub fn patience(c: &Control, name: &str, up: bool) -> Duration {
             }
         })
         .and_then(|p| p.timeout)
-        .unwrap_or(crate::watch::DEFAULT_TIMEOUT);
+        .unwrap_or(crate::runtime::state::DEFAULT_TIMEOUT);
     Duration::from_secs(u64::from(t) + 5)
-}
-
-fn unmonitored_marker(dir: &Path) -> PathBuf {
-    dir.join(STATE_DIR).join("unmonitored")
-}
-
-/// Whether the service was unmonitored (`monit unmonitor`).
-pub fn is_unmonitored(dir: &Path) -> bool {
-    unmonitored_marker(dir).exists()
 }
 
 fn wait_for(dir: &Path, target: Target, patience: Duration) -> Result<bool, StepError> {
@@ -275,9 +267,10 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
     };
     match watch.wait(t, false, Some(Instant::now() + patience(c, name, up))) {
         // Down, but its daemon outlived the stop program's timeout: not done.
-        Ok(Outcome::Reached { .. }) if !up => {
-            Ok(!dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists())
-        }
+        Ok(Outcome::Reached { .. }) if !up => Ok(!dir
+            .join(STATE_DIR)
+            .join(crate::runtime::state::STOP_FAILED)
+            .exists()),
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
         Err(e) => Err(watch_error(&dir, &e)),

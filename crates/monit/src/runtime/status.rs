@@ -2,9 +2,22 @@
 //! the watchers' `monit-state/`: the states of `summary` and of the XML, and 5.2.5's and
 //! 5.33's summary layouts.
 
-use crate::model::{Control, Kind};
-use crate::watch::STATE_DIR;
+use crate::reader::model::{Control, Kind};
+use crate::runtime::http::escape as xml_escape;
+use crate::runtime::resource::Usage;
+use crate::runtime::state::STATE_DIR;
+use crate::runtime::text::{bytes_533, system_name};
 use std::path::Path;
+
+/// A running daemon's numbers as the XML gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Measured {
+    pub usage: Usage,
+    /// CPU percent of the daemon, and of its tree, since the previous sample (0 at the
+    /// first, as in monit's first cycle).
+    pub cpu: f64,
+    pub cpu_total: f64,
+}
 
 /// A service's state as monit names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +88,7 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         uptime: 0,
         since: None,
     };
-    if crate::control::is_unmonitored(&dir) || !tend_client::svok(&dir).unwrap_or(false) {
+    if crate::runtime::state::is_unmonitored(&dir) || !tend_client::svok(&dir).unwrap_or(false) {
         return s;
     }
     let Ok(r) = tend_client::status::read_record(&dir) else {
@@ -88,7 +101,7 @@ pub fn read(scandir: &Path, name: &str) -> Service {
     // Asked only of a daemon not ready yet: one file fewer per service of a report.
     let start_failed = || {
         dir.join(STATE_DIR)
-            .join(crate::watch::START_FAILED)
+            .join(crate::runtime::state::START_FAILED)
             .exists()
     };
     s.state = match (r.want_up, running, r.ready) {
@@ -105,7 +118,12 @@ pub fn read(scandir: &Path, name: &str) -> Service {
         }
         (false, true, _) => State::StopPending,
         // Its daemon outlived the stop: not stopped, so not "not monitored".
-        (false, false, _) if dir.join(STATE_DIR).join(crate::watch::STOP_FAILED).exists() => {
+        (false, false, _)
+            if dir
+                .join(STATE_DIR)
+                .join(crate::runtime::state::STOP_FAILED)
+                .exists() =>
+        {
             State::ExecutionFailed
         }
         (false, false, _) => State::NotMonitored,
@@ -152,17 +170,6 @@ pub fn uptime_525(secs: u64) -> String {
     }
     s += &format!("{m}m ");
     s
-}
-
-/// The system service's name as monit makes it: `system_` and the host name.
-pub fn system_name() -> String {
-    // The kernel's host name, as gethostname(2) returns it.
-    let h = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    format!("system_{h}")
 }
 
 /// `monit summary` in 5.2.5's layout: the daemon line, a blank line, then one row per
@@ -214,21 +221,6 @@ pub fn status_525(services: &[Service], daemon_uptime: u64) -> String {
     out
 }
 
-/// A size as monit 5.33 writes one: `1.6 MB`, `4 kB`, `512 B` (1024 a step, one
-/// decimal unless it is .0).
-pub fn bytes_533(bytes: u64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    let t = format!("{v:.1}");
-    let t = t.strip_suffix(".0").unwrap_or(&t);
-    format!("{t} {}", units[i])
-}
-
 /// `status [name]` in 5.33's layout (`-N`): a block per service, values at column 31;
 /// for a running daemon the rows monit measures from /proc that tend-monit measures
 /// too (pid, parent pid, uid, effective uid, gid, uptime, threads, children, cpu,
@@ -239,9 +231,9 @@ pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String 
         uptime_525(daemon_uptime).trim_end()
     );
     let row = |k: &str, v: &str| format!("  {k:<29}{v}\n");
-    let collected = crate::alert::rfc2822(now);
+    let collected = crate::runtime::text::rfc2822(now);
     let collected = collected.strip_suffix(" +0000").unwrap_or(&collected);
-    let total = crate::resource::mem_total_kb().max(1);
+    let total = crate::runtime::resource::mem_total_kb().max(1);
     for s in services {
         out += &format!("Process '{}'\n", s.name);
         let status = match s.state {
@@ -267,7 +259,7 @@ pub fn status_533(services: &[Service], daemon_uptime: u64, now: u64) -> String 
                     .and_then(|v| v.split_whitespace().nth(n).map(String::from))
                     .unwrap_or_else(|| "-".into())
             };
-            let u = crate::resource::usage(pid);
+            let u = crate::runtime::resource::usage(pid);
             // A rate needs two samples, and this command makes one: 0, as monit's first
             // cycle (the daemon's XML gives rates between its cycles).
             let (cpu, cpu_total) = (0.0, 0.0);
@@ -333,7 +325,7 @@ pub struct Report<'a> {
     pub control: &'a Control,
     pub services: &'a [Service],
     /// Each running service's numbers, by the same index.
-    pub measured: &'a [Option<crate::cache::Measured>],
+    pub measured: &'a [Option<crate::runtime::status::Measured>],
     /// (name, action) of actions still running.
     pub pending: &'a [(String, String)],
     pub id: &'a str,
@@ -341,10 +333,6 @@ pub struct Report<'a> {
     pub uptime: u64,
     pub controlfile: &'a str,
     pub now: u64,
-}
-
-pub(crate) fn xml_escape(s: &str) -> String {
-    crate::http::escape(s)
 }
 
 impl Report<'_> {
@@ -387,7 +375,7 @@ impl Report<'_> {
         }
         if let (Some(pid), Some(m)) = (s.pid, self.measured.get(i).copied().flatten()) {
             let u = m.usage;
-            let total = crate::resource::mem_total_kb().max(1);
+            let total = crate::runtime::resource::mem_total_kb().max(1);
             let pc = |kb: u64| kb as f64 * 100.0 / total as f64;
             out.push_str(&format!(
                 "<pid>{pid}</pid><ppid>{}</ppid><uptime>{}</uptime><children>{}</children><memory><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal><kilobyte>{}</kilobyte><kilobytetotal>{}</kilobytetotal></memory><cpu><percent>{:.1}</percent><percenttotal>{:.1}</percenttotal></cpu>",
@@ -454,7 +442,7 @@ impl Report<'_> {
         let system = system_name();
         self.server(&mut out, &system);
         out.push_str("</server>");
-        out.push_str(crate::resource::platform_xml());
+        out.push_str(crate::runtime::resource::platform_xml());
         out.push_str("<services>");
         for (i, s) in self.services.iter().enumerate() {
             out.push_str(&format!(

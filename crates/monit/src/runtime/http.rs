@@ -21,7 +21,7 @@
 //! fixed buffers per connection, a deadline per connection, so a slow or hostile client
 //! never holds the others up.
 
-use crate::model::{Allow, Control, Httpd};
+use crate::reader::model::{Allow, Control, Httpd};
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -147,10 +147,6 @@ pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
-/// a password list.
-pub const MAX_HTPASSWD: usize = 64 * 1024;
-
 /// Who may use the interface, read once from the `allow` rules and their files (at
 /// start and at each reload, as monit reads them while parsing): a request never opens
 /// a file.
@@ -170,7 +166,7 @@ pub struct Credentials {
 
 impl Credentials {
     /// The credentials of `h`'s rules; an `allow cleartext` file that cannot be read
-    /// (missing, not a regular file, over `MAX_HTPASSWD`) is an error, named with its path.
+    /// (missing, not a regular file, over `validate::MAX_HTPASSWD`) is an error, named with its path.
     pub fn of(h: &Httpd) -> Result<Credentials, String> {
         let mut c = Credentials::default();
         for a in &h.allow {
@@ -189,7 +185,7 @@ impl Credentials {
                 Allow::Group { .. } | Allow::Hashed { .. } => c.login = true,
                 Allow::File { path, users: only } => {
                     let before = c.users.len();
-                    for (u, p) in htpasswd(path)? {
+                    for (u, p) in crate::reader::validate::htpasswd(path)? {
                         if only.is_empty() || only.contains(&u) {
                             c.users.push((u, p, false));
                         }
@@ -222,48 +218,6 @@ impl Credentials {
     /// Whether a login is asked, and nobody can give one (groups, empty files).
     pub fn no_user(&self) -> bool {
         self.login && self.users.is_empty()
-    }
-}
-
-/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
-/// safe way: non-blocking, a regular file only, bounded.
-fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
-    let p = std::path::Path::new(path);
-    let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
-        .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
-    if text.len() > MAX_HTPASSWD {
-        return Err(format!(
-            "cannot read htpasswd {path}: longer than {MAX_HTPASSWD} bytes"
-        ));
-    }
-    let text = String::from_utf8_lossy(&text);
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(':'))
-        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
-        .map(|(u, p)| (u.to_string(), p.to_string()))
-        .collect())
-}
-
-/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
-/// unix socket (tend-monit serves TCP only).
-pub fn validate(c: &crate::model::Control, errors: &mut Vec<crate::model::Error>) {
-    let Some(h) = &c.httpd else { return };
-    if let Err(msg) = Credentials::of(h) {
-        errors.push(crate::model::Error {
-            loc: h.loc.clone(),
-            msg,
-        });
-    }
-    if let Some(s) = &h.unixsocket {
-        errors.push(crate::model::Error {
-            loc: h.loc.clone(),
-            msg: format!(
-                "set httpd unixsocket {s}: tend-monit serves HTTP over TCP only (set httpd port N)"
-            ),
-        });
     }
 }
 

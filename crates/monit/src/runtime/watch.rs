@@ -15,6 +15,9 @@
 //! `service::render`); what the watcher learns at run time (the daemon's pid) goes to
 //! `monit-state/`, which the installer never compares.
 
+use crate::runtime::state::{
+    CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, START_FAILED, STATE_DIR, STOP_FAILED, Settings,
+};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -24,10 +27,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_sys::warn::Warn;
 
-/// The file of a service directory that holds the check's settings.
-pub const CHECK_FILE: &str = "monit-check";
-/// Where the watcher keeps what it learns (`pid`: the daemon's pid).
-pub const STATE_DIR: &str = "monit-state";
 /// In `STATE_DIR`: the daemon died (the next start is a restart).
 const DIED: &str = "died";
 /// In `STATE_DIR`: the daemon was stopped by a restart of the service (tend-check's
@@ -41,242 +40,6 @@ const RESTARTS: &str = "restarts";
 /// In `STATE_DIR`: the dependents stopped at the daemon's death, to start again once it
 /// runs (one name a line, in start order).
 const DEPENDENTS_STOPPED: &str = "dependents-stopped";
-/// In `STATE_DIR`: the last start failed (and why); removed when a start succeeds.
-pub const START_FAILED: &str = "start-failed";
-/// In `STATE_DIR`: the daemon outlived its stop's timeout (the service is not stopped).
-pub const STOP_FAILED: &str = "stop-failed";
-/// monit's default for `with timeout`.
-pub const DEFAULT_TIMEOUT: u32 = 30;
-
-/// A program as the watcher runs it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Run {
-    pub argv: Vec<String>,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    pub timeout: u32,
-}
-
-/// What `monit-check` says.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Settings {
-    pub name: String,
-    pub pidfile: Option<String>,
-    pub matching: Option<String>,
-    pub start: Option<Run>,
-    pub stop: Option<Run>,
-    /// `if N restarts within M cycles then …`: (N, seconds of M cycles, what to do).
-    pub restart_limit: Option<(u32, u64, LimitAction)>,
-    /// Resource rules, measured every `cycle` seconds.
-    pub resources: Vec<crate::resource::Rule>,
-    pub cycle: u32,
-    /// Where alerts go (`set alert`, `set mailserver`, `set mail-format`).
-    pub mail: crate::alert::Mail,
-    /// The checks this one depends on (`depends on`). A dependency's watcher reads
-    /// them from its siblings to find what depends on it (a dependency's own settings
-    /// do not list its dependents: adding a dependent must not replace, so restart, it).
-    pub depends: Vec<String>,
-    /// The action of its connection test (`restart`, `alert`), run by its `NAME-health`
-    /// tend-check: the watcher posts the test's failures and recoveries.
-    pub connection: Option<String>,
-    /// The start program is the daemon itself, run in the foreground (a bpm process's
-    /// chain, `crate::bpm`): its pid is the child's, no pidfile is waited for.
-    pub foreground: bool,
-    /// Without a stop program: the signal that stops the daemon (`TERM` unless said)
-    /// and the seconds before SIGKILL (a foreground daemon's; bpm's `shutdown_signal`
-    /// and its 20 s).
-    pub stop_signal: Option<String>,
-    pub stop_grace: Option<u32>,
-}
-
-/// What `if N restarts within M cycles then …` does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LimitAction {
-    /// `timeout` / `unmonitor`: stop restarting it.
-    Unmonitor,
-    /// `exec "…"`: run the program, then go on.
-    Exec(Vec<String>),
-    /// `alert` (and what else has no meaning here): say so, then go on.
-    Alert,
-}
-
-impl LimitAction {
-    /// Its word in `monit-check` and in the `Timeout` event.
-    pub fn word(&self) -> &'static str {
-        match self {
-            LimitAction::Unmonitor => "unmonitor",
-            LimitAction::Exec(_) => "exec",
-            LimitAction::Alert => "alert",
-        }
-    }
-}
-
-impl Settings {
-    /// The file's text: one `key value` per line; arguments one per line (a newline
-    /// inside one is refused when rendering).
-    pub fn to_text(&self) -> String {
-        let mut s = format!("name {}\n", self.name);
-        if let Some(p) = &self.pidfile {
-            s += &format!("pidfile {p}\n");
-        }
-        if let Some(m) = &self.matching {
-            s += &format!("matching {m}\n");
-        }
-        if let Some((n, secs, a)) = &self.restart_limit {
-            s += &format!("restart-limit {n} {secs} {}\n", a.word());
-            if let LimitAction::Exec(argv) = a {
-                for x in argv {
-                    s += &format!("restart-limit-arg {x}\n");
-                }
-            }
-        }
-        if !self.resources.is_empty() {
-            s += &format!("cycle {}\n", self.cycle);
-        }
-        let m = &self.mail;
-        for r in &m.recipients {
-            s += &format!("alert-to {r}\n");
-        }
-        for x in &m.servers {
-            s += &format!("mailserver {x}\n");
-        }
-        if self.foreground {
-            s += "foreground\n";
-        }
-        if let Some(g) = self.stop_grace {
-            s += &format!("stop-grace {g}\n");
-        }
-        for (k, v) in [
-            ("stop-signal", &self.stop_signal),
-            ("mail-from", &m.from),
-            ("mail-subject", &m.subject),
-            ("eventqueue", &m.queue),
-            ("logfile", &m.log),
-            ("connection", &self.connection),
-        ] {
-            if let Some(v) = v {
-                s += &format!("{k} {v}\n");
-            }
-        }
-        if let Some(msg) = &m.message {
-            for l in msg.split('\n') {
-                s += &format!("mail-message {l}\n");
-            }
-        }
-        for r in &self.resources {
-            s += &r.to_line();
-        }
-        for d in &self.depends {
-            s += &format!("depends {d}\n");
-        }
-        for (k, r) in [("start", &self.start), ("stop", &self.stop)] {
-            let Some(r) = r else { continue };
-            s += &format!("{k}-timeout {}\n", r.timeout);
-            if let Some(u) = r.uid {
-                s += &format!("{k}-uid {u}\n");
-            }
-            if let Some(g) = r.gid {
-                s += &format!("{k}-gid {g}\n");
-            }
-            for a in &r.argv {
-                s += &format!("{k}-arg {a}\n");
-            }
-        }
-        s
-    }
-
-    pub fn parse(text: &str) -> Result<Settings, String> {
-        let mut st = Settings::default();
-        for (i, line) in text.lines().enumerate() {
-            let (k, v) = line.split_once(' ').unwrap_or((line, ""));
-            let num = || {
-                v.parse::<u32>()
-                    .map_err(|_| format!("line {}: not a number: {v}", i + 1))
-            };
-            fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
-                let slot = if which == "start" {
-                    &mut st.start
-                } else {
-                    &mut st.stop
-                };
-                slot.get_or_insert_with(|| Run {
-                    timeout: DEFAULT_TIMEOUT,
-                    ..Default::default()
-                })
-            }
-            match k {
-                "name" => st.name = v.into(),
-                "pidfile" => st.pidfile = Some(v.into()),
-                "matching" => st.matching = Some(v.into()),
-                "restart-limit" => {
-                    let f: Vec<&str> = v.split(' ').collect();
-                    let bad = || format!("line {}: bad restart-limit: {v}", i + 1);
-                    let [n, secs, what] = f.as_slice() else {
-                        return Err(bad());
-                    };
-                    let a = match *what {
-                        "unmonitor" => LimitAction::Unmonitor,
-                        "exec" => LimitAction::Exec(Vec::new()),
-                        "alert" => LimitAction::Alert,
-                        _ => return Err(bad()),
-                    };
-                    st.restart_limit = Some((
-                        n.parse().map_err(|_| bad())?,
-                        secs.parse().map_err(|_| bad())?,
-                        a,
-                    ));
-                }
-                "cycle" => st.cycle = num()?,
-                "depends" => st.depends.push(v.into()),
-                "alert-to" => st.mail.recipients.push(v.into()),
-                "mailserver" => st.mail.servers.push(v.into()),
-                "mail-from" => st.mail.from = Some(v.into()),
-                "mail-subject" => st.mail.subject = Some(v.into()),
-                "eventqueue" => st.mail.queue = Some(v.into()),
-                "logfile" => st.mail.log = Some(v.into()),
-                "connection" => st.connection = Some(v.into()),
-                "foreground" => st.foreground = true,
-                "stop-signal" => st.stop_signal = Some(v.into()),
-                "stop-grace" => st.stop_grace = Some(num()?),
-                "mail-message" => match &mut st.mail.message {
-                    Some(m) => {
-                        m.push('\n');
-                        m.push_str(v);
-                    }
-                    None => st.mail.message = Some(v.into()),
-                },
-                "resource" => st.resources.push(
-                    crate::resource::Rule::parse(v)
-                        .ok_or_else(|| format!("line {}: bad resource rule: {v}", i + 1))?,
-                ),
-                "resource-arg" => match st.resources.last_mut() {
-                    Some(r) => r.argv.push(v.into()),
-                    None => return Err(format!("line {}: resource-arg without resource", i + 1)),
-                },
-                "restart-limit-arg" => match &mut st.restart_limit {
-                    Some((_, _, LimitAction::Exec(argv))) => argv.push(v.into()),
-                    _ => return Err(format!("line {}: restart-limit-arg without exec", i + 1)),
-                },
-                _ => {
-                    let Some((which, what)) = k
-                        .split_once('-')
-                        .filter(|(w, _)| *w == "start" || *w == "stop")
-                    else {
-                        return Err(format!("line {}: unknown key {k}", i + 1));
-                    };
-                    match what {
-                        "timeout" => run(&mut st, which).timeout = num()?,
-                        "uid" => run(&mut st, which).uid = Some(num()?),
-                        "gid" => run(&mut st, which).gid = Some(num()?),
-                        "arg" => run(&mut st, which).argv.push(v.into()),
-                        _ => return Err(format!("line {}: unknown key {k}", i + 1)),
-                    }
-                }
-            }
-        }
-        Ok(st)
-    }
-}
 
 /// How the watcher ends: the code tend-supervise sees.
 #[derive(Debug, PartialEq, Eq)]
@@ -513,6 +276,21 @@ struct Watcher<'a> {
     connection_failed: bool,
 }
 
+/// The resource rules' clock: when the next cycle is due (none without rules), and the
+/// meter that measures them.
+struct Cycles {
+    every: Duration,
+    next: Option<Instant>,
+    meter: crate::runtime::resource::Meter,
+}
+
+/// What woke the watcher.
+struct Woke {
+    died: bool,
+    dependent: bool,
+    verdict: bool,
+}
+
 /// Run the watcher in service directory `dir` (its working directory, as tend-supervise
 /// starts `./run`).
 pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
@@ -542,7 +320,8 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         death_unposted: false,
         connection_failed: false,
     };
-    w.connection_failed = crate::status::connection_verdict(&w.dir).is_some_and(|(f, _)| f);
+    w.connection_failed =
+        crate::runtime::status::connection_verdict(&w.dir).is_some_and(|(f, _)| f);
     w.go()
 }
 
@@ -550,13 +329,13 @@ impl Watcher<'_> {
     /// An event: a line in the log, one more in `supervise/tend-events`, a mail to every
     /// recipient (`alert::post`).
     fn alert(&self, event: &str, action: &str, description: &str) {
-        let ev = crate::alert::Event {
+        let ev = crate::runtime::alert::Event {
             service: &self.st.name,
             event,
             action,
             description,
         };
-        crate::alert::post(&self.st.mail, &self.dir, &ev, self.report);
+        crate::runtime::alert::post(&self.st.mail, &self.dir, &ev, self.report);
     }
 
     /// A death not posted yet (its restart went first): posted now.
@@ -571,7 +350,7 @@ impl Watcher<'_> {
         let Some(action) = self.st.connection.clone() else {
             return;
         };
-        let Some((failing, reason)) = crate::status::connection_verdict(&self.dir) else {
+        let Some((failing, reason)) = crate::runtime::status::connection_verdict(&self.dir) else {
             return;
         };
         if failing == self.connection_failed {
@@ -664,11 +443,54 @@ impl Watcher<'_> {
         reached
     }
 
+    /// The watcher's life, in tini's shape: count this start, find or start the daemon,
+    /// say it is ready, then wait for what comes (a stop, its death, a cycle, a
+    /// dependent's event) until one of them ends it.
     fn go(&mut self) -> Result<Exit, Error> {
-        // A start after a death is a restart: `if N restarts within M cycles` counts it.
-        // As in monit, the restart that reaches the limit still happens; `timeout` /
-        // `unmonitor` then stops watching (the daemon runs on, not restarted again).
-        let mut unmonitor_after = false;
+        let (died_before, unmonitor_after) = self.count_start();
+        let (pid, pidfd) = match self.open_daemon()? {
+            Ok(daemon) => daemon,
+            Err(exit) => return Ok(exit),
+        };
+        self.announce_ready(pid, died_before, unmonitor_after);
+        // tend-check's verdicts, when a connection test's events are this watcher's to
+        // post: woken only when tend-check writes one.
+        let verdicts = self
+            .st
+            .connection
+            .as_ref()
+            .and_then(|_| self.verdict_watch());
+        self.connection_event();
+        let mut cycles = self.cycles(pid);
+        loop {
+            if self.stop_asked {
+                return Ok(self.on_stop(pid, &pidfd));
+            }
+            let woke = self.wait(&pidfd, verdicts.as_ref(), &cycles)?;
+            self.signals();
+            if woke.verdict
+                && let Some(fd) = &verdicts
+            {
+                drain(fd);
+                self.connection_event();
+            }
+            if !woke.died && !self.stop_asked {
+                self.on_dependent(woke.dependent);
+            }
+            if woke.died && !self.stop_asked {
+                return Ok(self.on_death(pid));
+            }
+            if let Some(exit) = self.on_cycle(pid, &pidfd, &mut cycles) {
+                return Ok(exit);
+            }
+        }
+    }
+
+    /// A start after a death is a restart: `if N restarts within M cycles` counts it.
+    /// As in monit, the restart that reaches the limit still happens; `timeout` /
+    /// `unmonitor` then stops watching (the daemon runs on, not restarted again).
+    /// Whether the daemon died before, and whether to unmonitor once it runs.
+    fn count_start(&mut self) -> (bool, bool) {
         // Started again: a daemon that outlived the last stop is taken over below.
         let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
         let died_before = self.state_file(DIED).exists();
@@ -677,63 +499,79 @@ impl Watcher<'_> {
         if died_before {
             let _ = std::fs::remove_file(self.state_file(DIED));
         }
-        if (died_before || restarted) && self.count_restart() {
-            if let Some((n, secs, a)) = &self.st.restart_limit {
-                let cycles = secs / u64::from(self.st.cycle.max(1));
-                let what = a.word();
-                let text =
-                    format!("service restarted {n} times within {cycles} cycles(s) - {what}");
-                self.alert("Timeout", what, &text);
-            }
-            let limit = self.st.restart_limit.clone();
-            match limit.map(|l| l.2) {
-                Some(LimitAction::Unmonitor) => unmonitor_after = true,
-                Some(LimitAction::Exec(argv)) => {
-                    self.report.warn(&format_args!(
-                        "{}: restart limit reached: running {}",
-                        self.st.name,
-                        argv.join(" ")
-                    ));
-                    let run = Run {
-                        argv,
-                        uid: None,
-                        gid: None,
-                        timeout: DEFAULT_TIMEOUT,
-                    };
-                    if let Err(e) = spawn(&run) {
-                        self.report.warn(&e);
-                    }
-                }
-                _ => self
-                    .report
-                    .warn(&format_args!("{}: restart limit reached", self.st.name)),
-            }
+        let unmonitor_after =
+            (died_before || restarted) && self.count_restart() && self.restart_limit_reached();
+        (died_before, unmonitor_after)
+    }
+
+    /// The restart limit is reached: say so and do its action; whether it unmonitors.
+    fn restart_limit_reached(&mut self) -> bool {
+        if let Some((n, secs, a)) = &self.st.restart_limit {
+            let cycles = secs / u64::from(self.st.cycle.max(1));
+            let what = a.word();
+            let text = format!("service restarted {n} times within {cycles} cycles(s) - {what}");
+            self.alert("Timeout", what, &text);
         }
-        // Taken over from an earlier watcher (or tend-monit), or started by hand: watch
-        // what runs rather than start a second one.
+        let limit = self.st.restart_limit.clone();
+        match limit.map(|l| l.2) {
+            Some(LimitAction::Unmonitor) => return true,
+            Some(LimitAction::Exec(argv)) => {
+                self.report.warn(&format_args!(
+                    "{}: restart limit reached: running {}",
+                    self.st.name,
+                    argv.join(" ")
+                ));
+                self.exec(argv);
+            }
+            _ => self
+                .report
+                .warn(&format_args!("{}: restart limit reached", self.st.name)),
+        }
+        false
+    }
+
+    /// Run an `exec` action's program, without waiting for it.
+    fn exec(&self, argv: Vec<String>) {
+        let run = Run {
+            argv,
+            uid: None,
+            gid: None,
+            timeout: DEFAULT_TIMEOUT,
+        };
+        if let Err(e) = spawn(&run) {
+            self.report.warn(&e);
+        }
+    }
+
+    /// The daemon's pid and a pidfd on it: taken over from an earlier watcher (or
+    /// tend-monit), or started by hand, it is watched rather than started a second time.
+    /// `Err(exit)` when it could not be started or is already gone.
+    fn open_daemon(&mut self) -> Result<Result<(i32, OwnedFd), Exit>, Error> {
         let pid = match self.find() {
             Some(pid) => pid,
             None => match self.start()? {
                 Ok(pid) => pid,
-                Err(exit) => return Ok(exit),
+                Err(exit) => return Ok(Err(exit)),
             },
         };
         let rpid = rustix::process::Pid::from_raw(pid).ok_or_else(|| Error("pid 0".into()))?;
-        let pidfd = match rustix::process::pidfd_open(rpid, rustix::process::PidfdFlags::empty()) {
-            Ok(fd) => fd,
+        match rustix::process::pidfd_open(rpid, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Ok(Ok((pid, fd))),
             // Gone between the pidfile and the pidfd: a death like any other.
-            Err(rustix::io::Errno::SRCH) => return Ok(Exit::Died(pid)),
-            Err(e) => {
-                return Err(err(
-                    format_args!("unable to watch pid {pid}"),
-                    tend_sys::error::io_reason(&std::io::Error::from(e)),
-                ));
-            }
-        };
+            Err(rustix::io::Errno::SRCH) => Ok(Err(Exit::Died(pid))),
+            Err(e) => Err(err(
+                format_args!("unable to watch pid {pid}"),
+                tend_sys::error::io_reason(&std::io::Error::from(e)),
+            )),
+        }
+    }
+
+    /// The daemon runs: record it, tell the supervisor, post an earlier death (once it
+    /// runs again: the restart does not wait for the mail server), start the dependents
+    /// a death stopped, and unmonitor when the restart limit says so.
+    fn announce_ready(&mut self, pid: i32, died_before: bool, unmonitor_after: bool) {
         self.record_pid(Some(pid));
         notify_ready();
-        // The death is posted once the daemon runs again: the restart does not wait for
-        // the mail server.
         if died_before {
             self.post_death();
             self.alert(
@@ -752,164 +590,174 @@ impl Watcher<'_> {
             // `O`: the supervisor runs ./run no more once it exits.
             let _ = tend_client::control::send(&self.dir, b"O");
         }
-        // tend-check's verdicts, when a connection test's events are this watcher's to
-        // post: woken only when tend-check writes one.
-        let verdicts = self
-            .st
-            .connection
-            .as_ref()
-            .and_then(|_| self.verdict_watch());
-        self.connection_event();
-        let cycle = Duration::from_secs(u64::from(self.st.cycle.max(1)));
-        let mut next_cycle = (!self.st.resources.is_empty()).then(|| Instant::now() + cycle);
-        let mut meter = crate::resource::Meter::with_matched(
+    }
+
+    /// The resource rules' clock and meter (no clock without rules).
+    fn cycles(&self, pid: i32) -> Cycles {
+        let every = Duration::from_secs(u64::from(self.st.cycle.max(1)));
+        let next = (!self.st.resources.is_empty()).then(|| Instant::now() + every);
+        let mut meter = crate::runtime::resource::Meter::with_matched(
             &std::fs::read_to_string(self.state_file(MATCHED)).unwrap_or_default(),
         );
-        if next_cycle.is_some() {
+        if next.is_some() {
             meter.cycle(pid, &[]);
         }
-        loop {
-            if self.stop_asked {
-                self.stop(pid, Some(&pidfd));
-                self.record_pid(None);
-                // The supervisor wrote its status right after its SIGTERM, long before
-                // the stop was over: still wanted up, this was a restart (tend-check's,
-                // after a failed connection test), which the restart limit counts.
-                if tend_client::status::read_record(&self.dir).is_ok_and(|r| r.want_up) {
-                    let _ = std::fs::write(self.state_file(RESTARTED), "");
-                }
-                return Ok(Exit::Stopped);
+        Cycles { every, next, meter }
+    }
+
+    /// Without resource rules or a dependent starting, the watcher sleeps until the
+    /// daemon dies or a signal comes; with them, it wakes once per cycle to measure, and
+    /// at the dependent's deadline.
+    fn wait(
+        &self,
+        pidfd: &OwnedFd,
+        verdicts: Option<&OwnedFd>,
+        cycles: &Cycles,
+    ) -> Result<Woke, Error> {
+        let now = Instant::now();
+        let dep_deadline = self.starting.as_ref().map(|(_, _, d)| *d);
+        let wake = match (cycles.next, dep_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let timeout = match wake {
+            Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
+            None => PollTimeout::NONE,
+        };
+        let mut fds = [
+            PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
+            PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
+            PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
+            PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
+        ];
+        let mut n = 2;
+        let (mut dep_at, mut verdict_at) = (None, None);
+        if let Some((_, sub, _)) = &self.starting {
+            fds[n] = PollFd::new(sub.fd(), PollFlags::POLLIN);
+            dep_at = Some(n);
+            n += 1;
+        }
+        if let Some(fd) = verdicts {
+            fds[n] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
+            verdict_at = Some(n);
+            n += 1;
+        }
+        match poll(&mut fds[..n], timeout) {
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(err("poll", e.desc())),
+        }
+        let ready = |i: Option<usize>| i.is_some_and(|i| fds[i].any().unwrap_or(false));
+        Ok(Woke {
+            died: fds[1].any().unwrap_or(false),
+            dependent: ready(dep_at),
+            verdict: ready(verdict_at),
+        })
+    }
+
+    /// Asked to stop: stop the daemon and end.
+    fn on_stop(&mut self, pid: i32, pidfd: &OwnedFd) -> Exit {
+        self.stop(pid, Some(pidfd));
+        self.record_pid(None);
+        // The supervisor wrote its status right after its SIGTERM, long before the stop
+        // was over: still wanted up, this was a restart (tend-check's, after a failed
+        // connection test), which the restart limit counts.
+        if tend_client::status::read_record(&self.dir).is_ok_and(|r| r.want_up) {
+            let _ = std::fs::write(self.state_file(RESTARTED), "");
+        }
+        Exit::Stopped
+    }
+
+    /// The daemon died: stop its dependents and end, to be run again.
+    fn on_death(&mut self, pid: i32) -> Exit {
+        self.record_pid(None);
+        let _ = std::fs::write(self.state_file(DIED), "");
+        self.stop_dependents();
+        Exit::Died(pid)
+    }
+
+    /// The dependent being started said something, or is late.
+    fn on_dependent(&mut self, event: bool) {
+        if event {
+            self.dependent_event();
+        }
+        self.dependent_late(Instant::now());
+    }
+
+    /// A cycle is due: measure the resource rules and do what those that fire say.
+    fn on_cycle(&mut self, pid: i32, pidfd: &OwnedFd, cycles: &mut Cycles) -> Option<Exit> {
+        let t = cycles.next.filter(|t| Instant::now() >= *t)?;
+        cycles.next = Some(t + cycles.every);
+        let outcomes = cycles.meter.cycle(pid, &self.st.resources);
+        if outcomes.iter().any(|o| o.changed) {
+            let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+            let _ = std::fs::write(self.state_file(MATCHED), cycles.meter.matched_text());
+        }
+        for o in outcomes {
+            let r = self.st.resources[o.rule].clone();
+            if o.changed {
+                let (event, action) = if o.fired {
+                    ("Resource limit matched", r.action.as_str())
+                } else {
+                    ("Resource limit succeeded", "alert")
+                };
+                self.alert(event, action, &r.describe(&o));
             }
-            // Without resource rules or a dependent starting, the watcher sleeps until
-            // the daemon dies or a signal comes; with them, it wakes once per cycle to
-            // measure, and at the dependent's deadline.
-            let now = Instant::now();
-            let dep_deadline = self.starting.as_ref().map(|(_, _, d)| *d);
-            let wake = match (next_cycle, dep_deadline) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let timeout = match wake {
-                Some(t) => tend_sys::deadline::poll_timeout(Some(t), now),
-                None => PollTimeout::NONE,
-            };
-            let (died, dep_event, verdict) = {
-                let mut fds = [
-                    PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN),
-                    PollFd::new(pidfd.as_fd(), PollFlags::POLLIN),
-                    PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
-                    PollFd::new(self.sigfd.as_fd(), PollFlags::empty()),
-                ];
-                let mut n = 2;
-                let (mut dep_at, mut verdict_at) = (None, None);
-                if let Some((_, sub, _)) = &self.starting {
-                    fds[n] = PollFd::new(sub.fd(), PollFlags::POLLIN);
-                    dep_at = Some(n);
-                    n += 1;
-                }
-                if let Some(fd) = &verdicts {
-                    fds[n] = PollFd::new(fd.as_fd(), PollFlags::POLLIN);
-                    verdict_at = Some(n);
-                    n += 1;
-                }
-                match poll(&mut fds[..n], timeout) {
-                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                    Err(e) => return Err(err("poll", e.desc())),
-                }
-                let ready = |i: Option<usize>| i.is_some_and(|i| fds[i].any().unwrap_or(false));
-                (
-                    fds[1].any().unwrap_or(false),
-                    ready(dep_at),
-                    ready(verdict_at),
-                )
-            };
-            self.signals();
-            if verdict && let Some(fd) = &verdicts {
-                drain(fd);
-                self.connection_event();
-            }
-            if !died && !self.stop_asked {
-                if dep_event {
-                    self.dependent_event();
-                }
-                self.dependent_late(Instant::now());
-            }
-            if died && !self.stop_asked {
-                self.record_pid(None);
-                let _ = std::fs::write(self.state_file(DIED), "");
-                self.stop_dependents();
-                return Ok(Exit::Died(pid));
-            }
-            if let Some(t) = next_cycle.filter(|t| Instant::now() >= *t) {
-                next_cycle = Some(t + cycle);
-                let outcomes = meter.cycle(pid, &self.st.resources);
-                if outcomes.iter().any(|o| o.changed) {
-                    let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
-                    let _ = std::fs::write(self.state_file(MATCHED), meter.matched_text());
-                }
-                for o in outcomes {
-                    let r = self.st.resources[o.rule].clone();
-                    if o.changed {
-                        let (event, action) = if o.fired {
-                            ("Resource limit matched", r.action.as_str())
-                        } else {
-                            ("Resource limit succeeded", "alert")
-                        };
-                        self.alert(event, action, &r.describe(&o));
-                    }
-                    if !o.fired {
-                        continue;
-                    }
-                    let text = format!(
-                        "{} {} {}{}",
-                        r.what,
-                        r.op,
-                        r.limit,
-                        if r.percent { "%" } else { "" }
-                    );
-                    match r.action.as_str() {
-                        "restart" => {
-                            self.report
-                                .warn(&format_args!("{}: {text}: restarting", self.st.name));
-                            self.stop_dependents();
-                            self.stop(pid, Some(&pidfd));
-                            self.record_pid(None);
-                            let _ = std::fs::write(self.state_file(DIED), "");
-                            return Ok(Exit::Died(pid));
-                        }
-                        "stop" | "unmonitor" => {
-                            self.report
-                                .warn(&format_args!("{}: {text}: {}", self.st.name, r.action));
-                            let _ = std::fs::write(self.state_file("unmonitored"), "");
-                            let _ = tend_client::control::send(&self.dir, b"O");
-                            if r.action == "stop" {
-                                self.stop(pid, Some(&pidfd));
-                                self.record_pid(None);
-                                return Ok(Exit::Stopped);
-                            }
-                        }
-                        "exec" => {
-                            self.report.warn(&format_args!(
-                                "{}: {text}: running {}",
-                                self.st.name,
-                                r.argv.join(" ")
-                            ));
-                            let run = Run {
-                                argv: r.argv.clone(),
-                                uid: None,
-                                gid: None,
-                                timeout: DEFAULT_TIMEOUT,
-                            };
-                            if let Err(e) = spawn(&run) {
-                                self.report.warn(&e);
-                            }
-                        }
-                        // `alert`: the event above says it all.
-                        _ => {}
-                    }
-                }
+            if o.fired
+                && let Some(exit) = self.on_fired(pid, pidfd, &r)
+            {
+                return Some(exit);
             }
         }
+        None
+    }
+
+    /// A resource rule fired: its action.
+    fn on_fired(
+        &mut self,
+        pid: i32,
+        pidfd: &OwnedFd,
+        r: &crate::runtime::resource::Rule,
+    ) -> Option<Exit> {
+        let text = format!(
+            "{} {} {}{}",
+            r.what,
+            r.op,
+            r.limit,
+            if r.percent { "%" } else { "" }
+        );
+        match r.action.as_str() {
+            "restart" => {
+                self.report
+                    .warn(&format_args!("{}: {text}: restarting", self.st.name));
+                self.stop_dependents();
+                self.stop(pid, Some(pidfd));
+                self.record_pid(None);
+                let _ = std::fs::write(self.state_file(DIED), "");
+                return Some(Exit::Died(pid));
+            }
+            "stop" | "unmonitor" => {
+                self.report
+                    .warn(&format_args!("{}: {text}: {}", self.st.name, r.action));
+                let _ = std::fs::write(self.state_file("unmonitored"), "");
+                let _ = tend_client::control::send(&self.dir, b"O");
+                if r.action == "stop" {
+                    self.stop(pid, Some(pidfd));
+                    self.record_pid(None);
+                    return Some(Exit::Stopped);
+                }
+            }
+            "exec" => {
+                self.report.warn(&format_args!(
+                    "{}: {text}: running {}",
+                    self.st.name,
+                    r.argv.join(" ")
+                ));
+                self.exec(r.argv.clone());
+            }
+            // `alert`: the event said it all.
+            _ => {}
+        }
+        None
     }
 
     /// The service directory of a sibling check (the watcher runs in its own).
@@ -993,7 +841,7 @@ impl Watcher<'_> {
                 continue;
             }
             let wanted = tend_client::status::read_record(&dir).is_ok_and(|r| r.want_up);
-            if !wanted || crate::control::is_unmonitored(&dir) {
+            if !wanted || crate::runtime::state::is_unmonitored(&dir) {
                 continue;
             }
             self.stop_dependent(name, &dir);
@@ -1031,7 +879,7 @@ impl Watcher<'_> {
         self.starting = None;
         while let Some(name) = self.to_start.front().cloned() {
             let dir = self.sibling(&name);
-            if crate::control::is_unmonitored(&dir) {
+            if crate::runtime::state::is_unmonitored(&dir) {
                 self.to_start.pop_front();
                 continue;
             }
@@ -1122,7 +970,7 @@ impl Watcher<'_> {
     /// loop: `next_dependent`.)
     fn stop_dependent(&mut self, name: &str, dir: &Path) {
         let patience = self.sibling_patience(name, false);
-        match crate::control::send_and_wait(dir, b'd', b'D', patience) {
+        match crate::runtime::control::send_and_wait(dir, b'd', b'D', patience) {
             Ok(true) => {}
             Ok(false) => self.report.warn(&format_args!(
                 "{}: dependent {name} not down within {} s",
@@ -1437,7 +1285,7 @@ mod tests {
                 30,
                 LimitAction::Exec(vec!["/bin/x".into(), "a b".into()]),
             )),
-            resources: vec![crate::resource::Rule {
+            resources: vec![crate::runtime::resource::Rule {
                 what: "totalmem".into(),
                 op: ">".into(),
                 limit: 102400.0,
@@ -1447,7 +1295,7 @@ mod tests {
                 argv: vec!["/bin/drain".into()],
             }],
             cycle: 10,
-            mail: crate::alert::Mail {
+            mail: crate::runtime::alert::Mail {
                 recipients: vec!["agent@local".into()],
                 servers: vec!["127.0.0.1:2825".into()],
                 from: Some("monit@localhost".into()),

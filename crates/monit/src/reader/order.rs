@@ -2,7 +2,7 @@
 //! it. A plain topological sort for now; when tend-rc's dependency engine lands, the
 //! order moves there and this module goes.
 
-use crate::model::Check;
+use crate::reader::model::Check;
 use std::collections::HashMap;
 
 /// The checks' names in start order: every check after all it depends on, ties in file
