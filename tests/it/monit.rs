@@ -2155,10 +2155,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
             }
         },
     );
-    assert_eq!(
-        std::fs::read(format!("/proc/{again}/cmdline")).unwrap(),
-        b"/bin/sleep\x001001\x00"
-    );
+    final_cmdline(again, b"/bin/sleep\x001001\x00");
     // Stopped by its shutdown signal, and started, as monit would.
     let worker = wait_until(Duration::from_secs(10), "worker's pid", || {
         let st = text(&vm.monit(&["status", "web-worker"]).stdout);
