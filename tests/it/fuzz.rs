@@ -315,9 +315,28 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
         let _ = std::io::Read::read_to_end(&mut pipe, &mut b);
         let _ = tx.send(b);
     });
-    // tend-monit with no command word is a daemon (monit's `monit` alone).
+    // tend-monit with no command word is a daemon (monit's `monit` alone, `-S DIR`...).
+    const MONIT_WORDS: [&str; 12] = [
+        "start",
+        "stop",
+        "restart",
+        "monitor",
+        "unmonitor",
+        "reload",
+        "status",
+        "summary",
+        "report",
+        "quit",
+        "validate",
+        "procmatch",
+    ];
     let daemon = is_daemon(prog)
-        || prog == "tend-monit" && args.iter().all(|a| a.as_encoded_bytes().starts_with(b"-"));
+        || prog == "tend-monit"
+            && !args.iter().any(|a| {
+                MONIT_WORDS
+                    .iter()
+                    .any(|w| a.as_encoded_bytes() == w.as_bytes())
+            });
     let patience = if daemon {
         Duration::from_millis(300)
     } else {
