@@ -1476,7 +1476,17 @@ fn init_over_the_live_directory_of_a_scanner_gone_replaces_it() {
             ["init", "-l", s(&live), "-c", s(&t.src), s(&scan)],
         )
     };
+    // tend-init waits for its scanner to listen before it runs tend-rc init.
+    let listening = || {
+        wait_until(PATIENCE, "the scanner listens", || {
+            tend("tend-svscanctl", ["-a", s(&scan)])
+                .status
+                .success()
+                .then_some(())
+        })
+    };
     let mut first = start();
+    listening();
     assert_code(&init(), 0);
     let rc = |args: &[&str]| {
         let mut c = cmd("tend-rc");
@@ -1489,13 +1499,7 @@ fn init_over_the_live_directory_of_a_scanner_gone_replaces_it() {
     first.wait_exit(PATIENCE);
     kill_under(&sc.path);
     let _second = start();
-    // tend-init waits for its scanner to listen before it runs tend-rc init.
-    wait_until(PATIENCE, "the new scanner listens", || {
-        tend("tend-svscanctl", ["-a", s(&scan)])
-            .status
-            .success()
-            .then_some(())
-    });
+    listening();
     let o = init();
     assert_code(&o, 0);
     let o = rc(&["-a", "list"]);
