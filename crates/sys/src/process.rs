@@ -228,15 +228,7 @@ pub fn spawn_unreported(
     opts: &SpawnOptions,
     exec_failed: &[&str],
 ) -> Result<Pid, Errno> {
-    if opts.fds.len() > MAX_FD_MOVES {
-        return Err(Errno::E2BIG);
-    }
-    let child = Child {
-        opts,
-        cwd: None,
-        exec: Exec::Ready(prog),
-        report: Report::Stderr(exec_failed),
-    };
+    let child = Child::unreported(prog, opts, exec_failed)?;
     // SAFETY: as in spawn: the child only makes async-signal-safe calls, then execs or
     // _exits.
     let pid = unsafe { libc::fork() };
@@ -260,15 +252,7 @@ pub fn spawn_unreported_vfork(
     opts: &SpawnOptions,
     exec_failed: &[&str],
 ) -> Result<Pid, Errno> {
-    if opts.fds.len() > MAX_FD_MOVES {
-        return Err(Errno::E2BIG);
-    }
-    let child = Child {
-        opts,
-        cwd: None,
-        exec: Exec::Ready(prog),
-        report: Report::Stderr(exec_failed),
-    };
+    let child = Child::unreported(prog, opts, exec_failed)?;
     extern "C" fn run(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: arg is the `child` below, alive in the suspended parent's frame until
         // this child execs or exits; exec never returns.
@@ -346,6 +330,26 @@ struct Child<'a> {
     cwd: Option<*const libc::c_char>,
     exec: Exec<'a>,
     report: Report<'a>,
+}
+
+impl<'a> Child<'a> {
+    /// The child of `spawn_unreported` and its vfork twin: only `opts.fds` applied, an
+    /// exec failure reported on stderr after `exec_failed`.
+    fn unreported(
+        prog: &'a Ready,
+        opts: &'a SpawnOptions,
+        exec_failed: &'a [&'a str],
+    ) -> Result<Child<'a>, Errno> {
+        if opts.fds.len() > MAX_FD_MOVES {
+            return Err(Errno::E2BIG);
+        }
+        Ok(Child {
+            opts,
+            cwd: None,
+            exec: Exec::Ready(prog),
+            report: Report::Stderr(exec_failed),
+        })
+    }
 }
 
 /// A step of the child failed with this errno.
