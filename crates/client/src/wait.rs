@@ -36,6 +36,20 @@ impl Target {
         restart: false,
     };
 
+    /// Up and ready (`-U`).
+    pub const UP_READY: Target = Target {
+        up: true,
+        ready: true,
+        restart: false,
+    };
+
+    /// Down and finished (`-D`).
+    pub const DOWN_READY: Target = Target {
+        up: false,
+        ready: true,
+        restart: false,
+    };
+
     /// From s6's letters: `u U d D r R`.
     pub fn from_letter(c: u8) -> Option<Target> {
         let (up, ready, restart) = match c {

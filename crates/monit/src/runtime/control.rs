@@ -12,6 +12,7 @@ use crate::runtime::state::unmonitored_marker;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tend_client::wait::{Outcome, Target, Watch};
+use tend_proto::ControlCommand;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
@@ -133,20 +134,18 @@ fn closure(c: &Control, names: &[String], up: bool) -> Vec<String> {
     set
 }
 
-/// Send `letter` to the supervisor of `dir` and wait up to `patience` for `target`
+/// Send `cmd` to the supervisor of `dir` and wait up to `patience` for `target`
 /// (subscribed before sending, so the transition cannot be missed).
 pub fn send_and_wait(
     dir: &Path,
-    letter: u8,
-    target: u8,
+    cmd: ControlCommand,
+    target: Target,
     patience: Duration,
 ) -> Result<bool, StepError> {
-    let t = Target::from_letter(target)
-        .ok_or_else(|| StepError(format!("no target {}", char::from(target))))?;
     let mut w = Watch::new();
     w.add(dir).map_err(|e| watch_error(dir, &e))?;
-    tend_client::control::send(dir, &[letter]).map_err(|e| control_error(dir, &e))?;
-    match w.wait(t, false, Some(Instant::now() + patience)) {
+    tend_client::control::command(dir, &[cmd]).map_err(|e| control_error(dir, &e))?;
+    match w.wait(target, false, Some(Instant::now() + patience)) {
         Ok(Outcome::Reached { .. }) => Ok(true),
         Ok(_) => Ok(false),
         Err(e) => Err(watch_error(dir, &e)),
@@ -231,15 +230,12 @@ fn wait_for(dir: &Path, target: Target, patience: Duration) -> Result<bool, Step
 /// Carry out one step on `scandir/NAME`, waiting for it (`wait`); `Ok(false)`: the
 /// service did not get there in time.
 pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<bool, StepError> {
-    let (name, letters, target, up) = match step {
-        Step::Up(n) => (n, b"u".as_slice(), Target::from_letter(b'U'), true),
-        Step::Down(n) => (n, b"d".as_slice(), Target::from_letter(b'D'), false),
-        Step::Unmonitor(n) => (n, b"O".as_slice(), None, false),
+    let (name, cmd, target, up) = match step {
+        Step::Up(n) => (n, ControlCommand::Up, Some(Target::UP_READY), true),
+        Step::Down(n) => (n, ControlCommand::Down, Some(Target::DOWN_READY), false),
+        Step::Unmonitor(n) => (n, ControlCommand::OnceNoStart, None, false),
     };
     let dir = scandir.join(name);
-    let send = |letters: &[u8]| {
-        tend_client::control::send(&dir, letters).map_err(|e| control_error(&dir, &e))
-    };
     match step {
         Step::Unmonitor(_) => {
             let _ = std::fs::create_dir_all(dir.join(STATE_DIR));
@@ -261,7 +257,7 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
         watch.add(&dir).map_err(|e| watch_error(&dir, &e))?;
         w = Some((watch, t));
     }
-    send(letters)?;
+    tend_client::control::command(&dir, &[cmd]).map_err(|e| control_error(&dir, &e))?;
     let Some((mut watch, t)) = w else {
         return Ok(true);
     };
@@ -279,10 +275,5 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
 
 /// Whether a service is up and ready (its daemon found), waiting up to `patience`.
 pub fn wait_ready(dir: &Path, patience: Duration) -> Result<bool, StepError> {
-    let up_ready = Target {
-        up: true,
-        ready: true,
-        restart: false,
-    };
-    wait_for(dir, up_ready, patience)
+    wait_for(dir, Target::UP_READY, patience)
 }

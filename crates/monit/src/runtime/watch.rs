@@ -25,6 +25,7 @@ use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::ControlCommand;
 use tend_sys::warn::Warn;
 
 /// In `STATE_DIR`: the daemon died (the next start is a restart).
@@ -588,7 +589,7 @@ impl Watcher<'_> {
             ));
             let _ = std::fs::write(self.state_file("unmonitored"), "");
             // `O`: the supervisor runs ./run no more once it exits.
-            let _ = tend_client::control::send(&self.dir, b"O");
+            let _ = tend_client::control::command(&self.dir, &[ControlCommand::OnceNoStart]);
         }
     }
 
@@ -739,7 +740,7 @@ impl Watcher<'_> {
                 self.report
                     .warn(&format_args!("{}: {text}: {}", self.st.name, r.action));
                 let _ = std::fs::write(self.state_file("unmonitored"), "");
-                let _ = tend_client::control::send(&self.dir, b"O");
+                let _ = tend_client::control::command(&self.dir, &[ControlCommand::OnceNoStart]);
                 if r.action == "stop" {
                     self.stop(pid, Some(pidfd));
                     self.record_pid(None);
@@ -897,7 +898,7 @@ impl Watcher<'_> {
                     continue;
                 }
             };
-            if let Err(e) = tend_client::control::send(&dir, b"u") {
+            if let Err(e) = tend_client::control::command(&dir, &[ControlCommand::Up]) {
                 self.report.warn(&e.describe(
                     &dir.display().to_string(),
                     tend_proto::servicedir::SUPERVISE,
@@ -970,7 +971,12 @@ impl Watcher<'_> {
     /// loop: `next_dependent`.)
     fn stop_dependent(&mut self, name: &str, dir: &Path) {
         let patience = self.sibling_patience(name, false);
-        match crate::runtime::control::send_and_wait(dir, b'd', b'D', patience) {
+        match crate::runtime::control::send_and_wait(
+            dir,
+            ControlCommand::Down,
+            tend_client::wait::Target::DOWN_READY,
+            patience,
+        ) {
             Ok(true) => {}
             Ok(false) => self.report.warn(&format_args!(
                 "{}: dependent {name} not down within {} s",
