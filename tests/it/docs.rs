@@ -279,9 +279,6 @@ fn the_syslogd_example_removes_its_socket_when_stopped() {
 /// count only where a path is built from them (`join("log")`, `push("down")`).
 #[test]
 fn service_directory_names_come_from_proto_servicedir() {
-    // Crates whose helpers move them onto the table in their own branches (issue 33):
-    // remove each line once its crate is clean.
-    const NOT_YET: [&str; 1] = ["crates/monit/"];
     const ANYWHERE: [&str; 10] = [
         "supervise",
         "notification-fd",
@@ -315,10 +312,7 @@ fn service_directory_names_come_from_proto_servicedir() {
             .to_string_lossy()
             .into_owned();
         // Only library sources (crates/NAME/src/), and not the table itself.
-        if rel.split('/').nth(2).is_none_or(|d| d != "src")
-            || rel.ends_with("/servicedir.rs")
-            || NOT_YET.iter().any(|c| rel.starts_with(c))
-        {
+        if rel.split('/').nth(2).is_none_or(|d| d != "src") || rel.ends_with("/servicedir.rs") {
             continue;
         }
         let source = std::fs::read_to_string(&path).unwrap();

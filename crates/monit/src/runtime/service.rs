@@ -13,6 +13,7 @@ use crate::runtime::alert::mail;
 use crate::runtime::state::{CHECK_FILE, DEFAULT_TIMEOUT, LimitAction, Run, Settings};
 use std::ffi::OsStr;
 use tend_client::install::{File, MARKER, Service};
+use tend_proto::servicedir as sd;
 use tend_sys::exec::shell_word_str as quote;
 
 /// The owner name in each service's marker file.
@@ -144,7 +145,7 @@ fn health(c: &Check, cycle: u32, exe: &str) -> Option<Service> {
     Some(Service {
         name: format!("{}-health", c.name),
         files: vec![
-            file("run", run, 0o755),
+            file(sd::RUN, run, 0o755),
             file(MARKER, format!("{OWNER}\n"), 0o644),
         ],
     })
@@ -271,10 +272,10 @@ pub fn render(
     Ok(Service {
         name: c.name.clone(),
         files: vec![
-            file("run", run, 0o755),
+            file(sd::RUN, run, 0o755),
             file(CHECK_FILE, st.to_text(), 0o644),
-            file("notification-fd", "3\n", 0o644),
-            file("down", "", 0o644),
+            file(sd::NOTIFICATION_FD, "3\n", 0o644),
+            file(sd::DOWN, "", 0o644),
             file(MARKER, format!("{OWNER}\n"), 0o644),
         ]
         .into_iter()

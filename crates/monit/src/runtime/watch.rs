@@ -884,7 +884,7 @@ impl Watcher<'_> {
                 self.to_start.pop_front();
                 continue;
             }
-            let eventdir = dir.join("event");
+            let eventdir = dir.join(tend_proto::servicedir::EVENT);
             let _ = tend_proto::fifodir::make_fifodir(&eventdir, nix::unistd::getegid());
             let sub = match tend_proto::fifodir::Subscription::new(&eventdir) {
                 Ok(sub) => sub,
