@@ -40,8 +40,7 @@ pub fn reload(o: &Opened, names: &[String]) -> Result<Vec<(usize, String)>, crat
 }
 
 fn signal(dir: &std::path::Path) -> Result<(), String> {
-    let letter = ControlCommand::Reload.byte().unwrap_or(b'l');
-    tend_client::control::send(dir, &[letter]).map_err(|e| {
+    tend_client::control::command(dir, &[ControlCommand::Reload]).map_err(|e| {
         e.describe(
             &dir.display().to_string(),
             tend_proto::servicedir::SUPERVISE,
