@@ -243,7 +243,10 @@ fn procmatch(pattern: &str) -> ! {
             print!("{}", tend_monit::watch::procmatch_report(pattern, &m));
             std::process::exit(code::OK)
         }
-        Err(e) => PROG.fatal(code::USAGE, format_args!("invalid pattern {pattern}: {e}")),
+        Err(tend_monit::watch::FindError::Pattern(e)) => {
+            PROG.fatal(code::USAGE, format_args!("invalid pattern {pattern}: {e}"))
+        }
+        Err(e) => PROG.fatal(code::SYSTEM, format_args!("unable to list processes: {e}")),
     }
 }
 

@@ -9,7 +9,7 @@
 use crate::reader::model::{Control, Kind};
 use crate::runtime::state::STATE_DIR;
 use crate::runtime::state::unmonitored_marker;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tend_client::wait::{Outcome, Target, Watch};
 use tend_proto::ControlCommand;
@@ -176,26 +176,42 @@ pub fn plan(c: &Control, action: Action, names: &[String]) -> Vec<Step> {
 }
 
 fn watch_error(dir: &Path, e: &tend_client::wait::WaitError) -> StepError {
-    StepError(e.describe(&dir.display().to_string()).to_string())
+    StepError::Watch(dir.to_path_buf(), *e)
 }
 
 fn control_error(dir: &Path, e: &tend_proto::control::SendError) -> StepError {
-    StepError(
-        e.describe(
-            &dir.display().to_string(),
-            tend_proto::servicedir::SUPERVISE,
-        )
-        .to_string(),
-    )
+    StepError::Control(dir.to_path_buf(), *e)
 }
 
-/// Why a step failed.
+/// Why a step failed, with the service directory or name it failed on.
 #[derive(Debug)]
-pub struct StepError(pub String);
+pub enum StepError {
+    /// The service's events could not be watched.
+    Watch(PathBuf, tend_client::wait::WaitError),
+    /// Its supervisor was not sent the command.
+    Control(PathBuf, tend_proto::control::SendError),
+    /// The service's unmonitored marker could not be written.
+    Mark(String, std::io::Error),
+}
 
 impl std::fmt::Display for StepError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            StepError::Watch(dir, e) => write!(f, "{}", e.describe(&dir.display().to_string())),
+            StepError::Control(dir, e) => write!(
+                f,
+                "{}",
+                e.describe(
+                    &dir.display().to_string(),
+                    tend_proto::servicedir::SUPERVISE
+                )
+            ),
+            StepError::Mark(name, e) => write!(
+                f,
+                "unable to mark {name} unmonitored: {}",
+                tend_sys::error::io_reason(e)
+            ),
+        }
     }
 }
 
@@ -239,12 +255,8 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
     match step {
         Step::Unmonitor(_) => {
             let _ = std::fs::create_dir_all(dir.join(STATE_DIR));
-            std::fs::write(unmonitored_marker(&dir), "").map_err(|e| {
-                StepError(format!(
-                    "unable to mark {name} unmonitored: {}",
-                    tend_sys::error::io_reason(&e)
-                ))
-            })?;
+            std::fs::write(unmonitored_marker(&dir), "")
+                .map_err(|e| StepError::Mark(name.clone(), e))?;
         }
         _ => {
             let _ = std::fs::remove_file(unmonitored_marker(&dir));

@@ -67,9 +67,48 @@ fn err(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Error {
     Error(format!("{what}: {e}"))
 }
 
+/// Why the watcher will not watch what its pidfile or `matching` pattern names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindError {
+    /// The pidfile's first line is not a number (that line).
+    NotAPid(PathBuf, String),
+    /// The pidfile names pid 0 or 1.
+    Low(PathBuf, i32),
+    /// The pidfile names the watcher itself.
+    Itself(PathBuf),
+    /// The pidfile's process belongs to another uid than the program's: (pid, its
+    /// owner, the program's uid).
+    Owner(PathBuf, i32, u32, u32),
+    /// The `matching` pattern does not compile (regerror's text).
+    Pattern(String),
+    /// /proc could not be listed.
+    Proc(nix::errno::Errno),
+}
+
+impl std::fmt::Display for FindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FindError::NotAPid(p, s) => {
+                write!(f, "{}: not a pid: {}", p.display(), s.escape_debug())
+            }
+            FindError::Low(p, pid) => write!(f, "{}: names pid {pid}: refused", p.display()),
+            FindError::Itself(p) => {
+                write!(f, "{}: names the watcher itself: refused", p.display())
+            }
+            FindError::Owner(p, pid, owner, u) => write!(
+                f,
+                "{}: pid {pid} belongs to uid {owner}, not {u}: refused",
+                p.display()
+            ),
+            FindError::Pattern(why) => f.write_str(why),
+            FindError::Proc(e) => write!(f, "/proc: {}", e.desc()),
+        }
+    }
+}
+
 /// The pid a pidfile names, if it is one the watcher may watch: a number, not 0 or 1,
 /// not the watcher itself, and (with `as uid`) owned by that uid.
-pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, String> {
+pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, FindError> {
     let Ok(text) = std::fs::read(path) else {
         return Ok(None);
     };
@@ -80,15 +119,12 @@ pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, Strin
     }
     let pid: i32 = s
         .parse()
-        .map_err(|_| format!("{}: not a pid: {}", path.display(), s.escape_debug()))?;
+        .map_err(|_| FindError::NotAPid(path.to_path_buf(), s.to_string()))?;
     if pid <= 1 {
-        return Err(format!("{}: names pid {pid}: refused", path.display()));
+        return Err(FindError::Low(path.to_path_buf(), pid));
     }
     if pid == std::process::id() as i32 {
-        return Err(format!(
-            "{}: names the watcher itself: refused",
-            path.display()
-        ));
+        return Err(FindError::Itself(path.to_path_buf()));
     }
     let Ok(meta) = std::fs::metadata(format!("/proc/{pid}")) else {
         return Ok(None);
@@ -99,10 +135,7 @@ pub fn pid_from_file(path: &Path, uid: Option<u32>) -> Result<Option<i32>, Strin
     if let Some(u) = uid {
         let owner = std::os::unix::fs::MetadataExt::uid(&meta);
         if owner != u {
-            return Err(format!(
-                "{}: pid {pid} belongs to uid {owner}, not {u}: refused",
-                path.display()
-            ));
+            return Err(FindError::Owner(path.to_path_buf(), pid, owner, u));
         }
     }
     Ok(Some(pid))
@@ -135,12 +168,16 @@ pub struct Match {
 
 /// The live processes (not the caller) whose command line, its arguments joined by
 /// blanks, matches `pattern` (POSIX extended, as monit's `matching` and `procmatch`).
-pub fn matching(pattern: &str) -> Result<Vec<Match>, String> {
-    let re = tend_sys::regex::Regex::new(pattern.as_bytes())?;
+pub fn matching(pattern: &str) -> Result<Vec<Match>, FindError> {
+    let re = tend_sys::regex::Regex::new(pattern.as_bytes()).map_err(FindError::Pattern)?;
     let me = std::process::id() as i32;
     let mut out = Vec::new();
-    let rd = std::fs::read_dir("/proc")
-        .map_err(|e| format!("/proc: {}", tend_sys::error::io_reason(&e)))?;
+    let rd = std::fs::read_dir("/proc").map_err(|e| {
+        FindError::Proc(
+            e.raw_os_error()
+                .map_or(nix::errno::Errno::EIO, nix::errno::Errno::from_raw),
+        )
+    })?;
     for e in rd.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
@@ -196,7 +233,7 @@ pub fn pick(matches: &[Match]) -> Option<&Match> {
 }
 
 /// The process `matching` names: the longest-running match (pid 1 never).
-pub fn pid_matching(pattern: &str) -> Result<Option<i32>, String> {
+pub fn pid_matching(pattern: &str) -> Result<Option<i32>, FindError> {
     let all = matching(pattern)?;
     let candidates: Vec<Match> = all.into_iter().filter(|m| m.pid > 1).collect();
     Ok(pick(&candidates).map(|m| m.pid))
@@ -263,7 +300,7 @@ struct Watcher<'a> {
     report: &'a dyn Warn,
     stop_asked: bool,
     /// The last refusal reported (a pidfile with garbage is said once, not per look).
-    last_warning: String,
+    last_warning: Option<FindError>,
     /// Dependents still to start (after a death stopped them), in start order: they are
     /// started one after the other from the watcher's own poll loop, so the watcher still
     /// sees its daemon die and answers a stop while a dependent's start program runs.
@@ -315,7 +352,7 @@ pub fn run(dir: &Path, report: &dyn Warn) -> Result<Exit, Error> {
         sigfd,
         report,
         stop_asked: false,
-        last_warning: String::new(),
+        last_warning: None,
         to_start: Default::default(),
         starting: None,
         death_unposted: false,
@@ -378,9 +415,9 @@ impl Watcher<'_> {
             (None, None) => Ok(None),
         };
         found.unwrap_or_else(|e| {
-            if e != self.last_warning {
+            if self.last_warning.as_ref() != Some(&e) {
                 self.report.warn(&e);
-                self.last_warning = e;
+                self.last_warning = Some(e);
             }
             None
         })
