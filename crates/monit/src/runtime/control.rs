@@ -289,3 +289,42 @@ pub fn execute(c: &Control, scandir: &Path, step: &Step, wait: bool) -> Result<b
 pub fn wait_ready(dir: &Path, patience: Duration) -> Result<bool, StepError> {
     wait_for(dir, Target::UP_READY, patience)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tend-monit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_step_that_fails_says_where_and_why() {
+        let scan = scratch("step");
+        let c = Control::default();
+        // No supervisor ever ran in db: its control FIFO has no reader.
+        std::fs::create_dir(scan.join("db")).unwrap();
+        let e = execute(&c, &scan, &Step::Up("db".into()), false).unwrap_err();
+        assert!(matches!(
+            e,
+            StepError::Control(_, tend_proto::control::SendError::NotListening)
+        ));
+        let want = format!(
+            "unable to control {}: supervisor not listening",
+            scan.join("db").display()
+        );
+        assert_eq!(e.to_string(), want);
+        // web is a file: its state directory cannot be made, nor the marker written.
+        std::fs::write(scan.join("web"), "").unwrap();
+        let e = execute(&c, &scan, &Step::Unmonitor("web".into()), false).unwrap_err();
+        assert!(matches!(e, StepError::Mark(ref n, _) if n == "web"));
+        assert_eq!(
+            e.to_string(),
+            "unable to mark web unmonitored: Not a directory"
+        );
+        std::fs::remove_dir_all(&scan).unwrap();
+    }
+}

@@ -1362,11 +1362,30 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         let f = d.join("p.pid");
         std::fs::write(&f, "1\n").unwrap();
-        assert!(pid_from_file(&f, None).is_err());
-        std::fs::write(&f, "garbage\n").unwrap();
-        assert!(pid_from_file(&f, None).is_err());
+        let e = pid_from_file(&f, None).unwrap_err();
+        assert_eq!(e, FindError::Low(f.clone(), 1));
+        assert_eq!(
+            e.to_string(),
+            format!("{}: names pid 1: refused", f.display())
+        );
+        std::fs::write(&f, "garbage\tx\n").unwrap();
+        let e = pid_from_file(&f, None).unwrap_err();
+        assert_eq!(e, FindError::NotAPid(f.clone(), "garbage\tx".into()));
+        assert_eq!(
+            e.to_string(),
+            format!("{}: not a pid: garbage\\tx", f.display())
+        );
+        let me = std::process::id();
+        std::fs::write(&f, format!("{me}\n")).unwrap();
+        assert_eq!(pid_from_file(&f, None), Err(FindError::Itself(f.clone())));
         std::fs::write(&f, "").unwrap();
         assert_eq!(pid_from_file(&f, None), Ok(None));
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_bad_pattern_is_told_apart_from_a_system_failure() {
+        assert!(matches!(matching("("), Err(FindError::Pattern(_))));
+        assert!(matching("^no-such-process-xyz-123$").unwrap().is_empty());
     }
 }
