@@ -1,9 +1,9 @@
 //! Every executable is documented: a man page in man/man8 that groff accepts without a
 //! warning, whose SYNOPSIS holds every option letter of the program's usage line, whose
 //! OPTIONS documents every option of the usage and nothing else, with EXAMPLES, and a
-//! row in the README's table; and the examples run from a fresh checkout. Two house rules
-//! are checked here by reading the sources: service-directory names come from
-//! proto::servicedir, and every skip is counted.
+//! row in the README's table; and the examples run from a fresh checkout. Three house
+//! rules are checked here by reading the sources: service-directory names come from
+//! proto::servicedir, supervisors are sent typed commands, and every skip is counted.
 
 use crate::common::*;
 use std::path::Path;
@@ -273,6 +273,58 @@ fn the_syslogd_example_removes_its_socket_when_stopped() {
     assert!(!sock.exists(), "{} left behind", sock.display());
 }
 
+/// The library sources (crates/NAME/src/, all depths): each path from the root, and its
+/// text.
+fn library_sources() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![root().join("crates")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let rel = p
+                .strip_prefix(root())
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if p.extension().is_some_and(|x| x == "rs")
+                && rel.split('/').nth(2).is_some_and(|d| d == "src")
+            {
+                out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Supervisors are sent typed commands (proto's `ControlCommand`), not letters written
+/// by hand: outside proto, no library source passes `control::send` a byte literal (an
+/// empty string, which only asks whether a supervisor listens, is no letter).
+#[test]
+fn supervisor_letters_are_sent_typed() {
+    let mut found = Vec::new();
+    for (rel, source) in library_sources() {
+        if rel.starts_with("crates/proto/") {
+            continue;
+        }
+        for (n, line) in source.lines().enumerate() {
+            if let Some((_, args)) = line.split_once("control::send(")
+                && (args.contains("b'") || args.replace("b\"\"", "").contains("b\""))
+            {
+                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "supervisor letters written by hand (use ControlCommand):\n{}",
+        found.join("\n")
+    );
+}
+
 /// Every name of a service directory's files is written once, in
 /// crates/proto/src/servicedir.rs (as s6's supervise.h): no other library source spells
 /// one as a string literal. Names that are also common words (`run`, `log`, `down`...)
@@ -293,29 +345,11 @@ fn service_directory_names_come_from_proto_servicedir() {
     ];
     const IN_PATHS: [&str; 6] = ["run", "finish", "down", "log", "event", "data"];
     let mut found = Vec::new();
-    let mut files = Vec::new();
-    let mut dirs = vec![root().join("crates")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                dirs.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
-    for path in files {
-        let rel = path
-            .strip_prefix(root())
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        // Only library sources (crates/NAME/src/), and not the table itself.
-        if rel.split('/').nth(2).is_none_or(|d| d != "src") || rel.ends_with("/servicedir.rs") {
+    // Not the table itself.
+    for (rel, source) in library_sources() {
+        if rel.ends_with("/servicedir.rs") {
             continue;
         }
-        let source = std::fs::read_to_string(&path).unwrap();
         for (n, line) in source.lines().enumerate() {
             let code = line.trim_start();
             if code.starts_with("//") || code.contains("'\"'") {
