@@ -813,6 +813,8 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     }
     let sc = Scratch::new("jobs-walled");
     let vcap = sc.join("vcap");
+    let _u = Unmount(vec![vcap.join("data/mounts")]);
+    std::fs::create_dir(sc.join("g1")).unwrap();
     for d in ["jobs/walled", "packages", "data/packages", "sys/log"] {
         std::fs::create_dir_all(vcap.join(d)).unwrap();
     }
@@ -828,15 +830,18 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
         &format!("processes:
   - name: server
     executable: /bin/sh
-    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; echo started; exec sleep 1000\"]
+    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; test -d {}/g1 && echo glob-bound; echo started; exec sleep 1000\"]
     capabilities: [NET_BIND_SERVICE]
     ephemeral_disk: true
     limits: {{open_files: 512}}
-    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}]
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}, {{path: /var/vcap/data/mounts, shared: true}}]
+    unsafe: {{unrestricted_volumes: [{{path: {}/g*}}]}}
     hooks: {{pre_start: {}}}
     shutdown_signal: INT
     tend: {{user: nobody}}
 ",
+            sc.path.display(),
+            sc.path.display(),
             hook.display()
         ),
         false,
@@ -859,7 +864,8 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     );
     let run_script = std::fs::read_to_string(fleet.dir.join("walled-server/run")).unwrap();
     let chain = format!(
-        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s INT -e -R {} \\\n",
+        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -v /var/vcap/data/mounts:s -V '{}/g*' -n 512 -s INT -e -R {} \\\n",
+        sc.path.display(),
         vcap.display()
     );
     assert!(run_script.contains(&chain), "{run_script}");
@@ -875,6 +881,7 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     });
     for line in [
         "pre-start as 0",
+        "glob-bound",
         "CapAmb:\t0000000000000400",
         "NoNewPrivs:\t1",
         "Seccomp:\t2",
