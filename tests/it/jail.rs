@@ -2,8 +2,9 @@
 //! gives the same probe under the spec bpm's spec builder would write for the same
 //! bpm.yml shape (tests/it/jail/probe.c, our own static program).
 //!
-//! Not tested here: cgroup memory.max / pids.max read back (the test machines offer no
-//! cgroup v2 memory or pids controller), aarch64's filter (x86_64 machines only).
+//! cgroup v2 limits read back and aarch64's walls: in a qemu guest (tests/vm/jail.sh),
+//! since the test machines' cgroup v2 hierarchy has no memory or pids controller (they
+//! are cgroup v1's) and they are x86_64 (vm_* below).
 //!
 //! The probe tries `mount` on /tmp: run it only inside a jail (on the host, as root, it
 //! would cover the machine's /tmp).
@@ -971,4 +972,128 @@ fn options_from_a_file() {
         Some("0000000000000400")
     );
     assert_eq!(r.get("Max open files").map(String::as_str), Some("77 77"));
+}
+
+/// tests/vm/jail.sh's report for `arch`: key → value; None (and a skip) where qemu, the
+/// kernel, a static busybox or the target's tend-jail is missing.
+fn vm_report(
+    arch: &str,
+    jail: PathBuf,
+    kernel: Option<PathBuf>,
+    busybox: Option<PathBuf>,
+) -> Option<BTreeMap<String, String>> {
+    let qemu = format!("qemu-system-{arch}");
+    if !have(&qemu) {
+        skip(format!("{qemu} is not installed"));
+        return None;
+    }
+    let (Some(kernel), Some(busybox)) = (kernel, busybox) else {
+        skip(format!(
+            "no {arch} kernel or static busybox (tests/vm/jail.sh)"
+        ));
+        return None;
+    };
+    if !jail.exists() {
+        skip(format!("no {arch} tend-jail at {}", jail.display()));
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm/jail.sh");
+    let o = Command::new("sh")
+        .arg(script)
+        .arg(arch)
+        .args([&jail, &kernel, &busybox])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    Some(
+        text(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+            .collect(),
+    )
+}
+
+/// What a guest must report: the limits read back from cgroup v2 (memory.max, its swap
+/// 0, pids.max, and a fork refused past it), and the walls as on the host.
+fn vm_walls(r: &BTreeMap<String, String>, arch: &str) {
+    for (k, want) in [
+        ("guest arch", arch),
+        ("jail exit", "0"),
+        ("memory.max", "67108864"),
+        ("memory.swap.max", "0"),
+        ("pids.max", "16"),
+        ("cgroup", "0::/tend-jail-vm"),
+        ("open files", "77"),
+        ("Uid", "65534\t65534\t65534\t65534"),
+        ("CapEff", "0000000000000000"),
+        ("NoNewPrivs", "1"),
+        ("Seccomp", "2"),
+        ("Seccomp_filters", "2"),
+        ("call mount", "refused"),
+        ("call unshare-user", "refused"),
+        ("call write-usr", "refused"),
+    ] {
+        assert_eq!(r.get(k).map(String::as_str), Some(want), "{k}: {r:?}");
+    }
+    let refused: u32 = r["fork refused"].parse().unwrap();
+    assert!(refused >= 1, "pids.max not enforced: {r:?}");
+    assert_ne!(r["ns pid"], r["host ns pid"], "{r:?}");
+}
+
+/// A Debian kernel of this machine's (`/boot/vmlinuz-*`, the newest).
+fn host_kernel() -> Option<PathBuf> {
+    let mut k: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+        .collect();
+    k.sort();
+    k.pop()
+}
+
+/// /bin/busybox when it is busybox-static's (no program interpreter named in it).
+fn static_busybox() -> Option<PathBuf> {
+    let b = PathBuf::from("/bin/busybox");
+    let head = std::fs::read(&b).ok()?;
+    let dynamic = head[..head.len().min(4096)]
+        .windows(7)
+        .any(|w| w == b"ld-linu" || w == b"ld-musl");
+    (!dynamic).then_some(b)
+}
+
+#[test]
+fn vm_x86_64_cgroup_v2_limits_read_back() {
+    let Some(r) = vm_report("x86_64", bin("tend-jail"), host_kernel(), static_busybox()) else {
+        return;
+    };
+    vm_walls(&r, "x86_64");
+}
+
+/// aarch64: tend-jail cross-built (`cargo build --release --target
+/// aarch64-unknown-linux-musl --bin tend-jail`, linked by rust-lld) in a guest of Debian's
+/// arm64 kernel and busybox-static (TEND_VM_ARM64_KERNEL, TEND_VM_ARM64_BUSYBOX: their
+/// files, unpacked from linux-image-*-arm64 and busybox-static:arm64).
+#[test]
+fn vm_aarch64_walls_and_cgroup_limits() {
+    let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    // CARGO_TARGET_TMPDIR is TARGET/x86_64-unknown-linux-musl/tmp.
+    let jail = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .ancestors()
+        .nth(2)
+        .map(|t| t.join("aarch64-unknown-linux-musl/release/tend-jail"))
+        .unwrap_or_default();
+    let Some(r) = vm_report(
+        "aarch64",
+        jail,
+        var("TEND_VM_ARM64_KERNEL"),
+        var("TEND_VM_ARM64_BUSYBOX"),
+    ) else {
+        return;
+    };
+    vm_walls(&r, "aarch64");
 }
