@@ -903,17 +903,25 @@ fn systemd_units_carry_bpms_walls() {
     std::fs::create_dir(&units).unwrap();
     let f = sc.write(
         "walled.yml",
-        "processes:
+        &format!(
+            "processes:
   - name: web
     executable: /bin/sleep
     args: [\"1000\"]
     capabilities: [NET_BIND_SERVICE]
     ephemeral_disk: true
-    limits: {open_files: 512}
-    additional_volumes: [{path: /var/vcap/data/shared, writable: true, allow_executions: true}]
+    limits: {{open_files: 512}}
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true, allow_executions: true}}]
+    unsafe: {{unrestricted_volumes: [{{path: {}/g*}}]}}
 ",
+            sc.path.display()
+        ),
         false,
     );
+    // systemd does not glob: the unit gets the matches there are when it is written.
+    for g in ["g1", "g2"] {
+        std::fs::create_dir(sc.join(g)).unwrap();
+    }
     let o = jobs(&["apply", "-s", s(&f), s(&units)]);
     assert_code(&o, 0);
     let unit = std::fs::read_to_string(units.join("walled-web.service")).unwrap();
@@ -923,7 +931,10 @@ fn systemd_units_carry_bpms_walls() {
         "ProtectSystem=strict\n",
         "TemporaryFileSystem=/var/vcap:ro\n",
         "BindPaths=-/var/vcap/data/walled/tmp:/tmp -/var/vcap/data/walled/tmp:/var/tmp -/var/vcap/data/walled -/var/vcap/data/shared -/var/vcap/data/walled/tmp -/var/vcap/sys/log/walled\n",
-        "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled\n",
+        &format!(
+            "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled -{g}/g1 -{g}/g2\n",
+            g = sc.path.display()
+        ),
         "CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n",
         "AmbientCapabilities=CAP_NET_BIND_SERVICE\n",
         "NoNewPrivileges=yes\n",
