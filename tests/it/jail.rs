@@ -821,6 +821,10 @@ fn bpm_yml_checks_refuse_what_bpm_refuses() {
             "additional_volumes: [{path: /var/vcap/data/../x}]",
             "not a canonical absolute path",
         ),
+        (
+            "unsafe: {unrestricted_volumes: [{path: \"/srv/[x\"}]}",
+            "unrestricted volume /srv/[x: syntax error in pattern",
+        ),
     ] {
         let f = sc.write(
             "bpm.yml",
