@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use tend_cli::{Program, code, shown};
 use tend_jail::plan::{OPTIONS, Plan};
 
-const USAGE: &str = "tend-jail [ -f file ] -j job [ -u user ] [ -c cap ]... [ -v path[:wxm] ]... [ -V path[:wxm] ]... [ -P ] [ -H ] [ -e ] [ -p ] [ -n files ] [ -C bytes ] [ -m bytes ] [ -t tasks ] [ -g cgroup ] [ -d workdir ] [ -s signal ] [ -R vcaproot ] [ -r rootdir ] prog...";
+const USAGE: &str = "tend-jail [ -f file ] -j job [ -u user ] [ -c cap ]... [ -v path[:wxms] ]... [ -V pattern[:wxm] ]... [ -P ] [ -H ] [ -e ] [ -p ] [ -n files ] [ -C bytes ] [ -m bytes ] [ -t tasks ] [ -g cgroup ] [ -d workdir ] [ -s signal ] [ -R vcaproot ] [ -r rootdir ] prog...";
 const PROG: Program = Program::new("tend-jail", USAGE);
 
 #[allow(unsafe_code)]

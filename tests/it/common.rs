@@ -1047,3 +1047,21 @@ pub fn remove_image_at_exit(tag: &str) {
         .process_group(0)
         .spawn();
 }
+
+/// Host mounts a test leaves (bpm's shared mount points made by tend-jail, mounts made
+/// across them), detached on drop, last first, each as often as it is stacked.
+pub struct Unmount(pub Vec<PathBuf>);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        for p in self.0.iter().rev() {
+            while Command::new("umount")
+                .arg("-l")
+                .arg(p)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            {}
+        }
+    }
+}

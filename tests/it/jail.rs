@@ -2,9 +2,12 @@
 //! gives the same probe under the spec bpm's spec builder would write for the same
 //! bpm.yml shape (tests/it/jail/probe.c, our own static program).
 //!
-//! Not tested here: cgroup memory.max / pids.max read back (the test machines offer no
-//! cgroup v2 memory or pids controller), aarch64's filter (x86_64 machines only),
-//! `unsafe.unrestricted_volumes` globs (tend-jail takes paths; see tend-jail(8)).
+//! cgroup v2 limits read back and aarch64's walls: in a qemu guest (tests/vm/jail.sh),
+//! since the test machines' cgroup v2 hierarchy has no memory or pids controller (they
+//! are cgroup v1's) and they are x86_64 (vm_* below).
+//!
+//! The probe tries `mount` on /tmp: run it only inside a jail (on the host, as root, it
+//! would cover the machine's /tmp).
 
 use crate::common::*;
 use std::collections::BTreeMap;
@@ -100,6 +103,9 @@ struct Shape {
     host_pid: bool,
     ephemeral: bool,
     persistent: bool,
+    /// `unsafe.unrestricted_volumes` patterns: the pattern, its flags, and what bpm's
+    /// filepath.Glob expansion and filter give (what its spec binds).
+    globbed: Vec<(String, &'static str, Vec<PathBuf>)>,
 }
 
 impl Shape {
@@ -115,6 +121,9 @@ impl Shape {
             a.extend(["-v".to_string(), format!("{p}:{f}")]);
         }
         for (p, f) in self.unrestricted {
+            a.extend(["-V".to_string(), format!("{p}:{f}")]);
+        }
+        for (p, f, _) in &self.globbed {
             a.extend(["-V".to_string(), format!("{p}:{f}")]);
         }
         for (on, f) in [
@@ -232,6 +241,17 @@ impl Shape {
         }
         for (p, f) in self.unrestricted {
             bind(Path::new(p), p, true, f.contains('x'), f.contains('w'));
+        }
+        for (_, f, paths) in &self.globbed {
+            for p in paths {
+                bind(
+                    p,
+                    &p.display().to_string(),
+                    true,
+                    f.contains('x'),
+                    f.contains('w'),
+                );
+            }
         }
         let mut ns = vec![q_ns("ipc"), q_ns("mount"), q_ns("uts")];
         if !self.host_pid {
@@ -363,11 +383,20 @@ fn compare(shape: &Shape, name: &str) {
         return;
     }
     let v = Vcap::new(name);
+    compare_at(shape, &v, name);
+}
+
+/// [`compare`] in a layout the caller made; the two reports (runc's, tend-jail's), None
+/// when runc cannot run here. A mount's propagation is compared only for bpm's shared
+/// volumes (elsewhere runc leaves the host's, and tend-jail makes every mount private).
+fn compare_at(
+    shape: &Shape,
+    v: &Vcap,
+    name: &str,
+) -> Option<(BTreeMap<String, String>, BTreeMap<String, String>)> {
     let host = std::process::id().to_string();
     let probe_args = [host.as_str()];
-    let Some(runc) = shape.runc(&v, &probe_args) else {
-        return;
-    };
+    let runc = shape.runc(v, &probe_args)?;
     let o = v.jail(&shape.args(), &probe_args);
     assert!(o.status.success(), "{o:?}");
     let (theirs, ours) = (report(&runc), report(&text(&o.stdout)));
@@ -391,6 +420,14 @@ fn compare(shape: &Shape, name: &str) {
         if k == "Seccomp_filters" || k == "call clone3" || k == "cgroup" || k == "mount /" {
             continue;
         }
+        if let Some(p) = k.strip_prefix("prop ")
+            && !shape
+                .volumes
+                .iter()
+                .any(|(vol, f)| *vol == p && f.contains('s'))
+        {
+            continue;
+        }
         match ours.get(k) {
             Some(got) if got == want => {}
             got => diffs.push(format!("{k}: runc {want:?}, tend-jail {got:?}")),
@@ -402,6 +439,7 @@ fn compare(shape: &Shape, name: &str) {
         diffs.join("\n"),
         text(&o.stdout)
     );
+    Some((theirs, ours))
 }
 
 #[test]
@@ -444,6 +482,143 @@ fn unrestricted_volumes_as_runc() {
         },
         "unrestricted",
     );
+}
+
+/// `unsafe.unrestricted_volumes` as bpm expands them (Go's filepath.Glob at each start):
+/// `*` takes dot names and files too, a pattern that matches nothing adds no volume (and
+/// is no error), and a match at or below one of bpm's own mounts (/tmp here) is dropped.
+#[test]
+fn unrestricted_volume_globs_as_runc() {
+    if !can_jail() {
+        return;
+    }
+    let v = Vcap::new("globs");
+    let unr = v.scratch.join("unr");
+    for d in ["a1", "a2", ".hid", "b"] {
+        std::fs::create_dir_all(unr.join(d)).unwrap();
+    }
+    std::fs::write(unr.join("f"), "file\n").unwrap();
+    let expanded: Vec<PathBuf> = [".hid", "a1", "a2", "b", "f"]
+        .iter()
+        .map(|n| unr.join(n))
+        .collect();
+    let shape = Shape {
+        globbed: vec![
+            (format!("{}/*", unr.display()), "w", expanded.clone()),
+            (format!("{}/none/*", v.scratch.path.display()), "", vec![]),
+            ("/t[m]p".to_string(), "", vec![]),
+        ],
+        ..Shape::default()
+    };
+    let Some((_, ours)) = compare_at(&shape, &v, "globs") else {
+        return;
+    };
+    for p in &expanded {
+        let flags = ours.get(&format!("mount {}", p.display()));
+        assert!(
+            flags.is_some_and(|f| f.starts_with("rw,")),
+            "{}: {flags:?}",
+            p.display()
+        );
+    }
+    assert!(!ours.keys().any(|k| k.contains("/none")), "{ours:?}");
+    assert_eq!(
+        ours.get("mount /tmp").map(String::as_str),
+        Some("rw,nosuid,nodev,noexec,relatime"),
+        "/tmp is the job's tmp, not the host's"
+    );
+}
+
+/// The host's propagation of the mount at `path` (its optional fields: `shared:N`...).
+fn host_propagation(path: &Path) -> Option<String> {
+    let real = std::fs::canonicalize(path).ok()?;
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines().rev().find_map(|l| {
+        let (left, _) = l.split_once(" - ")?;
+        let f: Vec<&str> = left.split(' ').collect();
+        (Path::new(f.get(4)?) == real).then(|| f[6..].join(" "))
+    })
+}
+
+/// `additional_volumes[].shared`: bpm makes the host path a shared mount point, and the
+/// jail's bind of it is a peer of it, under runc and tend-jail alike.
+#[test]
+fn shared_volume_as_runc() {
+    if !can_jail() {
+        return;
+    }
+    let v = Vcap::new("shared");
+    let vol = "/var/vcap/data/shared/s";
+    let _u = Unmount(vec![v.host(vol)]);
+    let shape = Shape {
+        volumes: &[
+            ("/var/vcap/data/shared/s", "ws"),
+            ("/var/vcap/data/shared/p", "w"),
+        ],
+        ..Shape::default()
+    };
+    let Some((_, ours)) = compare_at(&shape, &v, "shared") else {
+        return;
+    };
+    let host = host_propagation(&v.host(vol)).expect("the host's mount of the volume");
+    assert!(host.starts_with("shared:"), "{host}");
+    assert_eq!(ours.get(&format!("prop {vol}")), Some(&host));
+    assert_eq!(
+        ours.get("prop /var/vcap/data/shared/p").map(String::as_str),
+        Some("private")
+    );
+}
+
+/// A shared volume carries mounts both ways while the job runs: one made inside (a
+/// privileged job, as volume drivers are) appears on the host, one made on the host
+/// appears inside.
+#[test]
+fn shared_volume_carries_mounts_both_ways() {
+    if !can_jail() {
+        return;
+    }
+    let v = Vcap::new("shared-live");
+    let vol = "/var/vcap/data/shared/s";
+    let host_vol = v.host(vol);
+    for d in ["in", "out"] {
+        std::fs::create_dir_all(host_vol.join(d)).unwrap();
+    }
+    let _u = Unmount(vec![
+        host_vol.clone(),
+        host_vol.join("in"),
+        host_vol.join("out"),
+    ]);
+    let out = v.scratch.join("live.out");
+    let script = format!(
+        "mount -t tmpfs jailside {vol}/in && echo up || exit 9
+         until grep -q ' {vol}/out ' /proc/self/mountinfo; do sleep 0.05; done; echo seen"
+    );
+    let mut c = cmd("tend-jail");
+    c.args(["-j", JOB, "-P", "-v", &format!("{vol}:ws"), "-R"])
+        .arg(v.root())
+        .args(["/bin/sh", "-c", &script])
+        .stdout(std::fs::File::create(&out).unwrap());
+    let mut d = Daemon::start(c);
+    let said = || std::fs::read_to_string(&out).unwrap_or_default();
+    wait_until(PATIENCE, "the jail's mount", || {
+        said().contains("up").then_some(())
+    });
+    let real = std::fs::canonicalize(host_vol.join("in")).unwrap();
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        info.lines()
+            .any(|l| l.contains(&format!(" {} ", real.display())) && l.contains(" jailside ")),
+        "the jail's mount is not on the host:\n{info}"
+    );
+    let o = Command::new("mount")
+        .args(["-t", "tmpfs", "hostside"])
+        .arg(host_vol.join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let st = d.wait_exit(PATIENCE).expect("the jail ended");
+    assert_eq!(st.code(), Some(0), "{st:?}: {}", said());
+    assert!(said().contains("seen"), "{}", said());
 }
 
 #[test]
@@ -535,6 +710,12 @@ fn bad_input_is_refused_before_anything_starts() {
         "default data or store directory",
     );
     refused(&v, &["-c", "FLY"], 100, "unknown capability: FLY");
+    refused(
+        &v,
+        &["-V", "/srv/[x"],
+        100,
+        "unrestricted volume /srv/[x: syntax error in pattern",
+    );
     // A link planted where a bind's source is looked for.
     std::fs::create_dir_all(v.host("/var/vcap/data/web")).unwrap();
     std::os::unix::fs::symlink("/etc", v.host("/var/vcap/data/web/tmp")).unwrap();
@@ -639,6 +820,10 @@ fn bpm_yml_checks_refuse_what_bpm_refuses() {
         (
             "additional_volumes: [{path: /var/vcap/data/../x}]",
             "not a canonical absolute path",
+        ),
+        (
+            "unsafe: {unrestricted_volumes: [{path: \"/srv/[x\"}]}",
+            "unrestricted volume /srv/[x: syntax error in pattern",
         ),
     ] {
         let f = sc.write(
@@ -791,4 +976,128 @@ fn options_from_a_file() {
         Some("0000000000000400")
     );
     assert_eq!(r.get("Max open files").map(String::as_str), Some("77 77"));
+}
+
+/// tests/vm/jail.sh's report for `arch`: key → value; None (and a skip) where qemu, the
+/// kernel, a static busybox or the target's tend-jail is missing.
+fn vm_report(
+    arch: &str,
+    jail: PathBuf,
+    kernel: Option<PathBuf>,
+    busybox: Option<PathBuf>,
+) -> Option<BTreeMap<String, String>> {
+    let qemu = format!("qemu-system-{arch}");
+    if !have(&qemu) {
+        skip(format!("{qemu} is not installed"));
+        return None;
+    }
+    let (Some(kernel), Some(busybox)) = (kernel, busybox) else {
+        skip(format!(
+            "no {arch} kernel or static busybox (tests/vm/jail.sh)"
+        ));
+        return None;
+    };
+    if !jail.exists() {
+        skip(format!("no {arch} tend-jail at {}", jail.display()));
+        return None;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vm/jail.sh");
+    let o = Command::new("sh")
+        .arg(script)
+        .arg(arch)
+        .args([&jail, &kernel, &busybox])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    Some(
+        text(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+            .collect(),
+    )
+}
+
+/// What a guest must report: the limits read back from cgroup v2 (memory.max, its swap
+/// 0, pids.max, and a fork refused past it), and the walls as on the host.
+fn vm_walls(r: &BTreeMap<String, String>, arch: &str) {
+    for (k, want) in [
+        ("guest arch", arch),
+        ("jail exit", "0"),
+        ("memory.max", "67108864"),
+        ("memory.swap.max", "0"),
+        ("pids.max", "16"),
+        ("cgroup", "0::/tend-jail-vm"),
+        ("open files", "77"),
+        ("Uid", "65534\t65534\t65534\t65534"),
+        ("CapEff", "0000000000000000"),
+        ("NoNewPrivs", "1"),
+        ("Seccomp", "2"),
+        ("Seccomp_filters", "2"),
+        ("call mount", "refused"),
+        ("call unshare-user", "refused"),
+        ("call write-usr", "refused"),
+    ] {
+        assert_eq!(r.get(k).map(String::as_str), Some(want), "{k}: {r:?}");
+    }
+    let refused: u32 = r["fork refused"].parse().unwrap();
+    assert!(refused >= 1, "pids.max not enforced: {r:?}");
+    assert_ne!(r["ns pid"], r["host ns pid"], "{r:?}");
+}
+
+/// A Debian kernel of this machine's (`/boot/vmlinuz-*`, the newest).
+fn host_kernel() -> Option<PathBuf> {
+    let mut k: Vec<PathBuf> = std::fs::read_dir("/boot")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+        .collect();
+    k.sort();
+    k.pop()
+}
+
+/// /bin/busybox when it is busybox-static's (no program interpreter named in it).
+fn static_busybox() -> Option<PathBuf> {
+    let b = PathBuf::from("/bin/busybox");
+    let head = std::fs::read(&b).ok()?;
+    let dynamic = head[..head.len().min(4096)]
+        .windows(7)
+        .any(|w| w == b"ld-linu" || w == b"ld-musl");
+    (!dynamic).then_some(b)
+}
+
+#[test]
+fn vm_x86_64_cgroup_v2_limits_read_back() {
+    let Some(r) = vm_report("x86_64", bin("tend-jail"), host_kernel(), static_busybox()) else {
+        return;
+    };
+    vm_walls(&r, "x86_64");
+}
+
+/// aarch64: tend-jail cross-built (`cargo build --release --target
+/// aarch64-unknown-linux-musl --bin tend-jail`, linked by rust-lld) in a guest of Debian's
+/// arm64 kernel and busybox-static (TEND_VM_ARM64_KERNEL, TEND_VM_ARM64_BUSYBOX: their
+/// files, unpacked from linux-image-*-arm64 and busybox-static:arm64).
+#[test]
+fn vm_aarch64_walls_and_cgroup_limits() {
+    let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    // CARGO_TARGET_TMPDIR is TARGET/x86_64-unknown-linux-musl/tmp.
+    let jail = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .ancestors()
+        .nth(2)
+        .map(|t| t.join("aarch64-unknown-linux-musl/release/tend-jail"))
+        .unwrap_or_default();
+    let Some(r) = vm_report(
+        "aarch64",
+        jail,
+        var("TEND_VM_ARM64_KERNEL"),
+        var("TEND_VM_ARM64_BUSYBOX"),
+    ) else {
+        return;
+    };
+    vm_walls(&r, "aarch64");
 }

@@ -813,6 +813,8 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     }
     let sc = Scratch::new("jobs-walled");
     let vcap = sc.join("vcap");
+    let _u = Unmount(vec![vcap.join("data/mounts")]);
+    std::fs::create_dir(sc.join("g1")).unwrap();
     for d in ["jobs/walled", "packages", "data/packages", "sys/log"] {
         std::fs::create_dir_all(vcap.join(d)).unwrap();
     }
@@ -828,15 +830,18 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
         &format!("processes:
   - name: server
     executable: /bin/sh
-    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; echo started; exec sleep 1000\"]
+    args: [\"-c\", \"grep -E '^(CapAmb|NoNewPrivs|Seccomp|Uid):' /proc/self/status; readlink /proc/self/ns/mnt; test -d {}/g1 && echo glob-bound; echo started; exec sleep 1000\"]
     capabilities: [NET_BIND_SERVICE]
     ephemeral_disk: true
     limits: {{open_files: 512}}
-    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}]
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true}}, {{path: /var/vcap/data/mounts, shared: true}}]
+    unsafe: {{unrestricted_volumes: [{{path: {}/g*}}]}}
     hooks: {{pre_start: {}}}
     shutdown_signal: INT
     tend: {{user: nobody}}
 ",
+            sc.path.display(),
+            sc.path.display(),
             hook.display()
         ),
         false,
@@ -859,7 +864,8 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     );
     let run_script = std::fs::read_to_string(fleet.dir.join("walled-server/run")).unwrap();
     let chain = format!(
-        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -n 512 -s INT -e -R {} \\\n",
+        "tend-jail -j walled -u nobody -c NET_BIND_SERVICE -v /var/vcap/data/shared:w -v /var/vcap/data/mounts:s -V '{}/g*' -n 512 -s INT -e -R {} \\\n",
+        sc.path.display(),
         vcap.display()
     );
     assert!(run_script.contains(&chain), "{run_script}");
@@ -875,6 +881,7 @@ fn apply_on_a_bosh_layout_runs_each_process_in_bpms_walls() {
     });
     for line in [
         "pre-start as 0",
+        "glob-bound",
         "CapAmb:\t0000000000000400",
         "NoNewPrivs:\t1",
         "Seccomp:\t2",
@@ -896,17 +903,25 @@ fn systemd_units_carry_bpms_walls() {
     std::fs::create_dir(&units).unwrap();
     let f = sc.write(
         "walled.yml",
-        "processes:
+        &format!(
+            "processes:
   - name: web
     executable: /bin/sleep
     args: [\"1000\"]
     capabilities: [NET_BIND_SERVICE]
     ephemeral_disk: true
-    limits: {open_files: 512}
-    additional_volumes: [{path: /var/vcap/data/shared, writable: true, allow_executions: true}]
+    limits: {{open_files: 512}}
+    additional_volumes: [{{path: /var/vcap/data/shared, writable: true, allow_executions: true}}]
+    unsafe: {{unrestricted_volumes: [{{path: {}/g*}}]}}
 ",
+            sc.path.display()
+        ),
         false,
     );
+    // systemd does not glob: the unit gets the matches there are when it is written.
+    for g in ["g1", "g2"] {
+        std::fs::create_dir(sc.join(g)).unwrap();
+    }
     let o = jobs(&["apply", "-s", s(&f), s(&units)]);
     assert_code(&o, 0);
     let unit = std::fs::read_to_string(units.join("walled-web.service")).unwrap();
@@ -916,7 +931,10 @@ fn systemd_units_carry_bpms_walls() {
         "ProtectSystem=strict\n",
         "TemporaryFileSystem=/var/vcap:ro\n",
         "BindPaths=-/var/vcap/data/walled/tmp:/tmp -/var/vcap/data/walled/tmp:/var/tmp -/var/vcap/data/walled -/var/vcap/data/shared -/var/vcap/data/walled/tmp -/var/vcap/sys/log/walled\n",
-        "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled\n",
+        &format!(
+            "BindReadOnlyPaths=-/var/vcap/packages -/var/vcap/data/packages -/var/vcap/jobs/walled -{g}/g1 -{g}/g2\n",
+            g = sc.path.display()
+        ),
         "CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n",
         "AmbientCapabilities=CAP_NET_BIND_SERVICE\n",
         "NoNewPrivileges=yes\n",

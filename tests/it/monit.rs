@@ -3262,3 +3262,150 @@ fn monit_unreadable_control_file_one_message_line() {
         )
     );
 }
+
+/// Directories a test made in the machine's own tree, removed (deepest first) on drop.
+struct Made(Vec<PathBuf>);
+
+impl Made {
+    /// Make `p` and any missing parent, noting each one made.
+    fn dir(&mut self, p: &Path) {
+        let mut missing = Vec::new();
+        let mut at = Some(p);
+        while let Some(d) = at.filter(|d| !d.exists()) {
+            missing.push(d.to_path_buf());
+            at = d.parent();
+        }
+        std::fs::create_dir_all(p).unwrap();
+        self.0.extend(missing.into_iter().rev());
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        for d in self.0.iter().rev() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// The pids below `pid` (its children, theirs...), from /proc's parent links.
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        if let Some(pp) = stat
+            .rsplit_once(") ")
+            .and_then(|(_, r)| r.split(' ').nth(1)?.parse::<i32>().ok())
+        {
+            parent.push((p, pp));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let at = found[i];
+        found.extend(parent.iter().filter(|(_, pp)| *pp == at).map(|(p, _)| *p));
+        i += 1;
+    }
+    found.split_off(1)
+}
+
+/// Issue 37: on a BOSH layout (/var/vcap/jobs/JOB/config/bpm.yml, the monit file calling
+/// `/var/vcap/jobs/bpm/bin/bpm start JOB`), tend-monit's bpm route starts the process
+/// through tend-jail with the options tend-jobs writes for the same bpm.yml (one
+/// translation), and the process runs in bpm's walls.
+#[test]
+fn monit_bpm_route_on_a_bosh_layout_runs_in_bpms_walls() {
+    if !nix::unistd::geteuid().is_root() {
+        return skip("tend-jail needs root");
+    }
+    if Path::new("/var/vcap/bosh").exists() {
+        return skip("a real BOSH machine: its /var/vcap is left alone");
+    }
+    let job = format!("tendmonit{}", std::process::id());
+    let vcap = Path::new("/var/vcap");
+    let mut made = Made(Vec::new());
+    for d in ["packages", "data/packages", "sys/log", "jobs/bpm/bin"] {
+        made.dir(&vcap.join(d));
+    }
+    made.dir(&vcap.join("jobs").join(&job).join("config"));
+    // The job's host directories tend-jail makes, removed with the test.
+    for d in ["data", "sys/log"] {
+        made.0.push(vcap.join(d).join(&job));
+    }
+    std::fs::write(
+        vcap.join(format!("jobs/{job}/config/bpm.yml")),
+        format!(
+            "processes:\n- name: {job}\n  executable: /bin/sleep\n  args: [\"1004\"]\n  capabilities: [NET_BIND_SERVICE]\n  limits: {{open_files: 512}}\n  tend: {{user: nobody}}\n"
+        ),
+    )
+    .unwrap();
+    let bpm = "/var/vcap/jobs/bpm/bin/bpm";
+    let mut vm = Vm::new(
+        "monit-bpm-walls",
+        &format!(
+            "check process {job}\n  with pidfile /var/vcap/sys/run/bpm/{job}/{job}.pid\n  start program \"{bpm} start {job}\"\n  stop program \"{bpm} stop {job}\"\n  group vcap\n"
+        ),
+    );
+    let t = vm.monit(&["-t"]);
+    assert_code(&t, 0);
+    assert!(
+        text(&t.stderr).contains(&format!("check process {job}: run from ")),
+        "{}",
+        text(&t.stderr)
+    );
+    vm.start();
+    vm.wait_state(&job, "running");
+    // tend-jobs' chain for the same bpm.yml: `tend-jail` with the process's walls.
+    let run_file = vm.scan.join(&job).join("bpm-run");
+    let script = std::fs::read_to_string(&run_file).unwrap();
+    assert!(
+        script.contains(&format!(
+            "tend-jail -j {job} -u nobody -c NET_BIND_SERVICE -n 512 -s TERM \\\n  /bin/sleep 1004\n"
+        )),
+        "{script}"
+    );
+    let status = text(&vm.monit(&["status", &job]).stdout);
+    let watched: i32 = status
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pid"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{status}"));
+    // The program is below the watched tend-jail, in its own pid namespace.
+    let program = wait_until(Duration::from_secs(10), "the jailed program", || {
+        descendants(watched).into_iter().find(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c == b"/bin/sleep\x001004\x00")
+        })
+    });
+    let st = std::fs::read_to_string(format!("/proc/{program}/status")).unwrap();
+    for want in [
+        "NoNewPrivs:\t1",
+        "Seccomp:\t2",
+        "CapAmb:\t0000000000000400",
+        "Uid:\t65534\t65534\t65534\t65534",
+    ] {
+        assert!(st.lines().any(|l| l == want), "{want:?} not in\n{st}");
+    }
+    let limits = std::fs::read_to_string(format!("/proc/{program}/limits")).unwrap();
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max open files") && l.split_whitespace().nth(3) == Some("512")),
+        "{limits}"
+    );
+    for ns in ["mnt", "pid", "ipc", "uts"] {
+        let ours = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
+        let theirs = std::fs::read_link(format!("/proc/{program}/ns/{ns}")).unwrap();
+        assert_ne!(ours, theirs, "{ns} namespace shared with the host");
+    }
+    assert_code(&vm.monit(&["stop", &job]), 0);
+    vm.wait_state(&job, "not monitored");
+    wait_until(Duration::from_secs(10), "the jailed program gone", || {
+        (!Path::new(&format!("/proc/{program}")).exists() || proc_state(program as u64) == 'Z')
+            .then_some(())
+    });
+}

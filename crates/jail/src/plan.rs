@@ -37,6 +37,11 @@ pub struct Volume {
     pub exec: bool,
     /// Bind it only: do not create or chown it.
     pub mount_only: bool,
+    /// bpm's `shared`: the host path is made a shared mount point (bound onto itself
+    /// first if it is not one) and the jail's bind of it is its peer, so a mount made
+    /// under it on either side appears on the other. bpm does this for
+    /// `additional_volumes` only.
+    pub shared: bool,
 }
 
 /// Everything tend-jail is told. `vcap_root` is where `/var/vcap` is on the host (the
@@ -149,43 +154,62 @@ impl Plan {
     /// sorts by depth), the first of two for one target kept, as bpm's dedup does.
     pub fn binds(&self, present: impl Fn(&Path) -> bool) -> Vec<Bind> {
         let mut v: Vec<Bind> = Vec::new();
-        let mut add = |inside: PathBuf, host: PathBuf, writable: bool, exec: bool| {
+        let mut add = |inside: PathBuf, host: PathBuf, writable: bool, exec: bool, shared| {
             if !v.iter().any(|b| b.inside == inside) {
                 v.push(Bind {
                     inside,
                     host,
                     writable,
                     exec,
+                    shared,
                 });
             }
         };
         for d in ["/bin", "/etc", "/lib", "/lib64", "/sbin", "/usr"] {
             if present(Path::new(d)) {
-                add(d.into(), d.into(), false, true);
+                add(d.into(), d.into(), false, true, false);
             }
         }
         for d in ["/run/resolvconf", "/run/systemd/resolve"] {
             if present(Path::new(d)) {
-                add(d.into(), d.into(), false, false);
+                add(d.into(), d.into(), false, false, false);
             }
         }
         let tmp = self.host(&self.tmp_dir());
-        add("/tmp".into(), tmp.clone(), true, false);
-        add("/var/tmp".into(), tmp.clone(), true, false);
-        add(self.tmp_dir(), tmp, true, false);
+        add("/tmp".into(), tmp.clone(), true, false, false);
+        add("/var/tmp".into(), tmp.clone(), true, false, false);
+        add(self.tmp_dir(), tmp, true, false, false);
         for inside in [
             self.vcap(&["data", "packages"]),
             self.vcap(&["packages"]),
             self.job_dir(),
         ] {
-            add(inside.clone(), self.host(&inside), false, true);
+            add(inside.clone(), self.host(&inside), false, true, false);
         }
-        add(self.log_dir(), self.host(&self.log_dir()), true, false);
+        add(
+            self.log_dir(),
+            self.host(&self.log_dir()),
+            true,
+            false,
+            false,
+        );
         if self.ephemeral_disk {
-            add(self.data_dir(), self.host(&self.data_dir()), true, false);
+            add(
+                self.data_dir(),
+                self.host(&self.data_dir()),
+                true,
+                false,
+                false,
+            );
         }
         if self.persistent_disk {
-            add(self.store_dir(), self.host(&self.store_dir()), true, false);
+            add(
+                self.store_dir(),
+                self.host(&self.store_dir()),
+                true,
+                false,
+                false,
+            );
         }
         for vol in &self.volumes {
             add(
@@ -193,13 +217,68 @@ impl Plan {
                 self.host(&vol.path),
                 vol.writable,
                 vol.exec,
+                vol.shared,
             );
         }
+        // bpm makes only additional volumes shared.
         for vol in &self.unrestricted {
-            add(vol.path.clone(), vol.path.clone(), vol.writable, vol.exec);
+            add(
+                vol.path.clone(),
+                vol.path.clone(),
+                vol.writable,
+                vol.exec,
+                false,
+            );
         }
         v.sort_by_key(|b| b.inside.components().count());
         v
+    }
+
+    /// Whether `p` is at or below one of bpm's own job mounts (its `boshMounts`, by
+    /// path component): an unrestricted volume there is dropped, as bpm drops it.
+    pub fn under_own_mounts(&self, p: &Path) -> bool {
+        self.bosh_mounts().iter().any(|m| p.starts_with(m))
+    }
+
+    fn bosh_mounts(&self) -> Vec<PathBuf> {
+        let mut m = vec![
+            PathBuf::from("/tmp"),
+            PathBuf::from("/var/tmp"),
+            self.tmp_dir(),
+            self.vcap(&["data", "packages"]),
+            self.vcap(&["packages"]),
+            self.job_dir(),
+            self.log_dir(),
+        ];
+        if self.ephemeral_disk {
+            m.push(self.data_dir());
+        }
+        if self.persistent_disk {
+            m.push(self.store_dir());
+        }
+        m
+    }
+
+    /// The plan with `unsafe.unrestricted_volumes` expanded as bpm expands them at each
+    /// start: each path a Go `filepath.Glob` pattern (a pattern that matches nothing adds
+    /// no volume, no error), each match a volume with the pattern's flags, matches at or
+    /// below one of bpm's own job mounts dropped. Checked patterns only ([`Plan::check`]).
+    pub fn expand_unrestricted(&self) -> Plan {
+        use tend_sys::glob::{Dialect, expand};
+        let mut plan = self.clone();
+        plan.unrestricted = Vec::new();
+        for vol in &self.unrestricted {
+            let pattern = vol.path.to_string_lossy();
+            for path in expand(&pattern, Path::new("/"), Dialect::Go).unwrap_or_default() {
+                if !self.under_own_mounts(&path) {
+                    plan.unrestricted.push(Volume {
+                        path,
+                        ..vol.clone()
+                    });
+                }
+            }
+        }
+        plan
     }
 
     /// bpm's checks of the description, before anything is touched.
@@ -236,6 +315,8 @@ impl Plan {
                     vol.path.display()
                 ));
             }
+            tend_sys::glob::check(&vol.path.to_string_lossy())
+                .map_err(|e| format!("unrestricted volume {e}"))?;
         }
         if let Some(w) = &self.workdir
             && !canonical(w)
@@ -265,6 +346,8 @@ pub struct Bind {
     pub host: PathBuf,
     pub writable: bool,
     pub exec: bool,
+    /// A peer of the host's (shared) mount of `host`, not a private copy.
+    pub shared: bool,
 }
 
 /// Absolute, and no `.`, `..`, empty or trailing part (Go's filepath.Clean would leave
@@ -279,10 +362,10 @@ pub fn canonical(p: &Path) -> bool {
 }
 
 /// A volume as the command line gives it: `PATH` or `PATH:FLAGS`, flags from `w`
-/// (writable), `x` (allow executions), `m` (mount only).
+/// (writable), `x` (allow executions), `m` (mount only), `s` (shared).
 pub fn parse_volume(s: &str) -> Option<Volume> {
     let (path, flags) = match s.rsplit_once(':') {
-        Some((p, f)) if f.bytes().all(|b| b"wxm".contains(&b)) => (p, f),
+        Some((p, f)) if f.bytes().all(|b| b"wxms".contains(&b)) => (p, f),
         _ => (s, ""),
     };
     if path.is_empty() || path.contains(':') {
@@ -293,6 +376,7 @@ pub fn parse_volume(s: &str) -> Option<Volume> {
         writable: flags.contains('w'),
         exec: flags.contains('x'),
         mount_only: flags.contains('m'),
+        shared: flags.contains('s'),
     })
 }
 
@@ -358,11 +442,16 @@ impl Plan {
             opt('c', n.to_string());
         }
         let vol = |v: &Volume| {
-            let flags: String = [(v.writable, 'w'), (v.exec, 'x'), (v.mount_only, 'm')]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, f)| *f)
-                .collect();
+            let flags: String = [
+                (v.writable, 'w'),
+                (v.exec, 'x'),
+                (v.mount_only, 'm'),
+                (v.shared, 's'),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, f)| *f)
+            .collect();
             let p = v.path.display().to_string();
             if flags.is_empty() {
                 p
@@ -441,6 +530,28 @@ mod tests {
         }
     }
 
+    /// bpm's filterVolumesUnderBoshMounts: a match at or below the job's own mounts is
+    /// dropped, a sibling whose name merely starts the same is kept.
+    #[test]
+    fn unrestricted_matches_under_bosh_mounts_are_dropped() {
+        let mut p = Plan::new("web");
+        for own in [
+            "/tmp",
+            "/var/tmp/x",
+            "/var/vcap/jobs/web",
+            "/var/vcap/jobs/web/x",
+        ] {
+            assert!(p.under_own_mounts(Path::new(own)), "{own}");
+        }
+        for other in ["/var/vcap/jobs/web-adapter", "/var/vcap/data/web", "/srv"] {
+            assert!(!p.under_own_mounts(Path::new(other)), "{other}");
+        }
+        p.ephemeral_disk = true;
+        assert!(p.under_own_mounts(Path::new("/var/vcap/data/web/x")));
+        p.unrestricted = vec![parse_volume("/t[m]p").unwrap()];
+        assert_eq!(p.expand_unrestricted().unrestricted, Vec::<Volume>::new());
+    }
+
     #[test]
     fn binds_in_depth_order_first_wins() {
         let mut p = Plan::new("web");
@@ -468,7 +579,7 @@ mod options {
         let mut p = Plan::new("web");
         p.user = "nobody".into();
         p.caps = caps::bit("NET_BIND_SERVICE").unwrap() | caps::bit("SYS_NICE").unwrap();
-        p.volumes = vec![parse_volume("/var/vcap/data/x:wxm").unwrap()];
+        p.volumes = vec![parse_volume("/var/vcap/data/x:wxms").unwrap()];
         p.unrestricted = vec![parse_volume("/srv").unwrap()];
         p.privileged = true;
         p.host_pid = true;

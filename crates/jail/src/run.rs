@@ -103,6 +103,7 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
         why,
         code: tend_sys::code::USAGE,
     })?;
+    let plan = &plan.expand_unrestricted();
     let who = account(&plan.user, plan.privileged)?;
     let binds = plan.binds(|p| p.exists());
     prepare_host(plan, &who, &binds)?;
@@ -243,7 +244,60 @@ fn prepare_host(plan: &Plan, who: &Account, binds: &[Bind]) -> Result<(), Failur
             no_link_below(&plan.vcap_root, &b.host)?;
         }
     }
+    for b in binds.iter().filter(|b| b.shared) {
+        make_shared(&b.host)?;
+    }
     std::fs::create_dir_all(&plan.rootfs).map_err(|e| Failure::io("create", &plan.rootfs, &e))
+}
+
+/// bpm's `shared` on the host: `path` made a shared mount point, bound onto itself first
+/// if it is not a mount point, under a lock on the directory so that two starts do not
+/// both bind it. The host keeps the mount (bpm's does too): the next start finds it.
+fn make_shared(path: &Path) -> Result<(), Failure> {
+    let dir = std::fs::File::open(path).map_err(|e| Failure::io("share", path, &e))?;
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| Failure::rx("lock", path, e))?;
+    let real = std::fs::canonicalize(path).map_err(|e| Failure::io("share", path, &e))?;
+    let info = std::fs::read("/proc/self/mountinfo")
+        .map_err(|e| Failure::io("read", "/proc/self/mountinfo", &e))?;
+    let mounted = info.split(|&b| b == b'\n').any(|l| {
+        l.split(|&b| b == b' ')
+            .nth(4)
+            .is_some_and(|m| unescape(m) == real.as_os_str().as_encoded_bytes())
+    });
+    if !mounted {
+        rustix::mount::mount_bind(&real, &real).map_err(|e| Failure::rx("share", path, e))?;
+    }
+    let shared = rustix::mount::mount_change(&real, MountPropagationFlags::SHARED);
+    if let Err(e) = shared {
+        if !mounted {
+            let _ = rustix::mount::unmount(&real, UnmountFlags::empty());
+        }
+        return Err(Failure::rx("share", path, e));
+    }
+    Ok(())
+}
+
+/// A mountinfo field with its octal escapes (`\040` for a space) undone.
+fn unescape(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (field[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push(d.iter().fold(0u8, |n, c| n.wrapping_mul(8) + (c - b'0')));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Refuse `path` if any part of it below `root` is a symbolic link.
@@ -372,6 +426,17 @@ fn forward_until_exit(
 /// The mount namespace's new root: binds, fresh proc/dev/sys, pivot_root, then bpm's
 /// masked and read-only paths.
 fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
+    // A shared volume's tree is cloned while this namespace's copy of the host's mount is
+    // still its peer: the clone stays a peer, where making everything private below
+    // would cut it off.
+    let mut trees = Vec::new();
+    for b in binds.iter().filter(|b| b.shared) {
+        use rustix::mount::OpenTreeFlags as T;
+        let flags = T::OPEN_TREE_CLONE | T::OPEN_TREE_CLOEXEC | T::AT_RECURSIVE;
+        let tree = rustix::mount::open_tree(rustix::fs::CWD, &b.host, flags)
+            .map_err(|e| Failure::rx("clone shared volume", &b.host, e))?;
+        trees.push((b.inside.clone(), tree));
+    }
     rustix::mount::mount_change(
         "/",
         MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
@@ -391,7 +456,8 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
         "mode=755",
     )?;
     for b in binds {
-        bind(root, b, nosuid)?;
+        let tree = trees.iter().find(|(inside, _)| *inside == b.inside);
+        bind(root, b, nosuid, tree.map(|(_, fd)| fd))?;
     }
     let within = |p: &str| root.join(p.trim_start_matches('/'));
     mount_fs("proc", &within("/proc"), "proc", MountFlags::empty(), "")?;
@@ -459,7 +525,12 @@ fn mount_fs(
 /// One bind: the target made (a directory, or an empty file for a file), bound
 /// recursively, then remounted with bpm's flags (read-only unless writable, noexec
 /// unless exec, always nodev and, unless privileged, nosuid).
-fn bind(root: &Path, b: &Bind, nosuid: MountFlags) -> Result<(), Failure> {
+fn bind(
+    root: &Path,
+    b: &Bind,
+    nosuid: MountFlags,
+    tree: Option<&std::os::fd::OwnedFd>,
+) -> Result<(), Failure> {
     let target = root.join(b.inside.strip_prefix("/").unwrap_or(&b.inside));
     let meta = std::fs::metadata(&b.host).map_err(|e| Failure::io("bind", &b.host, &e))?;
     if meta.is_dir() {
@@ -475,8 +546,17 @@ fn bind(root: &Path, b: &Bind, nosuid: MountFlags) -> Result<(), Failure> {
             .open(&target)
             .map_err(|e| Failure::io("create", &target, &e))?;
     }
-    rustix::mount::mount_bind_recursive(&b.host, &target)
-        .map_err(|e| Failure::rx("bind", &b.inside, e))?;
+    match tree {
+        Some(fd) => rustix::mount::move_mount(
+            fd,
+            "",
+            rustix::fs::CWD,
+            &target,
+            rustix::mount::MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+        ),
+        None => rustix::mount::mount_bind_recursive(&b.host, &target),
+    }
+    .map_err(|e| Failure::rx("bind", &b.inside, e))?;
     let mut flags = MountFlags::BIND | MountFlags::NODEV | nosuid;
     if !b.writable {
         flags |= MountFlags::RDONLY;

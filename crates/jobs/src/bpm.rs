@@ -332,8 +332,7 @@ fn capabilities(m: &Map, name: &str) -> Result<u64, Invalid> {
     Ok(set)
 }
 
-/// A list of volumes: `path`, `writable`, `allow_executions`, `mount_only`, `shared`
-/// (accepted; tend-jail's mounts are private, see tend-jobs(8)).
+/// A list of volumes: `path`, `writable`, `allow_executions`, `mount_only`, `shared`.
 fn volumes(
     m: &Map,
     key: &str,
@@ -369,6 +368,7 @@ fn volumes(
             writable: flag("writable")?,
             exec: flag("allow_executions")?,
             mount_only: flag("mount_only")?,
+            shared: flag("shared")?,
         });
     }
     Ok(out)

@@ -174,7 +174,9 @@ fn context_lines(u: &mut String, job: &Job, p: &Process, host: &Host) {
 /// tend-jobs(8), NOTES. Bind sources are optional (`-`): a missing one gives the process
 /// less, never more.
 fn wall_lines(u: &mut String, job: &Job, p: &Process) {
-    let plan = p.jail(&job.name);
+    // systemd does not glob BindPaths=: unrestricted volumes are expanded as the unit is
+    // written (tend-jail expands them at each start).
+    let plan = p.jail(&job.name).expand_unrestricted();
     let mut line = |k: &str, v: String| u.push_str(&format!("{k}={v}\n"));
     line("PrivateIPC", "yes".into());
     line("PrivateMounts", "yes".into());

@@ -28,8 +28,9 @@ pub mod reader;
 pub mod runtime;
 
 // The modules' old paths, for callers outside the crate.
-pub use reader::{glob, lex, model, order, parse, validate};
+pub use reader::{lex, model, order, parse, validate};
 pub use runtime::{alert, bpm, cache, control, daemon, http, resource, service, status, watch};
+pub use tend_sys::glob;
 
 use std::path::{Path, PathBuf};
 

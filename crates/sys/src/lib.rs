@@ -32,6 +32,7 @@ pub mod entry;
 pub mod error;
 pub mod exec;
 pub mod fd;
+pub mod glob;
 pub mod localtime;
 pub mod machine;
 pub mod process;

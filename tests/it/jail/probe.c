@@ -45,7 +45,13 @@ int main(int argc, char **argv) {
     while (m && fgets(buf, sizeof buf, m)) {
         char *f[6]; char *s = buf;
         for (int i = 0; i < 6; i++) f[i] = strsep(&s, " ");
-        if (f[5]) printf("mount %s: %s\n", f[4], f[5]);
+        if (!f[5]) continue;
+        printf("mount %s: %s\n", f[4], f[5]);
+        /* the optional fields up to "-": shared:N, master:N... or none (private) */
+        char prop[256] = ""; char *o;
+        while ((o = strsep(&s, " ")) && strcmp(o, "-"))
+            snprintf(prop + strlen(prop), sizeof prop - strlen(prop), "%s%s", *prop ? " " : "", o);
+        printf("prop %s: %s\n", f[4], *prop ? prop : "private");
     }
     const char *ns[] = {"ipc", "mnt", "uts", "pid", "net", "user", "cgroup", 0};
     for (int i = 0; ns[i]; i++) {

@@ -1,6 +1,5 @@
 //! The reader: monitrc text to plain data, every error named by file and line.
 
-pub mod glob;
 pub mod lex;
 pub mod model;
 pub mod order;

@@ -170,7 +170,7 @@ impl Reader {
             );
             return Ok(());
         }
-        match crate::reader::glob::expand(&pattern, Path::new("")) {
+        match tend_sys::glob::expand(&pattern, Path::new(""), tend_sys::glob::Dialect::Posix) {
             Ok(files) if files.is_empty() => self.control.empty_includes.push((loc, pattern)),
             Ok(files) => {
                 self.depth += 1;
@@ -197,10 +197,7 @@ impl Reader {
                 }
                 self.depth -= 1;
             }
-            Err(e) => self.error_at(
-                loc,
-                format!("include {pattern}: {}", tend_sys::error::io_reason(&e)),
-            ),
+            Err(e) => self.error_at(loc, format!("include {e}")),
         }
         Ok(())
     }
