@@ -1081,10 +1081,33 @@ fn vm_x86_64_cgroup_v2_limits_read_back() {
 /// aarch64: tend-jail cross-built (`cargo build --release --target
 /// aarch64-unknown-linux-musl --bin tend-jail`, linked by rust-lld) in a guest of Debian's
 /// arm64 kernel and busybox-static (TEND_VM_ARM64_KERNEL, TEND_VM_ARM64_BUSYBOX: their
-/// files, unpacked from linux-image-*-arm64 and busybox-static:arm64).
+/// files, unpacked from linux-image-*-arm64 and busybox-static:arm64 by
+/// tests/vm/fetch-arm64.sh).
 #[test]
 fn vm_aarch64_walls_and_cgroup_limits() {
-    let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    // tests/vm/fetch-arm64.sh unpacks both into /opt/tend-vm-arm64 (.ci/run runs it).
+    let dir = std::env::var_os("TEND_VM_ARM64_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/tend-vm-arm64"));
+    let newest_kernel = || {
+        let mut k: Vec<PathBuf> = std::fs::read_dir(dir.join("boot"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+            })
+            .collect();
+        k.sort();
+        k.pop()
+    };
+    let kernel = std::env::var_os("TEND_VM_ARM64_KERNEL")
+        .map(PathBuf::from)
+        .or_else(newest_kernel);
+    let busybox = std::env::var_os("TEND_VM_ARM64_BUSYBOX")
+        .map(PathBuf::from)
+        .or_else(|| Some(dir.join("bin/busybox")).filter(|b| b.exists()));
     // CARGO_TARGET_TMPDIR is TARGET/x86_64-unknown-linux-musl/tmp.
     let jail = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .ancestors()
@@ -1094,8 +1117,8 @@ fn vm_aarch64_walls_and_cgroup_limits() {
     let Some(r) = vm_report(
         "aarch64",
         jail,
-        var("TEND_VM_ARM64_KERNEL"),
-        var("TEND_VM_ARM64_BUSYBOX"),
+        kernel,
+        busybox,
     ) else {
         return;
     };
