@@ -201,6 +201,56 @@ fn order(s: &Scratch) -> Vec<String> {
         .collect()
 }
 
+/// What s6-overlay 3.2.3.2's `/init` did in the same case, on the same tree and settings
+/// (tests/overlay-record/README.md): `key = value` lines, values unescaped.
+fn recorded(case: &str) -> BTreeMap<String, String> {
+    let p = root().join("tests/overlay-record/3.2.3.2").join(case);
+    let all = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let unescape = |v: &str| {
+        let mut out = String::new();
+        let mut it = v.chars();
+        while let Some(c) = it.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match it.next() {
+                Some('n') => out.push('\n'),
+                Some(o) => out.push(o),
+                None => out.push('\\'),
+            }
+        }
+        out
+    };
+    all.lines()
+        .filter_map(|l| {
+            l.split_once(" = ")
+                .or_else(|| l.strip_suffix(" =").map(|k| (k, "")))
+        })
+        .map(|(k, v)| (k.to_string(), unescape(v)))
+        .collect()
+}
+
+/// A recorded value's lines (none for an empty value).
+fn rec_lines(r: &BTreeMap<String, String>, key: &str) -> Vec<String> {
+    let v = r.get(key).unwrap_or_else(|| panic!("no {key} recorded"));
+    v.lines().map(str::to_string).collect()
+}
+
+/// A recorded exit code.
+fn rec_code(r: &BTreeMap<String, String>, key: &str) -> i32 {
+    rec_lines(r, key)[0].parse().unwrap()
+}
+
+/// The `up NAME` / `down NAME` words of order lines (what a script appended after its
+/// name, a pid, varies from run to run).
+fn steps(lines: &[String]) -> BTreeSet<String> {
+    lines
+        .iter()
+        .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 fn position(lines: &[String], prefix: &str) -> Option<usize> {
     lines
         .iter()
@@ -208,7 +258,8 @@ fn position(lines: &[String], prefix: &str) -> Option<usize> {
 }
 
 /// Every dependency edge of the trees (names to what they depend on, transitively
-/// through bundles and barriers), read from the files as tend-rc reads them.
+/// through bundles and barriers, a producer on its consumer), read from the files as
+/// tend-rc reads them.
 fn edges(trees: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for t in trees {
@@ -222,6 +273,11 @@ fn edges(trees: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let set = deps.entry(name).or_default();
+            // A producer depends on its consumer: s6-overlay (s6-rc) started the
+            // logger before its service and stopped it after (tests/overlay-record).
+            if let Ok(c) = std::fs::read_to_string(e.path().join("producer-for")) {
+                set.insert(c.trim().to_string());
+            }
             for sub in ["dependencies.d", "contents.d"] {
                 if let Ok(rd) = std::fs::read_dir(e.path().join(sub)) {
                     set.extend(
@@ -334,7 +390,16 @@ fn stop(c: &Container, t: u32) -> (Duration, i32) {
 
 /// Up in dependency order, the CMD-less container running until `docker stop`, down in
 /// reverse within the grace times.
-fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scratch, &str)) {
+/// Compared with s6-overlay's run of the same tree (`record`): the same steps up and
+/// down (s6-rc runs in parallel, so the order is held to the edges, not to the record's
+/// order) and the same exit code.
+fn up_then_down(
+    trees: &[&str],
+    name: &str,
+    last_up: &str,
+    record: &str,
+    extra: impl Fn(&Scratch, &str),
+) {
     let Some(img) = image(trees) else { return };
     if !has_rc() {
         skip("no tend-rc");
@@ -382,6 +447,20 @@ fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scrat
         lines.join("\n")
     );
     assert_down_order(&lines, &deps);
+    let r = recorded(record);
+    assert_eq!(code, rec_code(&r, "stop.exit"));
+    assert_eq!(
+        steps(&lines),
+        steps(&rec_lines(&r, "stop.order")),
+        "{stderr}"
+    );
+    // A tree defining `user` in s6-rc.d: both warn that it belongs in user-bundles.d
+    // (in their own words).
+    assert_eq!(
+        stderr.contains("the user bundles belong in /etc/s6-overlay/user-bundles.d"),
+        r["stop.stderr"].contains("please define them in /etc/s6-overlay/user-bundles.d"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -390,6 +469,7 @@ fn slow_docker_base_image_init_chain_up_in_order_and_down_in_reverse() {
         &["baseimage-alpine"],
         "tend-overlay-base",
         "svc-cron",
+        "base",
         |_, name| {
             // user2's plain `echo` up runs after user, on the container's stdout.
             wait_until(
@@ -411,6 +491,7 @@ fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
         &["baseimage-alpine", "nginx"],
         "tend-overlay-nginx",
         "svc-nginx",
+        "nginx",
         |s, _| {
             let lines = order(s);
             // The layer's entry in init-config-end: the base's mods wait for nginx's chain.
@@ -431,16 +512,22 @@ fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
 
 #[test]
 fn slow_docker_logging_pipeline() {
-    up_then_down(&["logging"], "tend-overlay-logging", "myapp", |_, name| {
-        wait_until(Duration::from_secs(30), "the logger's file", || {
-            let o = run({
-                let mut c = Command::new("docker");
-                c.args(["exec", name, "cat", "/var/log/myapp/current"]);
-                c
+    up_then_down(
+        &["logging"],
+        "tend-overlay-logging",
+        "myapp",
+        "logging",
+        |_, name| {
+            wait_until(Duration::from_secs(30), "the logger's file", || {
+                let o = run({
+                    let mut c = Command::new("docker");
+                    c.args(["exec", name, "cat", "/var/log/myapp/current"]);
+                    c
+                });
+                text(&o.stdout).contains("myapp says hello").then_some(())
             });
-            text(&o.stdout).contains("myapp says hello").then_some(())
-        });
-    });
+        },
+    );
 }
 
 #[test]
@@ -467,14 +554,10 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "echo cmd >>/record/order; exit 3",
         ],
     );
-    assert_code(&o, 3);
-    let err = text(&o.stderr);
-    assert_eq!(
-        err.matches("ignoring S6_FROBNICATE: not supported").count(),
-        1,
-        "{err}"
-    );
-    assert!(err.contains("/etc/fix-attrs.d is not supported"), "{err}");
+    // The same order and code as s6-overlay's.
+    let r = recorded("legacy");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "run.order"));
     assert_eq!(
         order(&s),
         [
@@ -486,6 +569,23 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "down cont-finish 90-bye",
         ]
     );
+    // Deliberate differences. s6-overlay passes an unknown S6_ variable by in silence;
+    // tend-init names it, once. s6-overlay runs fix-attrs.d (deprecated; on this tree's
+    // recursive entry its fix-attrs recursed until the shell crashed, the
+    // record's "Segmentation fault", then carried on); tend-init says it does not.
+    let err = text(&o.stderr);
+    assert!(
+        !rec_lines(&r, "run.stderr")
+            .iter()
+            .any(|l| l.contains("FROBNICATE"))
+    );
+    assert_eq!(
+        err.matches("ignoring S6_FROBNICATE: not supported").count(),
+        1,
+        "{err}"
+    );
+    assert!(rec_lines(&r, "run.stderr").contains(&"Segmentation fault".to_string()));
+    assert!(err.contains("/etc/fix-attrs.d is not supported"), "{err}");
 }
 
 #[test]
@@ -517,10 +617,12 @@ fn docker_s6_settings_and_the_var_run_path() {
              with-contenv sh -c 'echo \"cmd $VIA\" >>/record/order'",
         ],
     );
-    assert_code(&o, 0);
+    let r = recorded("settings");
+    assert_code(&o, rec_code(&r, "run.exit"));
     let lines = order(&s);
     assert_eq!(lines.first().map(String::as_str), Some("hook"), "{lines:?}");
     assert!(lines.contains(&"cmd via-var-run".to_string()), "{lines:?}");
+    assert_eq!(lines, rec_lines(&r, "run.order"));
     assert!(!text(&o.stderr).contains("info:"), "{}", text(&o.stderr));
     // A read-only root with a tmpfs /run (S6_READ_ONLY_ROOT's case).
     let s = Scratch::new("overlay-read-only");
@@ -543,6 +645,11 @@ fn docker_s6_settings_and_the_var_run_path() {
     );
     assert_code(&o, 6);
     assert_eq!(order(&s)[0], "up cont-init 10-record contenv");
+    // A deliberate difference: s6-overlay's preinit must make /var/run a link to /run,
+    // which it cannot on a read-only root that lacks one (this tree's), so it stops
+    // with 111 before stage 2; tend-init needs no such link and boots.
+    assert_eq!(rec_code(&r, "read-only.exit"), 111);
+    assert!(r["read-only.stderr"].contains("unable to remove /var/run: Read-only file system"));
 }
 
 #[test]
@@ -608,6 +715,9 @@ fn docker_finish_script_sets_the_exit_code_and_halts() {
     assert_code(&o, 7);
     assert!(t0.elapsed() < Duration::from_secs(30));
     assert_eq!(order(&s)[0], "up app");
+    let r = recorded("exitcode");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "run.order"));
 }
 
 #[test]
@@ -692,6 +802,9 @@ fn docker_stop_without_a_command_runs_cont_finish() {
         &lines[lines.len() - 2..],
         ["down main", "down cont-finish 90-bye"]
     );
+    let r = recorded("stop");
+    assert_eq!(code, rec_code(&r, "stop.exit"));
+    assert_eq!(lines, rec_lines(&r, "stop.order"));
 }
 
 // ---- without Docker: with-contenv, the s6 names, the -o setting ---------------------
@@ -1134,11 +1247,21 @@ fn docker_non_root_under_no_new_privileges() {
 
 /// `exec /run/s6/basedir/bin/halt` from a finish script works where /run is a noexec
 /// tmpfs (docker's --tmpfs default), as root and as a user under no_new_privs.
+///
+/// A deliberate difference: s6-overlay runs its stage 1 from /run, so on a noexec /run
+/// it stops at once (126 as root; 1 as the user, who cannot link /var/run either), and
+/// the service never runs; tend-init runs no program of its own from /run (its halt
+/// there is a link to an executable elsewhere).
 #[test]
 fn docker_halt_on_a_noexec_run() {
     let Some(img) = image(&["exitcode"]) else {
         return;
     };
+    let r = recorded("exitcode");
+    assert_eq!(rec_code(&r, "noexec-root.exit"), 126);
+    assert!(r["noexec-root.stderr"].contains("/run/s6/basedir/bin/init: Permission denied"));
+    assert_eq!(rec_code(&r, "noexec-user.exit"), 1);
+    assert!(rec_lines(&r, "noexec-user.order").is_empty());
     for user in [
         &["--tmpfs", "/run"][..],
         &[

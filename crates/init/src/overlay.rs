@@ -852,6 +852,30 @@ impl Init<'_> {
         let _ = tend_proto::control::send_in(&dst, tend_proto::servicedir::SVSCAN, b"a");
         if wait {
             self.wait_for_services(&services, subs);
+        } else {
+            self.legacy_started(staging);
+        }
+    }
+
+    /// Without S6_CMD_WAIT_FOR_SERVICES, a short wait (at most a second, no warning)
+    /// until every services.d service without a `down` file has started its run:
+    /// s6-overlay 3.2.3.2 runs the command once its legacy-services oneshot has
+    /// returned, by which time s6-svscan has started them (tests/overlay-record:
+    /// settings), so a quick command still finds them up and they are taken down after.
+    fn legacy_started(&mut self, staging: &Path) {
+        let dirs: Vec<PathBuf> = self
+            .legacy
+            .iter()
+            .map(|n| staging.join(n))
+            .filter(|d| !d.join("down").exists())
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while self.carry_on()
+            && self.scanner.is_some()
+            && Instant::now() < deadline
+            && !dirs.iter().all(|d| still_up(d))
+        {
+            self.turn(Some(Instant::now() + Duration::from_millis(5)));
         }
     }
 
