@@ -680,6 +680,12 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
     let lines = order(&s);
     assert!(!lines.contains(&"cmd".to_string()), "{lines:?}");
     assert!(text(&o.stderr).contains("/etc/cont-init.d/30-fail exited 5"));
+    // As s6-overlay did without the tree's fix-attrs.d (with it, its fix-attrs crashed
+    // and stopped the container before cont-init.d; tend-init skips fix-attrs.d).
+    let r = recorded("stage2-fail");
+    assert_code(&o, rec_code(&r, "no-fix-attrs.exit"));
+    assert_eq!(lines, rec_lines(&r, "no-fix-attrs.order"));
+    assert!(r["no-fix-attrs.stderr"].contains("/etc/cont-init.d/30-fail exited 5"));
     // TEND_INIT_FAILURE=warn wins over S6_BEHAVIOUR_IF_STAGE2_FAILS.
     let s = Scratch::new("overlay-fail-warn");
     let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
@@ -725,7 +731,11 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
     let Some(img) = image(&["legacy"]) else {
         return;
     };
-    for (level, cmd_on_stdout) in [("1", false), ("2", true)] {
+    // As s6-overlay 3.2.3.2 did: with 1 and 2 alike the scripts' and the command's
+    // output goes to /run/uncaught-logs (not the README's /var/log/s6-uncaught-logs)
+    // and nothing to stdout; with 1 every line is copied to stderr as well.
+    let r = recorded("s6-logging");
+    for level in ["1", "2"] {
         let s = Scratch::new("overlay-logging");
         let logs = s.join("logs");
         std::fs::create_dir_all(&logs).unwrap();
@@ -736,28 +746,27 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
                 "-e",
                 &format!("S6_LOGGING={level}"),
                 "-v",
-                &format!("{}:/var/log/s6-uncaught-logs", logs.display()),
+                &format!("{}:/run/uncaught-logs", logs.display()),
                 &img,
                 "sh",
                 "-c",
                 "echo from-the-command",
             ],
         );
-        assert_code(&o, 0);
+        assert_code(&o, rec_code(&r, &format!("level{level}.exit")));
         let current = std::fs::read_to_string(logs.join("current")).unwrap_or_default();
-        // The init scripts' output is caught (tend-init's own lines stay on its stderr).
-        assert!(
-            current.contains("cont-init says hello"),
-            "S6_LOGGING={level}: {current}"
-        );
-        assert!(!text(&o.stdout).contains("cont-init says hello"));
-        assert_eq!(
-            text(&o.stdout).contains("from-the-command"),
-            cmd_on_stdout,
-            "S6_LOGGING={level}: stdout {}",
-            text(&o.stdout)
-        );
-        assert_eq!(current.contains("from-the-command"), !cmd_on_stdout);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        let rec = |k: &str| r[&format!("level{level}.{k}")].clone();
+        for line in ["cont-init says hello", "from-the-command"] {
+            assert!(rec("uncaught").contains(line));
+            assert!(current.contains(line), "S6_LOGGING={level}: {current}");
+            assert_eq!(out.contains(line), rec("stdout").contains(line), "{out}");
+            assert_eq!(
+                err.contains(line),
+                rec("stderr").contains(line),
+                "S6_LOGGING={level}: {err}"
+            );
+        }
     }
 }
 
@@ -1065,6 +1074,20 @@ fn docker_user_bundles_in_s6_rc_d_with_contents_only_boot_with_a_warning() {
         "{err}"
     );
     assert!(!err.contains("fatal"), "{err}");
+    // s6-overlay: the same code, steps and warning (in its words). It brings user and
+    // user2 up in one `s6-rc change`, ordered by the dependencies alone, and `late`
+    // (user2, no dependency) came up before `app`; tend-init brings user2 up after user
+    // and services.d, as s6-overlay's README lists the stages: an order s6-overlay
+    // allows too.
+    let r = recorded("bundles-old");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let rec = rec_lines(&r, "run.order");
+    assert_eq!(steps(&lines), steps(&rec), "{rec:?}");
+    assert_eq!(rec.last().map(String::as_str), Some("cmd"));
+    assert!(r["run.stderr"].contains(
+        "defining user bundles in /etc/s6-overlay/s6-rc.d is deprecated, please define them \
+         in /etc/s6-overlay/user-bundles.d instead"
+    ));
 }
 
 #[test]

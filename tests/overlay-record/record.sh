@@ -125,6 +125,9 @@ fi
 if run_case svscanctl; then
   img=$(image legacy); begin svscanctl
   foreground run --rm "$img" sh -c 's6-svscanctl -t /run/service; exec sleep 100'
+  # The same with a command that ends before the recorder's limit: what follows it.
+  rm -f "$dir/record/order"
+  foreground short --rm "$img" sh -c 's6-svscanctl -t /run/service; exec sleep 20'
 fi
 if run_case bundles-old; then
   img=$(image user-bundles-old); begin bundles-old
