@@ -999,6 +999,16 @@ fn docker_svscanctl_t_stops_the_container() {
         &order(&s)[order(&s).len() - 1..],
         ["down cont-finish 90-bye"]
     );
+    // A deliberate difference. Under s6-overlay 3.2.3.2 the scanner's -t became a halt
+    // that failed ("unable to talk to shutdownd"); the services went down but the
+    // container lived on until the command ended (`sleep 100` outlived the recorder's
+    // 120 s; with `sleep 20` it ended with the command's 0), and cont-finish.d never ran.
+    // tend-init keeps s6's meaning of -t for the scanner as PID 1: the container stops.
+    let r = recorded("svscanctl");
+    assert_eq!(rec_code(&r, "run.exit"), 124);
+    assert_eq!(rec_code(&r, "short.exit"), 0);
+    assert!(r["short.stderr"].contains("unable to talk to shutdownd"));
+    assert!(!r["short.order"].contains("cont-finish"));
 }
 
 #[test]
@@ -1116,6 +1126,7 @@ fn docker_user_bundles_d_bundledir_and_profile() {
              /etc/cont-profile.d/old/s6-overlay/user-bundles.d",
         ),
     ];
+    let r = recorded("bundles");
     for (n, (env, ups, warning)) in cases.iter().enumerate() {
         let s = Scratch::new(&format!("overlay-bundles-{n}"));
         let o = bundles_run(&s, &img, env);
@@ -1128,6 +1139,29 @@ fn docker_user_bundles_d_bundledir_and_profile() {
         if warning.is_empty() {
             assert!(!err.contains("user bundles"), "{env:?}: {err}");
         }
+        // s6-overlay, case by case (user and user2 in one `s6-rc change`: `late` may
+        // come first there).
+        let k = |x: &str| format!("case{n}.{x}");
+        assert_eq!(r[&k("env")], env.join(" "));
+        if n == 1 {
+            // A deliberate difference: alt-bundles/user has no `type`. s6-overlay's
+            // s6-rc-compile refuses it and its stage 2 ends there, leaving the container
+            // up with nothing started (the recorder killed it after 120 s); tend-init
+            // takes a `user` without a type as the bundle it must be.
+            assert_eq!(rec_code(&r, &k("exit")), 124);
+            assert!(r[&k("stderr")].contains("unable to read /etc/alt-bundles/user/type"));
+            assert!(rec_lines(&r, &k("order")).is_empty());
+            continue;
+        }
+        assert_code(&o, rec_code(&r, &k("exit")));
+        let rec = rec_lines(&r, &k("order"));
+        assert_eq!(steps(&order(&s)), steps(&rec), "{env:?}");
+        assert_eq!(rec.last().map(String::as_str), Some("cmd"));
+        assert_eq!(
+            err.contains("the user bundles belong in"),
+            r[&k("stderr")].contains("please define them in"),
+            "{env:?}: {err}"
+        );
     }
     // A bundle directory named but missing: one line, and the command does not run.
     let s = Scratch::new("overlay-bundles-missing");
@@ -1139,6 +1173,13 @@ fn docker_user_bundles_d_bundledir_and_profile() {
         "{err}"
     );
     assert!(!order(&s).contains(&"cmd".to_string()));
+    // s6-overlay refused it too (s6-rc-compile), and nothing ran; a deliberate
+    // difference: its container then stayed up (the recorder killed it after 120 s),
+    // tend-init's ends.
+    assert_eq!(r["case3.env"], "S6_RUNTIME_BUNDLEDIR=/etc/nowhere");
+    assert_eq!(rec_code(&r, "case3.exit"), 124);
+    assert!(r["case3.stderr"].contains("unable to opendir /etc/nowhere"));
+    assert!(rec_lines(&r, "case3.order").is_empty());
 }
 
 #[test]
@@ -1164,6 +1205,11 @@ fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_t
         err.contains("tend-init: warning: tend-rc -u change user exited 2"),
         "{err}"
     );
+    // As s6-overlay did (its s6-rc: "timed out").
+    let r = recorded("maxtime");
+    assert_code(&o, rec_code(&r, "behaviour0.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "behaviour0.order"));
+    assert!(r["behaviour0.stderr"].contains("s6-rc: fatal: timed out"));
     // =2: the container stops with tend-rc's code (2, timed out), the command unrun.
     let s = Scratch::new("overlay-maxtime-stop");
     let mut stop = slow;
@@ -1172,6 +1218,8 @@ fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_t
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(order(&s).is_empty(), "{err}");
+    assert_code(&o, rec_code(&r, "behaviour2.exit"));
+    assert!(rec_lines(&r, "behaviour2.order").is_empty());
 }
 
 /// `docker run --user 1000 --security-opt no-new-privileges --read-only`, as the s6-overlay
