@@ -1260,6 +1260,15 @@ fn docker_non_root_under_no_new_privileges() {
     let o = run_container(&s, &args);
     let err = text(&o.stderr);
     assert_code(&o, 3);
+    // What s6-overlay 3.2.3.2 did with the same settings (the image given the usual
+    // /var/run link, see tests/overlay-record/record.sh): on this tree, whose `user` is
+    // in s6-rc.d, its rc.init writes the bundle's `type` into /etc, which the read-only
+    // root refuses; stage 2 ends there and the container stays up with nothing started.
+    // A deliberate difference: tend-init reads the tree where it is and writes nothing
+    // under /etc. On the 3.2.3.2 layout both boot (nonroot-new, below).
+    let r = recorded("nonroot");
+    assert_eq!(rec_code(&r, "run.exit"), 124);
+    assert!(r["run.stderr"].contains("can't create /etc/s6-overlay/s6-rc.d/user/type"));
     let lines = order(&s);
     let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}\n{err}"));
     assert!(
@@ -1290,6 +1299,9 @@ fn docker_non_root_under_no_new_privileges() {
     args.extend([&img, "true"]);
     let o = run_container(&s, &args);
     assert_code(&o, 111);
+    // s6-overlay refuses it too, with 100 and a line that does not say what to change.
+    assert_eq!(rec_code(&r, "root-owned-run.exit"), 100);
+    assert!(r["root-owned-run.stderr"].contains("wrong permissions on /run"));
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is not writable by uid 1000: Permission denied: give the \
@@ -1298,6 +1310,7 @@ fn docker_non_root_under_no_new_privileges() {
     // A read-only root and no /run of its own, as root.
     let o = run_container(&s, &["--rm", "--read-only", &img, "true"]);
     assert_code(&o, 111);
+    assert_code(&o, rec_code(&r, "read-only-root.exit"));
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is not writable by uid 0: Read-only file system: give the \
@@ -1309,11 +1322,35 @@ fn docker_non_root_under_no_new_privileges() {
     args.extend([&img, "true"]);
     let o = run_container(&s, &args);
     assert_code(&o, 111);
+    // s6-overlay cannot run its stage 1 there: 126, "Permission denied".
+    assert_eq!(rec_code(&r, "noexec-run.exit"), 126);
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is mounted noexec, and longruns (app) run from there: mount \
          it exec (docker run --tmpfs /run:exec,uid=1000)\n"
     );
+    // The 3.2.3.2 layout with the same settings: s6-overlay booted it as the user too,
+    // with the command's code; tend-init the same.
+    let Some(img) = image(&["user-bundles"]) else {
+        return;
+    };
+    let r = recorded("nonroot-new");
+    let s = Scratch::new("overlay-nonroot-new");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.extend([
+        &img,
+        "sh",
+        "-c",
+        "echo cmd $(id -u) >>/record/order; exit 3",
+    ]);
+    let o = run_container(&s, &args);
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let rec = rec_lines(&r, "run.order");
+    assert_eq!(steps(&order(&s)), steps(&rec), "{}", text(&o.stderr));
+    assert_eq!(order(&s).last(), rec.last());
+    assert_eq!(rec_code(&r, "stop.exit"), 0);
 }
 
 /// `exec /run/s6/basedir/bin/halt` from a finish script works where /run is a noexec

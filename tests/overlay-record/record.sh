@@ -172,4 +172,17 @@ if run_case nonroot; then
   foreground read-only-root --rm --read-only "$img" true
   foreground noexec-run --rm --tmpfs /run:uid=1000 $u "$img" true
 fi
+if run_case nonroot-new; then
+  # The same settings on the 3.2.3.2 layout (user-bundles.d), which needs no write to /etc.
+  img=$(image user-bundles +varrun); begin nonroot-new
+  u="--user 1000 --security-opt no-new-privileges --read-only"
+  foreground run --rm --tmpfs /run:exec,uid=1000 $u "$img" sh -c 'echo cmd $(id -u) >>/record/order; exit 3'
+  rm -f "$dir/record/order"; docker rm -f rec-nonroot-new >/dev/null 2>&1
+  docker run -d --name rec-nonroot-new $rec --tmpfs /run:exec,uid=1000 $u "$img" >/dev/null
+  wait_for "up late"; sleep 1
+  detached_stop stop 10 rec-nonroot-new
+  rm -f "$dir/record/order"
+  foreground root-owned-run --rm --tmpfs /run $u "$img" true
+  foreground noexec-run --rm --tmpfs /run:uid=1000 $u "$img" true
+fi
 rm -rf "$scratch"
