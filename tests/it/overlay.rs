@@ -1400,3 +1400,44 @@ fn docker_halt_on_a_noexec_run() {
         );
     }
 }
+
+/// tests/overlay-images/extras: a oneshot with `up` and `down`, a longrun running
+/// `s6-envdir ./env` over its `env/` directory, and a `run` without its execute bit, which
+/// s6-overlay 3.2.3.2 ran all the same (its compiler copies `run` executable). The states
+/// while the command runs, the steps down and the code, as s6-overlay's.
+#[test]
+fn docker_oneshot_down_env_dir_and_a_run_without_its_execute_bit() {
+    let Some(img) = image(&["extras"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let s = Scratch::new("overlay-extras");
+    let o = run_container(
+        &s,
+        &[
+            "--rm",
+            &img,
+            "sh",
+            "-c",
+            "sleep 2; for s in envd noexec; do \
+             record-step svstat $s $(s6-svstat -o up,wantedup /run/service/$s); done; exit 4",
+        ],
+    );
+    let err = text(&o.stderr);
+    let r = recorded("extras");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let (lines, rec) = (order(&s), rec_lines(&r, "run.order"));
+    assert_eq!(steps(&lines), steps(&rec), "{lines:?}\n{err}");
+    for l in rec
+        .iter()
+        .filter(|l| l.starts_with("svstat ") || l.starts_with("up envd"))
+    {
+        assert!(lines.contains(l), "{l}: {lines:?}\n{err}");
+    }
+    // Down: the longrun before the oneshot it depends on, whose `down` ran.
+    let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}"));
+    assert!(at("down envd") < at("down setup"), "{lines:?}");
+    assert!(at("up setup") < at("up envd"), "{lines:?}");
+}

@@ -172,6 +172,13 @@ if run_case nonroot; then
   foreground read-only-root --rm --read-only "$img" true
   foreground noexec-run --rm --tmpfs /run:uid=1000 $u "$img" true
 fi
+if run_case extras; then
+  # A oneshot with up and down, a longrun reading its env/ directory, a run without
+  # its execute bit; their states while the command runs, the order down.
+  img=$(image extras); begin extras
+  foreground run --rm "$img" sh -c 'sleep 2; for s in envd noexec; do
+    record-step svstat $s $(s6-svstat -o up,wantedup /run/service/$s); done; exit 4'
+fi
 if run_case nonroot-new; then
   # The same settings on the 3.2.3.2 layout (user-bundles.d), which needs no write to /etc.
   img=$(image user-bundles +varrun); begin nonroot-new
