@@ -420,9 +420,20 @@ fn up_then_down(
         ],
     );
     let up = format!("up {last_up}");
-    wait_until(Duration::from_secs(60), &up, || {
-        position(&order(&s), &up).map(|_| ())
-    });
+    let t0 = Instant::now();
+    while position(&order(&s), &up).is_none() {
+        // What the container said, for a run that did not get there.
+        if t0.elapsed() > Duration::from_secs(60) {
+            let l = logs(name);
+            panic!(
+                "timed out waiting for {up}: {:?}\nstdout: {}\nstderr: {}",
+                order(&s),
+                text(&l.stdout),
+                text(&l.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     extra(&s, name);
     let lines = order(&s);
     let deps = edges(trees);
@@ -526,6 +537,25 @@ fn slow_docker_logging_pipeline() {
                 });
                 text(&o.stdout).contains("myapp says hello").then_some(())
             });
+            // The pipeline's two ends as s6-overlay had them: up, neither notifying
+            // readiness.
+            let r = recorded("logging");
+            for svc in ["myapp", "myapp-log"] {
+                let o = run({
+                    let mut c = Command::new("docker");
+                    c.args(["exec", name, "s6-svstat", "-o", "up,ready"])
+                        .arg(format!("/run/service/{svc}"));
+                    c
+                });
+                let want = rec_lines(&r, "svstat")
+                    .into_iter()
+                    .find_map(|l| {
+                        l.strip_prefix(&format!("/run/service/{svc} "))
+                            .map(str::to_string)
+                    })
+                    .unwrap();
+                assert_eq!(text(&o.stdout).trim(), want, "{svc}");
+            }
         },
     );
 }
