@@ -882,7 +882,7 @@ impl Init<'_> {
             .legacy
             .iter()
             .map(|n| staging.join(n))
-            .filter(|d| !d.join("down").exists())
+            .filter(|d| !d.join(tend_proto::servicedir::DOWN).exists())
             .collect();
         let deadline = Instant::now() + Duration::from_secs(1);
         while self.carry_on()
