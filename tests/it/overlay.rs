@@ -201,6 +201,56 @@ fn order(s: &Scratch) -> Vec<String> {
         .collect()
 }
 
+/// What s6-overlay 3.2.3.2's `/init` did in the same case, on the same tree and settings
+/// (tests/overlay-record/README.md): `key = value` lines, values unescaped.
+fn recorded(case: &str) -> BTreeMap<String, String> {
+    let p = root().join("tests/overlay-record/3.2.3.2").join(case);
+    let all = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let unescape = |v: &str| {
+        let mut out = String::new();
+        let mut it = v.chars();
+        while let Some(c) = it.next() {
+            if c != '\\' {
+                out.push(c);
+                continue;
+            }
+            match it.next() {
+                Some('n') => out.push('\n'),
+                Some(o) => out.push(o),
+                None => out.push('\\'),
+            }
+        }
+        out
+    };
+    all.lines()
+        .filter_map(|l| {
+            l.split_once(" = ")
+                .or_else(|| l.strip_suffix(" =").map(|k| (k, "")))
+        })
+        .map(|(k, v)| (k.to_string(), unescape(v)))
+        .collect()
+}
+
+/// A recorded value's lines (none for an empty value).
+fn rec_lines(r: &BTreeMap<String, String>, key: &str) -> Vec<String> {
+    let v = r.get(key).unwrap_or_else(|| panic!("no {key} recorded"));
+    v.lines().map(str::to_string).collect()
+}
+
+/// A recorded exit code.
+fn rec_code(r: &BTreeMap<String, String>, key: &str) -> i32 {
+    rec_lines(r, key)[0].parse().unwrap()
+}
+
+/// The `up NAME` / `down NAME` words of order lines (what a script appended after its
+/// name, a pid, varies from run to run).
+fn steps(lines: &[String]) -> BTreeSet<String> {
+    lines
+        .iter()
+        .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 fn position(lines: &[String], prefix: &str) -> Option<usize> {
     lines
         .iter()
@@ -208,7 +258,8 @@ fn position(lines: &[String], prefix: &str) -> Option<usize> {
 }
 
 /// Every dependency edge of the trees (names to what they depend on, transitively
-/// through bundles and barriers), read from the files as tend-rc reads them.
+/// through bundles and barriers, a producer on its consumer), read from the files as
+/// tend-rc reads them.
 fn edges(trees: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for t in trees {
@@ -222,6 +273,11 @@ fn edges(trees: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let set = deps.entry(name).or_default();
+            // A producer depends on its consumer: s6-overlay (s6-rc) started the
+            // logger before its service and stopped it after (tests/overlay-record).
+            if let Ok(c) = std::fs::read_to_string(e.path().join("producer-for")) {
+                set.insert(c.trim().to_string());
+            }
             for sub in ["dependencies.d", "contents.d"] {
                 if let Ok(rd) = std::fs::read_dir(e.path().join(sub)) {
                     set.extend(
@@ -248,14 +304,38 @@ fn closure(deps: &BTreeMap<String, BTreeSet<String>>, name: &str) -> BTreeSet<St
     out
 }
 
-/// Every recorded `up X` after the `up` of everything X depends on that recorded one.
-fn assert_up_order(lines: &[String], deps: &BTreeMap<String, BTreeSet<String>>) -> usize {
+/// The trees' longruns.
+fn longruns(trees: &[&str]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for t in trees {
+        let d = root()
+            .join("tests/overlay-images")
+            .join(t)
+            .join("etc/s6-overlay/s6-rc.d");
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let ty = std::fs::read_to_string(e.path().join("type")).unwrap_or_default();
+            if ty.trim() == "longrun" {
+                out.insert(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Every recorded `up X` after the `up` of everything X depends on that recorded one,
+/// but a longrun: it counts as up once its process is spawned (in s6-rc as in tend-rc),
+/// so its run script may write its line after a dependent's.
+fn assert_up_order(
+    lines: &[String],
+    deps: &BTreeMap<String, BTreeSet<String>>,
+    longruns: &BTreeSet<String>,
+) -> usize {
     let mut checked = 0;
     for (i, l) in lines.iter().enumerate() {
         let Some(name) = l.strip_prefix("up ").and_then(|r| r.split(' ').next()) else {
             continue;
         };
-        for d in closure(deps, name) {
+        for d in closure(deps, name).difference(longruns) {
             if let Some(j) = position(lines, &format!("up {d}")) {
                 assert!(j < i, "{name} came up before {d}:\n{}", lines.join("\n"));
                 checked += 1;
@@ -334,7 +414,16 @@ fn stop(c: &Container, t: u32) -> (Duration, i32) {
 
 /// Up in dependency order, the CMD-less container running until `docker stop`, down in
 /// reverse within the grace times.
-fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scratch, &str)) {
+/// Compared with s6-overlay's run of the same tree (`record`): the same steps up and
+/// down (s6-rc runs in parallel, so the order is held to the edges, not to the record's
+/// order) and the same exit code.
+fn up_then_down(
+    trees: &[&str],
+    name: &str,
+    last_up: &str,
+    record: &str,
+    extra: impl Fn(&Scratch, &str),
+) {
     let Some(img) = image(trees) else { return };
     if !has_rc() {
         skip("no tend-rc");
@@ -355,13 +444,24 @@ fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scrat
         ],
     );
     let up = format!("up {last_up}");
-    wait_until(Duration::from_secs(60), &up, || {
-        position(&order(&s), &up).map(|_| ())
-    });
+    let t0 = Instant::now();
+    while position(&order(&s), &up).is_none() {
+        // What the container said, for a run that did not get there.
+        if t0.elapsed() > Duration::from_secs(60) {
+            let l = logs(name);
+            panic!(
+                "timed out waiting for {up}: {:?}\nstdout: {}\nstderr: {}",
+                order(&s),
+                text(&l.stdout),
+                text(&l.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     extra(&s, name);
     let lines = order(&s);
     let deps = edges(trees);
-    let checked = assert_up_order(&lines, &deps);
+    let checked = assert_up_order(&lines, &deps, &longruns(trees));
     assert!(checked > 0, "no edge checked:\n{}", lines.join("\n"));
     for l in lines.iter().filter(|l| l.starts_with("up init-")) {
         assert!(
@@ -382,6 +482,20 @@ fn up_then_down(trees: &[&str], name: &str, last_up: &str, extra: impl Fn(&Scrat
         lines.join("\n")
     );
     assert_down_order(&lines, &deps);
+    let r = recorded(record);
+    assert_eq!(code, rec_code(&r, "stop.exit"));
+    assert_eq!(
+        steps(&lines),
+        steps(&rec_lines(&r, "stop.order")),
+        "{stderr}"
+    );
+    // A tree defining `user` in s6-rc.d: both warn that it belongs in user-bundles.d
+    // (in their own words).
+    assert_eq!(
+        stderr.contains("the user bundles belong in /etc/s6-overlay/user-bundles.d"),
+        r["stop.stderr"].contains("please define them in /etc/s6-overlay/user-bundles.d"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -390,6 +504,7 @@ fn slow_docker_base_image_init_chain_up_in_order_and_down_in_reverse() {
         &["baseimage-alpine"],
         "tend-overlay-base",
         "svc-cron",
+        "base",
         |_, name| {
             // user2's plain `echo` up runs after user, on the container's stdout.
             wait_until(
@@ -411,6 +526,7 @@ fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
         &["baseimage-alpine", "nginx"],
         "tend-overlay-nginx",
         "svc-nginx",
+        "nginx",
         |s, _| {
             let lines = order(s);
             // The layer's entry in init-config-end: the base's mods wait for nginx's chain.
@@ -431,16 +547,41 @@ fn slow_docker_layer_over_the_base_image_longruns_after_oneshots() {
 
 #[test]
 fn slow_docker_logging_pipeline() {
-    up_then_down(&["logging"], "tend-overlay-logging", "myapp", |_, name| {
-        wait_until(Duration::from_secs(30), "the logger's file", || {
-            let o = run({
-                let mut c = Command::new("docker");
-                c.args(["exec", name, "cat", "/var/log/myapp/current"]);
-                c
+    up_then_down(
+        &["logging"],
+        "tend-overlay-logging",
+        "myapp",
+        "logging",
+        |_, name| {
+            wait_until(Duration::from_secs(30), "the logger's file", || {
+                let o = run({
+                    let mut c = Command::new("docker");
+                    c.args(["exec", name, "cat", "/var/log/myapp/current"]);
+                    c
+                });
+                text(&o.stdout).contains("myapp says hello").then_some(())
             });
-            text(&o.stdout).contains("myapp says hello").then_some(())
-        });
-    });
+            // The pipeline's two ends as s6-overlay had them: up, neither notifying
+            // readiness.
+            let r = recorded("logging");
+            for svc in ["myapp", "myapp-log"] {
+                let o = run({
+                    let mut c = Command::new("docker");
+                    c.args(["exec", name, "s6-svstat", "-o", "up,ready"])
+                        .arg(format!("/run/service/{svc}"));
+                    c
+                });
+                let want = rec_lines(&r, "svstat")
+                    .into_iter()
+                    .find_map(|l| {
+                        l.strip_prefix(&format!("/run/service/{svc} "))
+                            .map(str::to_string)
+                    })
+                    .unwrap();
+                assert_eq!(text(&o.stdout).trim(), want, "{svc}");
+            }
+        },
+    );
 }
 
 #[test]
@@ -467,14 +608,10 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "echo cmd >>/record/order; exit 3",
         ],
     );
-    assert_code(&o, 3);
-    let err = text(&o.stderr);
-    assert_eq!(
-        err.matches("ignoring S6_FROBNICATE: not supported").count(),
-        1,
-        "{err}"
-    );
-    assert!(err.contains("/etc/fix-attrs.d is not supported"), "{err}");
+    // The same order and code as s6-overlay's.
+    let r = recorded("legacy");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "run.order"));
     assert_eq!(
         order(&s),
         [
@@ -486,6 +623,23 @@ fn docker_legacy_dirs_contenv_and_the_command_exit_code() {
             "down cont-finish 90-bye",
         ]
     );
+    // Deliberate differences. s6-overlay passes an unknown S6_ variable by in silence;
+    // tend-init names it, once. s6-overlay runs fix-attrs.d (deprecated; on this tree's
+    // recursive entry its fix-attrs recursed until the shell crashed, the
+    // record's "Segmentation fault", then carried on); tend-init says it does not.
+    let err = text(&o.stderr);
+    assert!(
+        !rec_lines(&r, "run.stderr")
+            .iter()
+            .any(|l| l.contains("FROBNICATE"))
+    );
+    assert_eq!(
+        err.matches("ignoring S6_FROBNICATE: not supported").count(),
+        1,
+        "{err}"
+    );
+    assert!(rec_lines(&r, "run.stderr").contains(&"Segmentation fault".to_string()));
+    assert!(err.contains("/etc/fix-attrs.d is not supported"), "{err}");
 }
 
 #[test]
@@ -517,10 +671,12 @@ fn docker_s6_settings_and_the_var_run_path() {
              with-contenv sh -c 'echo \"cmd $VIA\" >>/record/order'",
         ],
     );
-    assert_code(&o, 0);
+    let r = recorded("settings");
+    assert_code(&o, rec_code(&r, "run.exit"));
     let lines = order(&s);
     assert_eq!(lines.first().map(String::as_str), Some("hook"), "{lines:?}");
     assert!(lines.contains(&"cmd via-var-run".to_string()), "{lines:?}");
+    assert_eq!(lines, rec_lines(&r, "run.order"));
     assert!(!text(&o.stderr).contains("info:"), "{}", text(&o.stderr));
     // A read-only root with a tmpfs /run (S6_READ_ONLY_ROOT's case).
     let s = Scratch::new("overlay-read-only");
@@ -543,6 +699,11 @@ fn docker_s6_settings_and_the_var_run_path() {
     );
     assert_code(&o, 6);
     assert_eq!(order(&s)[0], "up cont-init 10-record contenv");
+    // A deliberate difference: s6-overlay's preinit must make /var/run a link to /run,
+    // which it cannot on a read-only root that lacks one (this tree's), so it stops
+    // with 111 before stage 2; tend-init needs no such link and boots.
+    assert_eq!(rec_code(&r, "read-only.exit"), 111);
+    assert!(r["read-only.stderr"].contains("unable to remove /var/run: Read-only file system"));
 }
 
 #[test]
@@ -573,6 +734,12 @@ fn docker_stage2_failure_stops_the_container_and_tend_settings_win() {
     let lines = order(&s);
     assert!(!lines.contains(&"cmd".to_string()), "{lines:?}");
     assert!(text(&o.stderr).contains("/etc/cont-init.d/30-fail exited 5"));
+    // As s6-overlay did without the tree's fix-attrs.d (with it, its fix-attrs crashed
+    // and stopped the container before cont-init.d; tend-init skips fix-attrs.d).
+    let r = recorded("stage2-fail");
+    assert_code(&o, rec_code(&r, "no-fix-attrs.exit"));
+    assert_eq!(lines, rec_lines(&r, "no-fix-attrs.order"));
+    assert!(r["no-fix-attrs.stderr"].contains("/etc/cont-init.d/30-fail exited 5"));
     // TEND_INIT_FAILURE=warn wins over S6_BEHAVIOUR_IF_STAGE2_FAILS.
     let s = Scratch::new("overlay-fail-warn");
     let fail = s.write("30-fail", "#!/bin/sh\nexit 5\n", true);
@@ -608,6 +775,9 @@ fn docker_finish_script_sets_the_exit_code_and_halts() {
     assert_code(&o, 7);
     assert!(t0.elapsed() < Duration::from_secs(30));
     assert_eq!(order(&s)[0], "up app");
+    let r = recorded("exitcode");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "run.order"));
 }
 
 #[test]
@@ -615,7 +785,11 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
     let Some(img) = image(&["legacy"]) else {
         return;
     };
-    for (level, cmd_on_stdout) in [("1", false), ("2", true)] {
+    // As s6-overlay 3.2.3.2 did: with 1 and 2 alike the scripts' and the command's
+    // output goes to /run/uncaught-logs (not the README's /var/log/s6-uncaught-logs)
+    // and nothing to stdout; with 1 every line is copied to stderr as well.
+    let r = recorded("s6-logging");
+    for level in ["1", "2"] {
         let s = Scratch::new("overlay-logging");
         let logs = s.join("logs");
         std::fs::create_dir_all(&logs).unwrap();
@@ -626,28 +800,27 @@ fn docker_s6_logging_sends_output_to_the_catch_all_logger() {
                 "-e",
                 &format!("S6_LOGGING={level}"),
                 "-v",
-                &format!("{}:/var/log/s6-uncaught-logs", logs.display()),
+                &format!("{}:/run/uncaught-logs", logs.display()),
                 &img,
                 "sh",
                 "-c",
                 "echo from-the-command",
             ],
         );
-        assert_code(&o, 0);
+        assert_code(&o, rec_code(&r, &format!("level{level}.exit")));
         let current = std::fs::read_to_string(logs.join("current")).unwrap_or_default();
-        // The init scripts' output is caught (tend-init's own lines stay on its stderr).
-        assert!(
-            current.contains("cont-init says hello"),
-            "S6_LOGGING={level}: {current}"
-        );
-        assert!(!text(&o.stdout).contains("cont-init says hello"));
-        assert_eq!(
-            text(&o.stdout).contains("from-the-command"),
-            cmd_on_stdout,
-            "S6_LOGGING={level}: stdout {}",
-            text(&o.stdout)
-        );
-        assert_eq!(current.contains("from-the-command"), !cmd_on_stdout);
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        let rec = |k: &str| r[&format!("level{level}.{k}")].clone();
+        for line in ["cont-init says hello", "from-the-command"] {
+            assert!(rec("uncaught").contains(line));
+            assert!(current.contains(line), "S6_LOGGING={level}: {current}");
+            assert_eq!(out.contains(line), rec("stdout").contains(line), "{out}");
+            assert_eq!(
+                err.contains(line),
+                rec("stderr").contains(line),
+                "S6_LOGGING={level}: {err}"
+            );
+        }
     }
 }
 
@@ -692,6 +865,9 @@ fn docker_stop_without_a_command_runs_cont_finish() {
         &lines[lines.len() - 2..],
         ["down main", "down cont-finish 90-bye"]
     );
+    let r = recorded("stop");
+    assert_eq!(code, rec_code(&r, "stop.exit"));
+    assert_eq!(lines, rec_lines(&r, "stop.order"));
 }
 
 // ---- without Docker: with-contenv, the s6 names, the -o setting ---------------------
@@ -877,6 +1053,16 @@ fn docker_svscanctl_t_stops_the_container() {
         &order(&s)[order(&s).len() - 1..],
         ["down cont-finish 90-bye"]
     );
+    // A deliberate difference. Under s6-overlay 3.2.3.2 the scanner's -t became a halt
+    // that failed ("unable to talk to shutdownd"); the services went down but the
+    // container lived on until the command ended (`sleep 100` outlived the recorder's
+    // 120 s; with `sleep 20` it ended with the command's 0), and cont-finish.d never ran.
+    // tend-init keeps s6's meaning of -t for the scanner as PID 1: the container stops.
+    let r = recorded("svscanctl");
+    assert_eq!(rec_code(&r, "run.exit"), 124);
+    assert_eq!(rec_code(&r, "short.exit"), 0);
+    assert!(r["short.stderr"].contains("unable to talk to shutdownd"));
+    assert!(!r["short.order"].contains("cont-finish"));
 }
 
 #[test]
@@ -913,7 +1099,8 @@ fn slow_docker_restart_runs_the_stages_again() {
     wait_until(Duration::from_secs(60), "up svc-nginx twice", twice);
     let lines = order(&s);
     let second = lines.iter().rposition(|l| l.starts_with("down ")).unwrap() + 1;
-    assert_up_order(&lines[second..], &edges(&["baseimage-alpine", "nginx"]));
+    let trees = ["baseimage-alpine", "nginx"];
+    assert_up_order(&lines[second..], &edges(&trees), &longruns(&trees));
 }
 
 /// The image of `tree` and a container run of it that records `cmd` after the services.
@@ -952,6 +1139,20 @@ fn docker_user_bundles_in_s6_rc_d_with_contents_only_boot_with_a_warning() {
         "{err}"
     );
     assert!(!err.contains("fatal"), "{err}");
+    // s6-overlay: the same code, steps and warning (in its words). It brings user and
+    // user2 up in one `s6-rc change`, ordered by the dependencies alone, and `late`
+    // (user2, no dependency) came up before `app`; tend-init brings user2 up after user
+    // and services.d, as s6-overlay's README lists the stages: an order s6-overlay
+    // allows too.
+    let r = recorded("bundles-old");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let rec = rec_lines(&r, "run.order");
+    assert_eq!(steps(&lines), steps(&rec), "{rec:?}");
+    assert_eq!(rec.last().map(String::as_str), Some("cmd"));
+    assert!(r["run.stderr"].contains(
+        "defining user bundles in /etc/s6-overlay/s6-rc.d is deprecated, please define them \
+         in /etc/s6-overlay/user-bundles.d instead"
+    ));
 }
 
 #[test]
@@ -980,6 +1181,7 @@ fn docker_user_bundles_d_bundledir_and_profile() {
              /etc/cont-profile.d/old/s6-overlay/user-bundles.d",
         ),
     ];
+    let r = recorded("bundles");
     for (n, (env, ups, warning)) in cases.iter().enumerate() {
         let s = Scratch::new(&format!("overlay-bundles-{n}"));
         let o = bundles_run(&s, &img, env);
@@ -992,6 +1194,29 @@ fn docker_user_bundles_d_bundledir_and_profile() {
         if warning.is_empty() {
             assert!(!err.contains("user bundles"), "{env:?}: {err}");
         }
+        // s6-overlay, case by case (user and user2 in one `s6-rc change`: `late` may
+        // come first there).
+        let k = |x: &str| format!("case{n}.{x}");
+        assert_eq!(r[&k("env")], env.join(" "));
+        if n == 1 {
+            // A deliberate difference: alt-bundles/user has no `type`. s6-overlay's
+            // s6-rc-compile refuses it and its stage 2 ends there, leaving the container
+            // up with nothing started (the recorder killed it after 120 s); tend-init
+            // takes a `user` without a type as the bundle it must be.
+            assert_eq!(rec_code(&r, &k("exit")), 124);
+            assert!(r[&k("stderr")].contains("unable to read /etc/alt-bundles/user/type"));
+            assert!(rec_lines(&r, &k("order")).is_empty());
+            continue;
+        }
+        assert_code(&o, rec_code(&r, &k("exit")));
+        let rec = rec_lines(&r, &k("order"));
+        assert_eq!(steps(&order(&s)), steps(&rec), "{env:?}");
+        assert_eq!(rec.last().map(String::as_str), Some("cmd"));
+        assert_eq!(
+            err.contains("the user bundles belong in"),
+            r[&k("stderr")].contains("please define them in"),
+            "{env:?}: {err}"
+        );
     }
     // A bundle directory named but missing: one line, and the command does not run.
     let s = Scratch::new("overlay-bundles-missing");
@@ -1003,6 +1228,13 @@ fn docker_user_bundles_d_bundledir_and_profile() {
         "{err}"
     );
     assert!(!order(&s).contains(&"cmd".to_string()));
+    // s6-overlay refused it too (s6-rc-compile), and nothing ran; a deliberate
+    // difference: its container then stayed up (the recorder killed it after 120 s),
+    // tend-init's ends.
+    assert_eq!(r["case3.env"], "S6_RUNTIME_BUNDLEDIR=/etc/nowhere");
+    assert_eq!(rec_code(&r, "case3.exit"), 124);
+    assert!(r["case3.stderr"].contains("unable to opendir /etc/nowhere"));
+    assert!(rec_lines(&r, "case3.order").is_empty());
 }
 
 #[test]
@@ -1028,6 +1260,11 @@ fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_t
         err.contains("tend-init: warning: tend-rc -u change user exited 2"),
         "{err}"
     );
+    // As s6-overlay did (its s6-rc: "timed out").
+    let r = recorded("maxtime");
+    assert_code(&o, rec_code(&r, "behaviour0.exit"));
+    assert_eq!(order(&s), rec_lines(&r, "behaviour0.order"));
+    assert!(r["behaviour0.stderr"].contains("s6-rc: fatal: timed out"));
     // =2: the container stops with tend-rc's code (2, timed out), the command unrun.
     let s = Scratch::new("overlay-maxtime-stop");
     let mut stop = slow;
@@ -1036,6 +1273,8 @@ fn docker_services_maxtime_shorter_than_a_oneshot_runs_the_command_unless_told_t
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(order(&s).is_empty(), "{err}");
+    assert_code(&o, rec_code(&r, "behaviour2.exit"));
+    assert!(rec_lines(&r, "behaviour2.order").is_empty());
 }
 
 /// `docker run --user 1000 --security-opt no-new-privileges --read-only`, as the s6-overlay
@@ -1076,6 +1315,15 @@ fn docker_non_root_under_no_new_privileges() {
     let o = run_container(&s, &args);
     let err = text(&o.stderr);
     assert_code(&o, 3);
+    // What s6-overlay 3.2.3.2 did with the same settings (the image given the usual
+    // /var/run link, see tests/overlay-record/record.sh): on this tree, whose `user` is
+    // in s6-rc.d, its rc.init writes the bundle's `type` into /etc, which the read-only
+    // root refuses; stage 2 ends there and the container stays up with nothing started.
+    // A deliberate difference: tend-init reads the tree where it is and writes nothing
+    // under /etc. On the 3.2.3.2 layout both boot (nonroot-new, below).
+    let r = recorded("nonroot");
+    assert_eq!(rec_code(&r, "run.exit"), 124);
+    assert!(r["run.stderr"].contains("can't create /etc/s6-overlay/s6-rc.d/user/type"));
     let lines = order(&s);
     let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}\n{err}"));
     assert!(
@@ -1106,6 +1354,9 @@ fn docker_non_root_under_no_new_privileges() {
     args.extend([&img, "true"]);
     let o = run_container(&s, &args);
     assert_code(&o, 111);
+    // s6-overlay refuses it too, with 100 and a line that does not say what to change.
+    assert_eq!(rec_code(&r, "root-owned-run.exit"), 100);
+    assert!(r["root-owned-run.stderr"].contains("wrong permissions on /run"));
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is not writable by uid 1000: Permission denied: give the \
@@ -1114,6 +1365,7 @@ fn docker_non_root_under_no_new_privileges() {
     // A read-only root and no /run of its own, as root.
     let o = run_container(&s, &["--rm", "--read-only", &img, "true"]);
     assert_code(&o, 111);
+    assert_code(&o, rec_code(&r, "read-only-root.exit"));
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is not writable by uid 0: Read-only file system: give the \
@@ -1125,20 +1377,54 @@ fn docker_non_root_under_no_new_privileges() {
     args.extend([&img, "true"]);
     let o = run_container(&s, &args);
     assert_code(&o, 111);
+    // s6-overlay cannot run its stage 1 there: 126, "Permission denied".
+    assert_eq!(rec_code(&r, "noexec-run.exit"), 126);
     assert_eq!(
         text(&o.stderr),
         "tend-init: fatal: /run is mounted noexec, and longruns (app) run from there: mount \
          it exec (docker run --tmpfs /run:exec,uid=1000)\n"
     );
+    // The 3.2.3.2 layout with the same settings: s6-overlay booted it as the user too,
+    // with the command's code; tend-init the same.
+    let Some(img) = image(&["user-bundles"]) else {
+        return;
+    };
+    let r = recorded("nonroot-new");
+    let s = Scratch::new("overlay-nonroot-new");
+    record(&s);
+    let mut args = vec!["--rm", "--tmpfs", "/run:exec,uid=1000"];
+    args.extend(unprivileged);
+    args.extend([
+        &img,
+        "sh",
+        "-c",
+        "echo cmd $(id -u) >>/record/order; exit 3",
+    ]);
+    let o = run_container(&s, &args);
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let rec = rec_lines(&r, "run.order");
+    assert_eq!(steps(&order(&s)), steps(&rec), "{}", text(&o.stderr));
+    assert_eq!(order(&s).last(), rec.last());
+    assert_eq!(rec_code(&r, "stop.exit"), 0);
 }
 
 /// `exec /run/s6/basedir/bin/halt` from a finish script works where /run is a noexec
 /// tmpfs (docker's --tmpfs default), as root and as a user under no_new_privs.
+///
+/// A deliberate difference: s6-overlay runs its stage 1 from /run, so on a noexec /run
+/// it stops at once (126 as root; 1 as the user, who cannot link /var/run either), and
+/// the service never runs; tend-init runs no program of its own from /run (its halt
+/// there is a link to an executable elsewhere).
 #[test]
 fn docker_halt_on_a_noexec_run() {
     let Some(img) = image(&["exitcode"]) else {
         return;
     };
+    let r = recorded("exitcode");
+    assert_eq!(rec_code(&r, "noexec-root.exit"), 126);
+    assert!(r["noexec-root.stderr"].contains("/run/s6/basedir/bin/init: Permission denied"));
+    assert_eq!(rec_code(&r, "noexec-user.exit"), 1);
+    assert!(rec_lines(&r, "noexec-user.order").is_empty());
     for user in [
         &["--tmpfs", "/run"][..],
         &[
@@ -1168,4 +1454,45 @@ fn docker_halt_on_a_noexec_run() {
             text(&o.stderr)
         );
     }
+}
+
+/// tests/overlay-images/extras: a oneshot with `up` and `down`, a longrun running
+/// `s6-envdir ./env` over its `env/` directory, and a `run` without its execute bit, which
+/// s6-overlay 3.2.3.2 ran all the same (its compiler copies `run` executable). The states
+/// while the command runs, the steps down and the code, as s6-overlay's.
+#[test]
+fn docker_oneshot_down_env_dir_and_a_run_without_its_execute_bit() {
+    let Some(img) = image(&["extras"]) else {
+        return;
+    };
+    if !has_rc() {
+        return skip("no tend-rc");
+    }
+    let s = Scratch::new("overlay-extras");
+    let o = run_container(
+        &s,
+        &[
+            "--rm",
+            &img,
+            "sh",
+            "-c",
+            "sleep 2; for s in envd noexec; do \
+             record-step svstat $s $(s6-svstat -o up,wantedup /run/service/$s); done; exit 4",
+        ],
+    );
+    let err = text(&o.stderr);
+    let r = recorded("extras");
+    assert_code(&o, rec_code(&r, "run.exit"));
+    let (lines, rec) = (order(&s), rec_lines(&r, "run.order"));
+    assert_eq!(steps(&lines), steps(&rec), "{lines:?}\n{err}");
+    for l in rec
+        .iter()
+        .filter(|l| l.starts_with("svstat ") || l.starts_with("up envd"))
+    {
+        assert!(lines.contains(l), "{l}: {lines:?}\n{err}");
+    }
+    // Down: the longrun before the oneshot it depends on, whose `down` ran.
+    let at = |l: &str| position(&lines, l).unwrap_or_else(|| panic!("no {l}: {lines:?}"));
+    assert!(at("down envd") < at("down setup"), "{lines:?}");
+    assert!(at("up setup") < at("up envd"), "{lines:?}");
 }

@@ -220,7 +220,7 @@ struct Init<'a> {
     catch_all: Option<std::os::fd::OwnedFd>,
     /// The catch-all logger's pid while it runs.
     logger: Option<Pid>,
-    /// The command's output goes to the catch-all logger as well (S6_LOGGING=1).
+    /// The command's output goes to the catch-all logger as well (S6_LOGGING 1 or 2).
     log_command: bool,
     /// No info lines (S6_VERBOSITY below 2).
     quiet: bool,

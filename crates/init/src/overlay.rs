@@ -54,7 +54,9 @@ pub const SCAN_DIR: &str = "/run/service";
 pub const RESULTS: &str = "/run/s6-linux-init-container-results";
 pub const EXIT_CODE: &str = "/run/s6-linux-init-container-results/exitcode";
 pub const HALT: &str = "/run/s6/basedir/bin/halt";
-pub const CATCH_ALL_DIR: &str = "/var/log/s6-uncaught-logs";
+/// Where s6-overlay 3's catch-all logger writes (s6-linux-init's place; its README
+/// still names v2's /var/log/s6-uncaught-logs, tests/overlay-record: s6-logging).
+pub const CATCH_ALL_DIR: &str = "/run/uncaught-logs";
 /// The sources tend-init adds (s6-overlay's own names), and tend-rc's live state.
 pub const OWN_SOURCES: &str = "/run/s6/tend-rc-sources";
 /// The image's definitions other than `user` and `user2`, as symlinks, where the tree
@@ -480,8 +482,12 @@ pub fn run(
     if init.carry_on() && !ov.stage2_hook.is_empty() {
         init.stage2_hook(&ov.stage2_hook);
     }
+    // cont-finish.d is the `down` of s6-overlay's legacy-cont-init: it runs only where
+    // cont-init.d ran through (tests/overlay-record: stage2-fail).
+    let mut cont_init_up = false;
     if init.carry_on() {
         init.base();
+        cont_init_up = init.carry_on();
     }
     let sources = Sources::choose(ov, Path::new("/"));
     let rc = sources.tree.is_dir() && init.carry_on() && init.rc_init(&sources, ov.verbosity);
@@ -515,7 +521,9 @@ pub fn run(
     if rc {
         init.rc_down(ov.verbosity, &["-da", "change"], deadline);
     }
-    init.finish_scripts();
+    if cont_init_up {
+        init.finish_scripts();
+    }
     init.stop_tree();
     let fallback = init.exit_code(!command.is_empty());
     Ok(settings
@@ -602,8 +610,9 @@ impl Init<'_> {
         false
     }
 
-    /// S6_LOGGING 1 or 2: tend-log on a pipe, writing /var/log/s6-uncaught-logs; the
-    /// tree's output (and the command's, with 1) goes there.
+    /// S6_LOGGING 1 or 2: tend-log on a pipe, writing /run/uncaught-logs; the tree's
+    /// output and the command's go there, and with 1 every line is copied to our stderr
+    /// too, as s6-overlay 3.2.3.2 does (tests/overlay-record: s6-logging).
     fn start_catch_all(&mut self, ov: &Overlay) {
         if ov.logging == 0 {
             return;
@@ -618,11 +627,17 @@ impl Init<'_> {
             Err(e) => return self.warn(format_args!("unable to pipe: {}", e.desc())),
         };
         let mut argv = vec![OsString::from("tend-log")];
+        // `1` first: the copy on stderr without the logdir's timestamps.
+        let mut fds = vec![(std::os::fd::AsRawFd::as_raw_fd(&r), 0)];
+        if ov.logging == 1 {
+            argv.push("1".into());
+            fds.push((2, 1));
+        }
         argv.extend(ov.logging_script.iter().cloned());
         argv.push(CATCH_ALL_DIR.into());
         let opts = tend_sys::process::SpawnOptions {
             setpgid: true,
-            fds: vec![(std::os::fd::AsRawFd::as_raw_fd(&r), 0)],
+            fds,
             ..Default::default()
         };
         let spawned = tend_sys::exec::Prepared::new(&argv, &self.env)
@@ -636,7 +651,7 @@ impl Init<'_> {
             Ok(pid) => {
                 self.logger = Some(pid);
                 self.catch_all = Some(w);
-                self.log_command = ov.logging == 1;
+                self.log_command = true;
             }
             Err(_) => self.warn(format_args!(
                 "unable to start tend-log: no catch-all logger"
@@ -852,6 +867,30 @@ impl Init<'_> {
         let _ = tend_proto::control::send_in(&dst, tend_proto::servicedir::SVSCAN, b"a");
         if wait {
             self.wait_for_services(&services, subs);
+        } else {
+            self.legacy_started(staging);
+        }
+    }
+
+    /// Without S6_CMD_WAIT_FOR_SERVICES, a short wait (at most a second, no warning)
+    /// until every services.d service without a `down` file has started its run:
+    /// s6-overlay 3.2.3.2 runs the command once its legacy-services oneshot has
+    /// returned, by which time s6-svscan has started them (tests/overlay-record:
+    /// settings), so a quick command still finds them up and they are taken down after.
+    fn legacy_started(&mut self, staging: &Path) {
+        let dirs: Vec<PathBuf> = self
+            .legacy
+            .iter()
+            .map(|n| staging.join(n))
+            .filter(|d| !d.join(tend_proto::servicedir::DOWN).exists())
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while self.carry_on()
+            && self.scanner.is_some()
+            && Instant::now() < deadline
+            && !dirs.iter().all(|d| still_up(d))
+        {
+            self.turn(Some(Instant::now() + Duration::from_millis(5)));
         }
     }
 
