@@ -292,6 +292,12 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
     if !mounted.is_empty() {
         say.say("info", &format_args!("mounted {}", mounted.join(" ")));
     }
+    if let Err(e) = ptmx_link() {
+        say.say(
+            "warning",
+            &format_args!("unable to link /dev/ptmx to pts/ptmx: {e}"),
+        );
+    }
     if let Err(e) = machine::loopback_up() {
         say.say(
             "warning",
@@ -313,6 +319,21 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
             &format_args!("unable to turn ctrl-alt-del into SIGINT: {}", e.desc()),
         );
     }
+}
+
+/// /dev/ptmx as a link to the devpts instance's own ptmx, as kata-agent makes it: a pty
+/// opened through it belongs to the /dev/pts mounted here, whatever devtmpfs holds.
+/// Left alone when it is that link already.
+fn ptmx_link() -> std::io::Result<()> {
+    let (link, target) = (Path::new("/dev/ptmx"), Path::new("pts/ptmx"));
+    if std::fs::read_link(link).is_ok_and(|t| t == target) {
+        return Ok(());
+    }
+    match std::fs::remove_file(link) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::os::unix::fs::symlink(target, link)
 }
 
 fn show(s: &OsStr) -> std::borrow::Cow<'_, str> {
