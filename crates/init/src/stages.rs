@@ -276,7 +276,9 @@ impl Init<'_> {
         if let Some(n) = self.settings.nofile {
             let old = getrlimit(Resource::RLIMIT_NOFILE)
                 .map_err(|e| tend_sys::Error::new("getrlimit", e))?;
-            setrlimit(Resource::RLIMIT_NOFILE, n, n)
+            // The hard limit is raised to n, never lowered: init must be able to take
+            // its own back without CAP_SYS_RESOURCE.
+            setrlimit(Resource::RLIMIT_NOFILE, n, n.max(old.1))
                 .map_err(|e| tend_sys::Error::new("setrlimit RLIMIT_NOFILE", e))?;
             saved.nofile = Some(old);
         }
