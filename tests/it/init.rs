@@ -1112,7 +1112,9 @@ fn main_program_restarts_then_stops_with_its_own_limits() {
     let prog = s.join("main");
     s.write(
         "main",
-        "#!/bin/sh\necho \"run nofile=$(ulimit -n)/$(ulimit -Hn) oom=$(cat /proc/self/oom_score_adj) \
+        "#!/bin/sh\n# init restores its own once the spawn is over: up to 5 s for that.\n\
+         for i in $(seq 500); do [ \"$(cat /proc/$PPID/oom_score_adj)\" = \"$INIT_OOM\" ] && break; sleep 0.01; done\n\
+         echo \"run nofile=$(ulimit -n)/$(ulimit -Hn) oom=$(cat /proc/self/oom_score_adj) \
          init-oom=$(cat /proc/$PPID/oom_score_adj) init-nofile=$(awk '/^Max open files/ {print $4}' /proc/$PPID/limits)\"\n\
          exit 3\n",
         true,
@@ -1121,7 +1123,8 @@ fn main_program_restarts_then_stops_with_its_own_limits() {
     let (nofile, hard) =
         nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
     let mut c = cmd("tend-init");
-    c.args(["-e", "", "-r", "2", "-N", "777", "-O", "321", "-M"])
+    c.env("INIT_OOM", before.trim())
+        .args(["-e", "", "-r", "2", "-N", "777", "-O", "321", "-M"])
         .arg(&prog)
         .arg("-s")
         .arg(s.join("none"));
