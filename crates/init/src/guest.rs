@@ -1,7 +1,9 @@
 //! tend-init as the init of a VM guest: the kernel runs it as PID 1 with nothing
 //! mounted. Before the container stages it mounts what is missing (/proc, /sys, /dev,
-//! /dev/pts, /dev/shm, /run, cgroup2), brings up `lo`, names the host and reads its
-//! settings also from the kernel command line (`tend.*`). The stages are the container
+//! /dev/pts, /dev/shm, /run, cgroup v2 or v1 by the command line), links /dev/ptmx to
+//! pts/ptmx, brings up `lo`, names the host and reads its settings also from the kernel
+//! command line (`tend.*`); each step is skipped when already done, as kata-agent's own
+//! init does. Agent mode (`tend.main=`) is this with a main program as the command. The stages are the container
 //! ones (`run_stages`), with stop signals acted on instead of forwarded: SIGTERM and
 //! SIGPWR power off, SIGINT (ctrl-alt-del) reboots, SIGUSR1 halts. After stage 3 it
 //! syncs, unmounts (or remounts read-only) what it mounted, drains the console and
