@@ -899,7 +899,8 @@ fn slow_vm_agent_mode_keeps_a_console_restarts_the_agent_then_powers_off() {
     let initrd = img.pack();
     let params = format!("{AGENT} tend.main_restarts=1");
     let mut q = Qemu::boot(host, host.accel, &initrd, &params, &[]).unwrap();
-    let st = q.expect_exit(limit(host) * 2);
+    // Many steps, each an emulated exec or more: thrice the one-boot limit.
+    let st = q.expect_exit(limit(host) * 3);
     let console = q.console();
     assert!(st.success(), "{st:?}\n{console}");
     for line in [
