@@ -32,9 +32,12 @@ import tempfile
 import time
 
 BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
+# PAYLOAD=agent: the stub agent (bench/guest-agent.c, built by bench/guest.sh)
+AGENT = sys.argv[5] if len(sys.argv) > 5 else ""
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
 ICOUNT = os.environ.get("ICOUNT", "")
 # PAYLOAD=three: issue 28's three services (see write_three) instead of ready + logged.
+# PAYLOAD=agent: issue 38's agent guest (see write_agent).
 PAYLOAD = os.environ.get("PAYLOAD", "")
 TMP = tempfile.mkdtemp(prefix="bench-guest-")
 ROOT = os.path.join(TMP, "root")
@@ -70,7 +73,7 @@ def build_tree():
             os.symlink("busybox", link)
     # As shipped: the multi-call executable once and a hard link per program.
     subprocess.run(["strip", "-o", os.path.join(ROOT, "bin", "tend"), os.path.join(BIN, "tend")], check=True)
-    for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log"]:
+    for p in ["tend-init", "tend-svscan", "tend-supervise", "tend-log", "tend-vsockserver", "tend-pty"]:
         os.link(os.path.join(ROOT, "bin", "tend"), os.path.join(ROOT, "bin", p))
     for p in ["s6-svscan", "s6-supervise"]:
         copy(shutil.which(p), "usr/bin/" + p)
@@ -95,10 +98,19 @@ dmesg | grep -E 'Run /init as init process|tend-bench-ready'
 sleep 1
 awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print "BENCH-MEM " t-a}' /proc/meminfo
 echo "BENCH-PSS $(awk '/^Pss:/{print $2}' /proc/1/smaps_rollup)"
+# Every process but this shell, read with builtins only (no process of the report's own).
+t=0
+for d in /proc/[0-9]*; do
+    [ "${d#/proc/}" = $$ ] && continue
+    while read -r k v u; do [ "$k" = Pss: ] && t=$((t + v)); done < $d/smaps_rollup
+done 2>/dev/null
+echo "BENCH-PSSALL $t"
 echo o > /proc/sysrq-trigger
 """)
     if PAYLOAD == "three":
         write_three()
+    elif PAYLOAD == "agent":
+        write_agent()
     else:
         write("etc/tend/services/ready/run", """#!/bin/sh
 echo tend-bench-ready > /dev/kmsg
@@ -112,7 +124,13 @@ exec /bench/report
 cp -a /etc/tend/services /run/service
 PATH=/usr/bin:/bin exec s6-svscan /run/service
 """)
-    if PAYLOAD == "three":
+    if PAYLOAD == "agent":
+        write("bench/inittab", """::sysinit:/bench/mounts
+::sysinit:/bench/agent -m
+::respawn:/etc/tend/services/console/run
+::respawn:/bench/agent
+""", 0o644)
+    elif PAYLOAD == "three":
         write("bench/inittab", """::sysinit:/bench/mounts
 ::respawn:/etc/tend/services/loop/run
 ::respawn:/etc/tend/services/sleeper/run
@@ -123,6 +141,20 @@ PATH=/usr/bin:/bin exec s6-svscan /run/service
 ::once:/etc/tend/services/ready/run
 ::once:/bin/sh -c 'exec /etc/tend/services/logged/run | exec tend-log /run/log'
 """, 0o644)
+
+
+def write_agent():
+    """Issue 38's agent guest: the stub agent (marks ready itself, then runs the report)
+    as the main program, after the vsock modules (loaded by the agent's own code, run as
+    an init.d step) and the debug console `tend-vsockserver -1 1026 tend-pty /bin/sh`."""
+    version = os.path.basename(KERNEL)[len("vmlinuz-"):]
+    mods = f"/lib/modules/{version}/kernel/net/vmw_vsock"
+    for m in ["vsock", "vmw_vsock_virtio_transport_common", "vsock_loopback"]:
+        copy(f"{mods}/{m}.ko", f"lib/vsock/{m}.ko")
+    copy(AGENT, "bench/agent")
+    write("etc/tend/init.d/10-vsock", "#!/bin/sh\nexec /bench/agent -m\n")
+    write("etc/tend/services/console/run", "#!/bin/sh\nexec tend-vsockserver -1 1026 tend-pty /bin/sh\n")
+    write("etc/tend/services/console/notification-fd", "1\n", 0o644)
 
 
 def write_three():
@@ -148,7 +180,7 @@ def pack(variant):
         if os.path.lexists(p):
             os.remove(p)
     if variant == "floor":
-        shutil.copy(os.path.join(ROOT, "bench/floor"), init)
+        shutil.copy(os.path.join(ROOT, "bench/agent" if PAYLOAD == "agent" else "bench/floor"), init)
     elif variant == "tend-init":
         os.link(os.path.join(ROOT, "bin/tend"), init)
     elif variant == "busybox init":
@@ -165,7 +197,8 @@ def boot(initrd):
     icount = ["-icount", f"shift={ICOUNT},sleep=off"] if ICOUNT else []
     cmd = ["qemu-system-x86_64", "-accel", ACCEL, *icount, "-m", "256", "-nographic", "-no-reboot",
            "-kernel", KERNEL, "-initrd", initrd,
-           "-append", "console=ttyS0 quiet panic=-1 printk.time=1 tend.hostname=bench"]
+           "-append", "console=ttyS0 quiet panic=-1 printk.time=1 tend.hostname=bench"
+           + (" tend.main=/bench/agent" if PAYLOAD == "agent" else "")]
     t0 = time.monotonic()
     q = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
@@ -188,6 +221,7 @@ def boot(initrd):
     ready = re.search(r"\[\s*([\d.]+)\] tend-bench-ready", s)
     mem = re.search(r"BENCH-MEM (\d+)", s)
     pss = re.search(r"BENCH-PSS (\d+)", s)
+    pssall = re.search(r"BENCH-PSSALL (\d+)", s)
     if not (run and ready and mem and pss and outside):
         sys.exit(f"bench/guest: a boot failed ({initrd}):\n{s}")
     return {
@@ -195,10 +229,11 @@ def boot(initrd):
         "outside": outside * 1000,
         "mem": int(mem.group(1)),
         "pss": int(pss.group(1)),
+        "pssall": int(pssall.group(1)) if pssall else 0,
     }
 
 
-VARIANTS = ["floor", "tend-init", "busybox init", "s6-svscan"]
+VARIANTS = ["floor", "tend-init", "busybox init"] + ([] if PAYLOAD == "agent" else ["s6-svscan"])
 build_tree()
 images = {v: pack(v) for v in VARIANTS}
 results = {v: [] for v in VARIANTS}
@@ -209,14 +244,15 @@ shutil.rmtree(TMP)
 
 med = {v: {k: statistics.median(x[k] for x in results[v]) for k in results[v][0]} for v in VARIANTS}
 print(f"accel {ACCEL}{f' -icount shift={ICOUNT},sleep=off' if ICOUNT else ''}, payload {PAYLOAD or 'ready+logged'}, {ROUNDS} interleaved boots each, medians")
-print(f"| /init | /init -> ready (in guest) | qemu start -> ready | MemTotal-MemAvailable | PID 1 Pss |")
-print("|---|---:|---:|---:|---:|")
+print(f"| /init | /init -> ready (in guest) | qemu start -> ready | MemTotal-MemAvailable | PID 1 Pss | every process's Pss |")
+print("|---|---:|---:|---:|---:|---:|")
 for v in VARIANTS:
     m = med[v]
-    print(f"| {v} | {m['inside']:.1f} ms | {m['outside']:.0f} ms | {m['mem']} kB | {m['pss']} kB |")
+    print(f"| {v} | {m['inside']:.1f} ms | {m['outside']:.0f} ms | {m['mem']} kB | {m['pss']} kB | {m['pssall']} kB |")
 f, t = med["floor"], med["tend-init"]
-print(f"tend-init above the floor (in guest): {t['inside'] - f['inside']:.1f} ms")
-for v in ["busybox init", "s6-svscan"]:
+print(f"tend-init above the floor (in guest): {t['inside'] - f['inside']:.1f} ms, "
+      f"memory {t['mem'] - f['mem']} kB, Pss of every process {t['pssall'] - f['pssall']} kB")
+for v in VARIANTS[2:]:
     o = med[v]
     print(f"tend-init / {v}: in guest {t['inside'] / o['inside']:.2f}, "
           f"outside {t['outside'] / o['outside']:.3f}, memory {t['mem'] / o['mem']:.2f}, "

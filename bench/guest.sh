@@ -7,6 +7,10 @@
 #   bench/guest.sh        (ROUNDS=7 boots of each by default)
 #   PAYLOAD=three bench/guest.sh   issue 28's payload: a shell loop, an exec sleep, a ready marker
 #                                  polling every 10 ms for the other two
+#   PAYLOAD=agent bench/guest.sh   issue 38's agent guest: the stub agent (bench/guest-agent.c)
+#                                  as /init (the floor, AGENT_INIT=yes), as tend-init's main
+#                                  program (tend.main=) with the vsock debug console, and
+#                                  under busybox init with the same console; to READY
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
 # KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
@@ -32,6 +36,7 @@ kernel=$(ls /boot/vmlinuz-* | sort | tail -n 1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -static -O2 -o "$tmp/floor" "$here/bench/guest-floor.c"
+gcc -static -O2 -o "$tmp/agent" "$here/bench/guest-agent.c"
 accel=${ACCEL:-}
 if [ -z "$accel" ]; then
     accel=tcg
@@ -56,4 +61,4 @@ else
 fi
 export ICOUNT
 echo "# bench/guest.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $kernel, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor"
+python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor" "$tmp/agent"

@@ -755,3 +755,198 @@ fn slow_vm_cgroup_version_follows_the_command_line() {
         assert!(st.success(), "{st:?}\n{}", q.console());
     }
 }
+
+// ---- agent mode (issue 38) --------------------------------------------------------------
+
+impl Image {
+    /// More of tend's programs in /bin, as links to the one executable.
+    fn link(&self, programs: &[&str]) {
+        let bin = self.root.join("bin");
+        for p in programs {
+            std::fs::hard_link(bin.join("tend"), bin.join(p)).unwrap();
+        }
+    }
+
+    /// The kernel's vsock loopback transport (CID 1) and what it needs, loaded by an
+    /// init.d script: the guest is then client and server of its own vsock ports. False
+    /// when the host's kernel has no such modules.
+    fn vsock_loopback(&self, host: &Host) -> bool {
+        let version = host.kernel.to_string_lossy()["/boot/vmlinuz-".len()..].to_string();
+        let dir = Path::new("/lib/modules")
+            .join(version)
+            .join("kernel/net/vmw_vsock");
+        let order = [
+            "vsock",
+            "vmw_vsock_virtio_transport_common",
+            "vsock_loopback",
+        ];
+        if !order.iter().all(|m| dir.join(format!("{m}.ko")).is_file()) {
+            return false;
+        }
+        let mut script = String::from("#!/bin/sh\n");
+        for m in order {
+            let to = self.root.join(format!("lib/vsock/{m}.ko"));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(dir.join(format!("{m}.ko")), &to).unwrap();
+            script.push_str(&format!("insmod /lib/vsock/{m}.ko\n"));
+        }
+        self.write("etc/tend/init.d/10-vsock", &script, true);
+        true
+    }
+
+    /// An agent guest: the stub agent as the main program, the debug console as a
+    /// service (`tend-vsockserver 1026 tend-pty /bin/sh`), a guest component, and
+    /// `checks` (a shell script) run once as a service, saying `tend-test: ...` on the
+    /// console. False without vsock modules.
+    fn agent_guest(&self, host: &Host, checks: &str) -> bool {
+        if !self.vsock_loopback(host) {
+            return false;
+        }
+        self.link(&[
+            "tend-vsockserver",
+            "tend-vsockclient",
+            "tend-pty",
+            "tend-svc",
+            "tend-svstat",
+        ]);
+        // The stub agent: its pid for the checks, READY on the console, then a vsock
+        // server on port 1024 whose client line "exit" ends it (exit code 0).
+        self.write(
+            "bin/agent",
+            "#!/bin/sh\necho $$ > /run/agent.pid\necho stub-agent: READY\n\
+             exec tend-vsockserver 1024 sh -c 'read -r w; echo \"agent: $w\"; \
+             [ \"$w\" != exit ] || kill -TERM $PPID'\n",
+            true,
+        );
+        // Ready once bound (-1): init starts the agent only then.
+        self.service(
+            "console",
+            "exec tend-vsockserver -1 1026 tend-pty /bin/sh\n",
+        );
+        self.write("etc/tend/services/console/notification-fd", "1\n", false);
+        self.write("etc/hostname", "agent-vm\n", false);
+        self.service(
+            "component",
+            "echo $$ > /run/component.pid\nexec sleep 100000\n",
+        );
+        // A client of the debug console (fds 6 and 7): lines sent, lines awaited. What
+        // is awaited never appears in what is typed (the pty echoes it). ^C once the
+        // sleep is the terminal's foreground group; its status asked on a line of its
+        // own (a shell drops the rest of a line whose job died of SIGINT).
+        self.write(
+            "bin/dialog",
+            "#!/bin/sh\n\
+             send() { printf '%s\\n' \"$1\" >&7; }\n\
+             want() { while IFS= read -r l <&6; do case $l in *\"$1\"*) echo \"$1\"; return 0;; esac; done; echo \"no $1\"; exit 1; }\n\
+             send 'echo hi-$((6*7))'; want hi-42\n\
+             [ \"$1\" = short ] && { send exit; exit 0; }\n\
+             send 'sh -c \"exit 7\"; echo code-$?'; want code-7\n\
+             send 'sleep 51'\n\
+             fg() { for p in $(pidof sleep); do tr '\\0' ' ' < /proc/$p/cmdline | grep -qx 'sleep 51 ' && s=$(cut -d' ' -f5-8 /proc/$p/stat) && [ ${s%% *} = ${s##* } ] && return 0; done; return 1; }\n\
+             until fg; do sleep 0.1; done\n\
+             echo foreground\n\
+             printf '\\003' >&7; send 'echo after-$?'; want after-130\n\
+             send exit\n",
+            true,
+        );
+        self.service(
+            "checks",
+            &format!(
+                "say() {{ echo \"tend-test: $*\" > /dev/console; }}\n\
+                 con() {{ timeout 60 tend-vsockclient 1 1026 /bin/dialog \"$@\" | tr '\\n' ' '; }}\n\
+                 agent() {{ until [ -s /run/agent.pid ] && [ \"$(cat /run/agent.pid)\" != \"$1\" ]; do sleep 0.1; done; cat /run/agent.pid; }}\n\
+                 tell() {{ for i in $(seq 100); do o=$(timeout 60 tend-vsockclient 1 1024 sh -c \"echo $1 >&7; cat <&6\") && break; sleep 0.1; done; echo $o; }}\n\
+                 {checks}\nexec sleep 100000\n"
+            ),
+        );
+        true
+    }
+}
+
+/// The kernel line of an agent guest.
+const AGENT: &str = "tend.main=/bin/agent tend.main_nofile=1048576 tend.main_oom=-997 \
+                     tend.services_gracetime=1000 tend.kill_gracetime=1000";
+
+/// Issue 38's checks 1, 2 (restart), 3, 5 and 6 in one boot, the guest's own vsock
+/// loopback (CID 1) standing in for the host's side: a shell over the debug console
+/// (echo, an exit code, ctrl-c reaching the foreground job); the main program's limits;
+/// a killed guest component restarted; a kill -9 of the agent that leaves the console
+/// answering while the agent is restarted (tend.main_restarts=1); the restarted agent
+/// told to exit, which powers the guest off cleanly.
+#[test]
+fn slow_vm_agent_mode_keeps_a_console_restarts_the_agent_then_powers_off() {
+    let Some(host) = vm() else { return };
+    let s = Scratch::new("guest-agent");
+    let img = Image::new(&s, host);
+    let checks = "a=$(agent 0)\n\
+        say \"boot ptmx=$(readlink /dev/ptmx) host=$(hostname) lo=$(cat /sys/class/net/lo/operstate)\"\n\
+        say \"console: $(con)\"\n\
+        c=$(cat /run/component.pid)\n\
+        say \"main nofile=$(awk '/^Max open files/ {print $4 \"/\" $5}' /proc/$a/limits) \
+        oom=$(cat /proc/$a/oom_score_adj) init-oom=$(cat /proc/1/oom_score_adj) \
+        service-oom=$(cat /proc/$c/oom_score_adj)\"\n\
+        kill -9 $c\n\
+        until [ -s /run/component.pid ] && [ \"$(cat /run/component.pid)\" != $c ]; do sleep 0.1; done\n\
+        say component restarted\n\
+        kill -9 $a\n\
+        say \"after kill: $(con short)\"\n\
+        b=$(agent $a)\n\
+        say agent restarted\n\
+        tell exit\n";
+    if !img.agent_guest(host, checks) {
+        return skip(format!("no vsock modules for {}", host.kernel.display()));
+    }
+    let initrd = img.pack();
+    let params = format!("{AGENT} tend.main_restarts=1");
+    let mut q = Qemu::boot(host, host.accel, &initrd, &params, &[]).unwrap();
+    // Many steps, each an emulated exec or more: thrice the one-boot limit.
+    let st = q.expect_exit(limit(host) * 3);
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    for line in [
+        "stub-agent: READY\n",
+        "tend-test: console: hi-42 code-7 foreground after-130 \n",
+        "tend-test: boot ptmx=pts/ptmx host=agent-vm lo=unknown\n",
+        "tend-test: main nofile=1048576/1048576 oom=-997 init-oom=0 service-oom=0\n",
+        "tend-test: component restarted\n",
+        "tend-test: after kill: hi-42 \n",
+        "tend-init: info: command exited: exit code 137\n",
+        "tend-init: info: restarting the command (1 of 1)\n",
+        "stub-agent: READY\n",
+        "tend-test: agent restarted\n",
+        "tend-init: info: command exited: exit code 0\n",
+        "tend-init: info: powering off\n",
+        "reboot: Power down",
+    ] {
+        assert!(console.contains(line), "{line:?} missing:\n{console}");
+    }
+    assert_stages(&console, "powering off", "reboot: Power down");
+}
+
+/// Check 2 with the default policy: a kill -9 of the agent powers the guest off, the
+/// services (the console among them) stopped cleanly on the way.
+#[test]
+fn slow_vm_agent_killed_powers_off_by_default() {
+    let Some(host) = vm() else { return };
+    let s = Scratch::new("guest-agent-kill");
+    let img = Image::new(&s, host);
+    let checks = "a=$(agent 0)\nsay \"console: $(con short)\"\nkill -9 $a\n";
+    if !img.agent_guest(host, checks) {
+        return skip(format!("no vsock modules for {}", host.kernel.display()));
+    }
+    let initrd = img.pack();
+    let mut q = Qemu::boot(host, host.accel, &initrd, AGENT, &[]).unwrap();
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    assert!(st.success(), "{st:?}\n{console}");
+    assert!(
+        console.contains("tend-test: console: hi-42 \n"),
+        "{console}"
+    );
+    assert!(
+        console.contains("tend-init: info: command exited: exit code 137\n"),
+        "{console}"
+    );
+    assert!(!console.contains("restarting the command"), "{console}");
+    assert_stages(&console, "powering off", "reboot: Power down");
+}

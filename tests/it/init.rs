@@ -1101,3 +1101,47 @@ fn slow_compare_with_tini_dumb_init_catatonit() {
     eprintln!("{table}");
     assert!(tend_failures.is_empty(), "{tend_failures:#?}\n{table}");
 }
+
+/// Issue 38's exit policy and limits, outside a VM: `-r 2` runs the command three times
+/// in all, the last exit code is init's; `-N` and `-O` are the command's open-file limit
+/// (under the hard one, the soft limit only) and OOM adjustment, not init's (read back from init's /proc entry meanwhile); `-M`
+/// names the program when no command is given.
+#[test]
+fn main_program_restarts_then_stops_with_its_own_limits() {
+    let s = Scratch::new("init-main");
+    let prog = s.join("main");
+    s.write(
+        "main",
+        "#!/bin/sh\n# init restores its own once the spawn is over: up to 5 s for that.\n\
+         for i in $(seq 500); do [ \"$(cat /proc/$PPID/oom_score_adj)\" = \"$INIT_OOM\" ] && break; sleep 0.01; done\n\
+         echo \"run nofile=$(ulimit -n)/$(ulimit -Hn) oom=$(cat /proc/self/oom_score_adj) \
+         init-oom=$(cat /proc/$PPID/oom_score_adj) init-nofile=$(awk '/^Max open files/ {print $4}' /proc/$PPID/limits)\"\n\
+         exit 3\n",
+        true,
+    );
+    let before = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+    let (nofile, hard) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    let mut c = cmd("tend-init");
+    c.env("INIT_OOM", before.trim())
+        .args(["-e", "", "-r", "2", "-N", "777", "-O", "321", "-M"])
+        .arg(&prog)
+        .arg("-s")
+        .arg(s.join("none"));
+    let o = run(c);
+    assert_code(&o, 3);
+    let line = format!(
+        "run nofile=777/{hard} oom=321 init-oom={} init-nofile={nofile}\n",
+        before.trim()
+    );
+    assert_eq!(text(&o.stdout), line.repeat(3), "{}", text(&o.stderr));
+    // Bad values are usage errors.
+    for (opt, v) in [("-O", "1001"), ("-r", "x"), ("-N", "-1")] {
+        let o = tend("tend-init", [opt, v, "true"]);
+        assert_code(&o, 100);
+        assert_eq!(
+            text(&o.stderr),
+            format!("tend-init: fatal: invalid {opt}: {v}\n")
+        );
+    }
+}

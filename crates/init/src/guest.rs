@@ -1,7 +1,9 @@
 //! tend-init as the init of a VM guest: the kernel runs it as PID 1 with nothing
 //! mounted. Before the container stages it mounts what is missing (/proc, /sys, /dev,
-//! /dev/pts, /dev/shm, /run, cgroup2), brings up `lo`, names the host and reads its
-//! settings also from the kernel command line (`tend.*`). The stages are the container
+//! /dev/pts, /dev/shm, /run, cgroup v2 or v1 by the command line), links /dev/ptmx to
+//! pts/ptmx, brings up `lo`, names the host and reads its settings also from the kernel
+//! command line (`tend.*`); each step is skipped when already done, as kata-agent's own
+//! init does. Agent mode (`tend.main=`) is this with a main program as the command. The stages are the container
 //! ones (`run_stages`), with stop signals acted on instead of forwarded: SIGTERM and
 //! SIGPWR power off, SIGINT (ctrl-alt-del) reboots, SIGUSR1 halts. After stage 3 it
 //! syncs, unmounts (or remounts read-only) what it mounted, drains the console and
@@ -292,6 +294,12 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
     if !mounted.is_empty() {
         say.say("info", &format_args!("mounted {}", mounted.join(" ")));
     }
+    if let Err(e) = ptmx_link() {
+        say.say(
+            "warning",
+            &format_args!("unable to link /dev/ptmx to pts/ptmx: {e}"),
+        );
+    }
     if let Err(e) = machine::loopback_up() {
         say.say(
             "warning",
@@ -313,6 +321,21 @@ fn boot(settings: &Settings, mounted: &mut Vec<&'static str>, say: &dyn Warn) {
             &format_args!("unable to turn ctrl-alt-del into SIGINT: {}", e.desc()),
         );
     }
+}
+
+/// /dev/ptmx as a link to the devpts instance's own ptmx, as kata-agent makes it: a pty
+/// opened through it belongs to the /dev/pts mounted here, whatever devtmpfs holds.
+/// Left alone when it is that link already.
+fn ptmx_link() -> std::io::Result<()> {
+    let (link, target) = (Path::new("/dev/ptmx"), Path::new("pts/ptmx"));
+    if std::fs::read_link(link).is_ok_and(|t| t == target) {
+        return Ok(());
+    }
+    match std::fs::remove_file(link) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::os::unix::fs::symlink(target, link)
 }
 
 fn show(s: &OsStr) -> std::borrow::Cow<'_, str> {

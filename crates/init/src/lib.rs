@@ -126,6 +126,17 @@ pub fn start(
         Mode::Container => false,
         Mode::Auto => kernel,
     };
+    // Agent mode: without a command, the main program is the command.
+    let main;
+    let (settings, command) = match main_program(&settings, command, guest) {
+        Some(m) => {
+            main = [m];
+            // Resolved again as with a command: the same default wait for the services.
+            let s = Settings::resolve(opts, &all, true).unwrap_or(settings);
+            (s, &main[..])
+        }
+        None => (settings, command),
+    };
     if !guest {
         return run(&settings, command, say).map_err(Failure::System);
     }
@@ -139,6 +150,22 @@ pub fn start(
             .map_err(Failure::System);
     }
     guest::boot_run_shutdown(&settings, &mut mounted, command, say)
+}
+
+/// Where an image names its main program (agent mode) when neither `-M`, `TEND_MAIN` nor
+/// `tend.main=` does: an executable, or a symlink to one, read only in a guest.
+pub const MAIN_FILE: &str = "/etc/tend/main";
+
+/// The main program: none when a command is given; else the setting; else, in a
+/// guest, /etc/tend/main when it is there.
+fn main_program(settings: &Settings, command: &[OsString], guest: bool) -> Option<OsString> {
+    if !command.is_empty() {
+        return None;
+    }
+    if let Some(m) = &settings.main {
+        return Some(m.clone());
+    }
+    (guest && Path::new(MAIN_FILE).exists()).then(|| OsString::from(MAIN_FILE))
 }
 
 /// s6-overlay's /init (`-o`, else run as `init` over an image with its layout): the

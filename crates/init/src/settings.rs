@@ -70,6 +70,14 @@ pub struct Settings {
     pub console: Option<PathBuf>,
     /// Run as s6-overlay v3's /init.
     pub overlay: Overlay,
+    /// The main program (agent mode), when no command is given: run without arguments.
+    pub main: Option<OsString>,
+    /// Restart the command this many times when it exits, then stop (a guest powers off).
+    pub restarts: u32,
+    /// The command's RLIMIT_NOFILE, soft and hard.
+    pub nofile: Option<u64>,
+    /// The command's oom_score_adj.
+    pub oom_score_adj: Option<i32>,
 }
 
 /// How one setting is given: option letter, environment variable, value name, default
@@ -83,7 +91,7 @@ pub struct Entry {
 }
 
 /// The table `-h` prints and the parser reads; in usage order.
-pub const TABLE: [Entry; 17] = [
+pub const TABLE: [Entry; 21] = [
     Entry {
         letter: 'i',
         var: "TEND_INIT_DIR",
@@ -203,11 +211,39 @@ pub const TABLE: [Entry; 17] = [
         default: "auto",
         what: "s6-overlay v3's /init (auto: run as init over its layout)",
     },
+    Entry {
+        letter: 'M',
+        var: "TEND_MAIN",
+        value: "prog",
+        default: "guest: /etc/tend/main",
+        what: "the main program when no command is given (agent mode)",
+    },
+    Entry {
+        letter: 'r',
+        var: "TEND_MAIN_RESTARTS",
+        value: "n",
+        default: "0",
+        what: "restart the command n times when it exits, then stop",
+    },
+    Entry {
+        letter: 'N',
+        var: "TEND_MAIN_NOFILE",
+        value: "n",
+        default: "inherited",
+        what: "the command's open-file limit (soft and hard)",
+    },
+    Entry {
+        letter: 'O',
+        var: "TEND_MAIN_OOM",
+        value: "adj",
+        default: "inherited",
+        what: "the command's oom_score_adj (-1000...1000)",
+    },
 ];
 
 /// getopt's spec for the table, plus `-h`.
 /// `-a action` is not a setting: it asks a running guest init to stop.
-pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:o:a:";
+pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:o:M:r:N:O:a:";
 
 /// The kernel command-line parameter of a variable: `TEND_KILL_GRACETIME` is
 /// `tend.kill_gracetime`.
@@ -278,6 +314,9 @@ impl Settings {
     ) -> Result<Settings, BadSetting> {
         use OnFailure::{Stop, Warn};
         let src = Source { opts, env };
+        let main = src.get('M').map(|(_, v)| v);
+        // A main program is the command: the same default wait.
+        let has_command = has_command || main.is_some();
         // Read in this order, so that of several bad values the same one is reported.
         let wait = src.ms('w', if has_command { 5000 } else { 0 })?;
         let signal_group = src.choice('p', false, &[(b"1", true), (b"0", false)])?;
@@ -323,6 +362,10 @@ impl Settings {
             hostname: src.get('n').map(|(_, v)| v),
             console: src.console(),
             overlay,
+            main,
+            restarts: src.number('r', u32::MAX as u64)?.map_or(0, |n| n as u32),
+            nofile: src.number('N', 1 << 30)?,
+            oom_score_adj: src.oom()?,
         })
     }
 }
@@ -391,6 +434,27 @@ impl Source<'_> {
                 Some(n) if n <= 255 => Ok(Some(n as i32)),
                 _ => Err(bad(name, &v)),
             },
+        }
+    }
+
+    /// A number up to `max`, if given.
+    fn number(&self, letter: char, max: u64) -> Result<Option<u64>, BadSetting> {
+        match self.get(letter) {
+            None => Ok(None),
+            Some((name, v)) => match parse_u64(&v) {
+                Some(n) if n <= max => Ok(Some(n)),
+                _ => Err(bad(name, &v)),
+            },
+        }
+    }
+
+    /// `-O`: -1000 to 1000, read as tend-oom reads it.
+    fn oom(&self) -> Result<Option<i32>, BadSetting> {
+        match self.get('O') {
+            None => Ok(None),
+            Some((name, v)) => tend_env::oom::parse(&v)
+                .map(Some)
+                .ok_or_else(|| bad(name, &v)),
         }
     }
 
@@ -499,6 +563,10 @@ mod tests {
             ("TEND_HOSTNAME", "vm1"),
             ("TEND_CONSOLE", "ttyS1"),
             ("TEND_OVERLAY", "off"),
+            ("TEND_MAIN", "/agent"),
+            ("TEND_MAIN_RESTARTS", "2"),
+            ("TEND_MAIN_NOFILE", "1048576"),
+            ("TEND_MAIN_OOM", "-997"),
         ]);
         let s = Settings::resolve(&[], &e, true).unwrap();
         assert_eq!(
@@ -521,6 +589,10 @@ mod tests {
                 hostname: Some("vm1".into()),
                 console: Some("/dev/ttyS1".into()),
                 overlay: Overlay::Off,
+                main: Some("/agent".into()),
+                restarts: 2,
+                nofile: Some(1048576),
+                oom_score_adj: Some(-997),
             }
         );
         // The table lists exactly these variables, and every letter of SPEC but h.
@@ -543,6 +615,12 @@ mod tests {
         assert_eq!(s.kill_grace, Duration::from_secs(3));
         let err = Settings::resolve(&[opt('c', "256")], &[], true).unwrap_err();
         assert_eq!(err.to_string(), "invalid -c: 256");
+        for (c, v) in [('O', "-1001"), ('O', "--5"), ('r', "-1"), ('N', "x")] {
+            let err = Settings::resolve(&[opt(c, v)], &[], true).unwrap_err();
+            assert_eq!(err.to_string(), format!("invalid -{c}: {v}"));
+        }
+        let s = Settings::resolve(&[opt('O', "-1000")], &[], true).unwrap();
+        assert_eq!(s.oom_score_adj, Some(-1000));
     }
 
     #[test]
@@ -573,6 +651,15 @@ mod tests {
     fn empty_env_dir_option_turns_saving_off() {
         let s = Settings::resolve(&[opt('e', "")], &[], true).unwrap();
         assert_eq!(s.env_dir, None);
+    }
+
+    #[test]
+    fn a_main_program_waits_for_the_services_as_a_command_does() {
+        let e = kernel_params(b"tend.main=/usr/bin/agent tend.main_restarts=3");
+        let s = Settings::resolve(&[], &e, false).unwrap();
+        assert_eq!(s.main, Some("/usr/bin/agent".into()));
+        assert_eq!(s.restarts, 3);
+        assert_eq!(s.services_wait, Some(Duration::from_millis(5000)));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use crate::services::SCANNER;
 use crate::{Init, OnFailure, exec_failure, tree};
 use nix::errno::Errno;
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::ffi::{OsStr, OsString};
@@ -15,6 +16,24 @@ use std::time::{Duration, Instant};
 use tend_sys::code::SYSTEM;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
+
+/// Init's own limits while the command is spawned, put back after.
+#[derive(Default)]
+struct SavedLimits {
+    nofile: Option<(u64, u64)>,
+    oom: Option<i32>,
+}
+
+impl SavedLimits {
+    fn restore(&self) {
+        if let Some((soft, hard)) = self.nofile {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, soft, hard);
+        }
+        if let Some(adj) = self.oom {
+            let _ = tend_env::oom::set(adj);
+        }
+    }
+}
 
 impl Init<'_> {
     /// Save the environment as an envdir (when asked to); false if that failed and the
@@ -180,6 +199,33 @@ impl Init<'_> {
             }
             return;
         };
+        let mut restarts_left = self.settings.restarts;
+        loop {
+            if !self.spawn_command(command, prog) {
+                return;
+            }
+            // A guest's stop signals stop init, not only the command (stage 3 signals it).
+            self.wait_while(None, |i| i.command.is_some() && i.stop.is_none());
+            let Some(code) = self.command_code else {
+                return;
+            };
+            if self.guest {
+                self.stage(format_args!("command exited: exit code {code}"));
+            }
+            if restarts_left == 0 || !self.carry_on() {
+                return;
+            }
+            restarts_left -= 1;
+            let done = self.settings.restarts - restarts_left;
+            self.stage(format_args!(
+                "restarting the command ({done} of {})",
+                self.settings.restarts
+            ));
+        }
+    }
+
+    /// Start the command with its limits; false if it could not be started (a failure).
+    fn spawn_command(&mut self, command: &[OsString], prog: &OsStr) -> bool {
         let opts = SpawnOptions {
             setpgid: true,
             foreground: self.tty.then_some(0),
@@ -191,31 +237,63 @@ impl Init<'_> {
             },
             ..Default::default()
         };
+        // A child inherits both at fork: init takes them on for the spawn only, so the
+        // shared spawn path needs no step of its own, and a refusal is said before the
+        // command runs.
+        let saved = match self.command_limits() {
+            Ok(saved) => saved,
+            Err(e) => {
+                self.fatal(SYSTEM, format_args!("{e}"));
+                return false;
+            }
+        };
         let spawned = Prepared::new(command, &self.env)
             .map_err(SpawnError::Exec)
             .and_then(|p| spawn(&p, &opts));
+        saved.restore();
         match spawned {
             Ok(pid) => {
                 self.command = Some(pid);
-                if self.env_deferred && !self.save_env() {
-                    return;
-                }
+                self.command_code = None;
+                !self.env_deferred || self.save_env()
             }
             Err(SpawnError::Exec(e)) => {
                 let (msg, code) = exec_failure(prog, self.path(), e);
-                return self.fatal(code, format_args!("{msg}"));
+                self.fatal(code, format_args!("{msg}"));
+                false
             }
             Err(SpawnError::Fork(e)) => {
-                return self.fatal(SYSTEM, format_args!("unable to fork: {}", e.desc()));
+                self.fatal(SYSTEM, format_args!("unable to fork: {}", e.desc()));
+                false
             }
         }
-        // A guest's stop signals stop init, not only the command (stage 3 signals it).
-        self.wait_while(None, |i| i.command.is_some() && i.stop.is_none());
-        if self.guest
-            && let Some(code) = self.command_code
-        {
-            self.stage(format_args!("command exited: exit code {code}"));
+    }
+
+    /// Set the command's open-file limit and OOM adjustment on init itself; what to
+    /// restore once it is spawned.
+    fn command_limits(&self) -> Result<SavedLimits, tend_sys::Error> {
+        let mut saved = SavedLimits::default();
+        if let Some(n) = self.settings.nofile {
+            let old = getrlimit(Resource::RLIMIT_NOFILE)
+                .map_err(|e| tend_sys::Error::new("getrlimit", e))?;
+            // The hard limit is raised to n, never lowered: init must be able to take
+            // its own back without CAP_SYS_RESOURCE.
+            setrlimit(Resource::RLIMIT_NOFILE, n, n.max(old.1))
+                .map_err(|e| tend_sys::Error::new("setrlimit RLIMIT_NOFILE", e))?;
+            saved.nofile = Some(old);
         }
+        if let Some(adj) = self.settings.oom_score_adj {
+            let old = std::fs::read(tend_env::oom::PATH)
+                .ok()
+                .and_then(|b| tend_env::oom::parse(OsStr::from_bytes(b.trim_ascii())))
+                .unwrap_or(0);
+            if let Err(e) = tend_env::oom::set(adj) {
+                saved.restore();
+                return Err(e);
+            }
+            saved.oom = Some(old);
+        }
+        Ok(saved)
     }
 
     /// Stage 3 as named steps: the finish scripts, then the tree.
