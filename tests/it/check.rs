@@ -720,18 +720,21 @@ fn restart_policy_slows_restarts_down() {
     let t = wait_until(T, "four deaths", || {
         Some(death_times_ms(&svc)).filter(|t| t.len() >= 4)
     });
+    // The pace counts from the previous start, and deaths are what the tally records:
+    // two deaths are 3 s apart, give or take the difference of the two runs' lives (the
+    // exec of a shell and its exit 1, a few hundred ms apart on a loaded machine), where
+    // the normal pace gives 1 s.
     assert!(t[1] - t[0] < 2500, "{t:?}");
-    assert!(t[2] - t[1] >= 2900, "not slowed: {t:?}");
-    assert!(t[3] - t[2] >= 2900, "not slowed: {t:?}");
+    assert!(t[2] - t[1] >= 2500, "not slowed: {t:?}");
+    assert!(t[3] - t[2] >= 2500, "not slowed: {t:?}");
     assert!(fleet.status("crashy").unwrap().want_up);
-    let o = tend("tend-svstat", [svc.to_str().unwrap()]);
-    assert!(
-        text(&o.stdout).contains(
-            ", restart-policy: 2 deaths within 60 s (last: exit 1): restarting every 3000 ms"
-        ),
-        "{}",
-        text(&o.stdout)
-    );
+    // The verdict is about the last death: shown while the service waits out its 3 s,
+    // not once it runs again (briefly, here, or longer on a loaded machine).
+    let line = ", restart-policy: 2 deaths within 60 s (last: exit 1): restarting every 3000 ms";
+    wait_until(T, "svstat naming the policy", || {
+        let o = tend("tend-svstat", [svc.to_str().unwrap()]);
+        text(&o.stdout).contains(line).then_some(())
+    });
 }
 
 #[test]

@@ -28,6 +28,14 @@ pub fn multicall() -> &'static Path {
 pub fn bindir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        // Services trap HUP, INT and QUIT as a login shell's children may. Started in
+        // the background (INT and QUIT ignored) or under nohup (HUP), this process would
+        // pass them on ignored, and a shell cannot trap a signal ignored at its start
+        // (POSIX): every program run here gets the dispositions a terminal gives.
+        use nix::sys::signal::Signal;
+        for sig in [Signal::SIGHUP, Signal::SIGINT, Signal::SIGQUIT] {
+            tend_sys::signals::default(sig).unwrap();
+        }
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bin");
         std::fs::create_dir_all(&dir).unwrap();
         let o = Command::new(multicall()).arg("-l").output().unwrap();

@@ -142,10 +142,32 @@ fn example_tree(s: &Scratch) -> (std::path::PathBuf, String) {
         tree.join("packaging/links.sh"),
     )
     .unwrap();
+    // A directory holding tend (/usr/bin once the .deb is installed, on this machine or
+    // by a test of the package) is replaced by a copy of it without tend's programs
+    // (links to the rest): dropping it would drop sh too.
     let path = std::env::var("PATH").unwrap_or_default();
-    let without: Vec<&str> = path
+    let without: Vec<String> = path
         .split(':')
-        .filter(|d| !Path::new(d).join("tend-svscan").exists() && !d.is_empty())
+        .filter(|d| !d.is_empty())
+        .enumerate()
+        .map(|(i, d)| {
+            let dir = Path::new(d);
+            if !dir.join("tend-svscan").exists() {
+                return d.to_string();
+            }
+            let copy = s.join(format!("path-{i}"));
+            std::fs::create_dir_all(&copy).unwrap();
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let name = e.file_name();
+                let tend = name
+                    .to_str()
+                    .is_some_and(|n| n == "tend" || n.starts_with("tend-"));
+                if !tend {
+                    let _ = std::os::unix::fs::symlink(e.path(), copy.join(&name));
+                }
+            }
+            copy.display().to_string()
+        })
         .collect();
     (tree, without.join(":"))
 }

@@ -367,12 +367,20 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     // small for them gets the kernel's SIGSEGV (exec failed past the point of no
     // return), SIGKILL, SIGXCPU, SIGXFSZ or SIGBUS, or the loader's complaint. Not its
     // own crash: an abort (a failed allocation) still counts.
-    // tend-chpst -t (RLIMIT_CPU) with 0, or the empty string runit reads as 0: the
-    // kernel may kill the program with SIGXCPU at its first tick, as under runit's chpst.
-    let cpu_limited = prog == "tend-chpst" && args.iter().any(|a| a == "-t");
-    let limited = prog == "tend-softlimit";
+    // tend-chpst's limits do the same to its program: -t (RLIMIT_CPU) 0, or the empty
+    // string runit reads as 0, gets SIGXCPU at the first tick; -m or -d 0 leaves it no
+    // memory (SIGSEGV at its exec, as `chpst -m '' true` under runit); -f SIGXFSZ.
+    let chpst_limited = prog == "tend-chpst"
+        && args.iter().any(|a| {
+            let b = a.as_bytes();
+            b.len() > 1
+                && b[0] == b'-'
+                && b[1] != b'-'
+                && b[1..].iter().any(|c| b"mdft".contains(c))
+        });
+    let limited = prog == "tend-softlimit" || chpst_limited;
     if let Some(sig) = status.signal() {
-        if limited && [7, 9, 11, 24, 25].contains(&sig) || cpu_limited && sig == 24 {
+        if limited && [7, 9, 11, 24, 25].contains(&sig) {
             return None;
         }
         return Some(format!("killed by signal {sig}; stderr: {stderr:?}"));

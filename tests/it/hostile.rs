@@ -943,10 +943,25 @@ fn packaging_build_follows_cargo_target_dir() {
     }
     let s = Scratch::new("hostile-build-target");
     let target = s.join("elsewhere");
-    let built = bin("tend");
-    let jobs = Path::new(env!("CARGO_BIN_EXE_tend-jobs"));
-    let monit = Path::new(env!("CARGO_BIN_EXE_tend-monit"));
-    let jail = Path::new(env!("CARGO_BIN_EXE_tend-jail"));
+    // The test build's executables without their debug information: what the fake
+    // cargo "builds". Whole, the four are ~110 MB that dpkg-deb and xz compress three
+    // times, past five minutes on a loaded machine; stripped, a tenth of that.
+    let stripped = |from: &Path, name: &str| {
+        let to = s.join("build").join(name);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let mut c = Command::new("strip");
+        c.arg("-o").arg(&to).arg(from);
+        assert_code(&run(c), 0);
+        to
+    };
+    if !have("strip") {
+        skip("strip is not installed (binutils)");
+        return;
+    }
+    let built = stripped(&bin("tend"), "tend");
+    let jobs = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-jobs")), "tend-jobs");
+    let monit = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-monit")), "tend-monit");
+    let jail = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-jail")), "tend-jail");
     let fake = format!(
         r#"#!/bin/sh
 case "$1" in
@@ -979,7 +994,9 @@ esac
                 std::env::var("PATH").unwrap_or_default()
             ),
         );
-    let o = run_bounded(c, Duration::from_secs(300));
+    // Three xz passes over ~12 MB: seconds alone, three minutes at a load of 26 on two
+    // cores; the bound only turns a hang into a failure.
+    let o = run_bounded(c, Duration::from_secs(900));
     assert_code(&o, 0);
     let deb = std::fs::read_dir(&out)
         .unwrap()

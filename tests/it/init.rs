@@ -619,8 +619,9 @@ fn no_command_waits_for_sigterm_and_p_signals_the_group() {
         out = s.join("out").display(),
         ready = ready.display()
     );
+    // The parent's trap first: the child's `ready` must mean both are set.
     let outer = format!(
-        "sh -c \"{script}\" & trap 'echo parent >> {out}; wait; exit 5' USR1; while :; do sleep 0.05; done",
+        "trap 'echo parent >> {out}; wait; exit 5' USR1; sh -c \"{script}\" & while :; do sleep 0.05; done",
         out = s.join("out").display()
     );
     let mut c = cmd("tend-init");

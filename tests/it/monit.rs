@@ -1938,6 +1938,11 @@ fn monit_every_event_logged_mailed_and_counted() {
     let mut smtp = Command::new(vm.s.join("bin/smtp"));
     smtp.arg(smtp_port.to_string()).arg(vm.s.join("mail"));
     let _smtp = Daemon::start(smtp);
+    // The first events come at once, and without an event queue a mail the server
+    // refuses is lost (as in monit): the server must listen first.
+    wait_until(Duration::from_secs(10), "smtp listens", || {
+        std::net::TcpStream::connect(("127.0.0.1", smtp_port)).ok()
+    });
     vm.start();
     vm.wait_state("db", "running");
     vm.wait_state("api", "running");

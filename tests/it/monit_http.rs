@@ -3,8 +3,7 @@
 //! control file where 5.33 can serve it.
 //!
 //! Not tested here: a FIFO as monit 5.33's `allow cleartext` file (5.33 itself hangs
-//! on it at `-t`); `allow md5|sha1|crypt` files against 5.33 (tend-monit reads cleartext
-//! files only: such a rule lets nobody in, 401).
+//! on it at `-t`).
 
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
@@ -366,18 +365,24 @@ fn monit_http_without_usable_credentials_fails_closed() {
             false,
             None,
         ),
-        ("an md5 file", "  allow md5 @ROOT@/hashed", true, Some(401)),
+        // A user without a password: the server starts, nobody logs in.
+        (
+            "an md5 file without a hash",
+            "  allow md5 @ROOT@/hashed",
+            true,
+            Some(401),
+        ),
     ];
     for (what, allow, passes, answer) in rows {
         for prog in [Prog::Tend, Prog::Monit] {
-            // 5.33 reads an md5 file's hashes, which tend-monit does not.
-            if prog == Prog::Monit && (!monit || what == "an md5 file") {
+            if prog == Prog::Monit && !monit {
                 continue;
             }
             let name = format!("monit-http-closed-{}", what.replace(' ', "-"));
             let mut s = Side::new(&name, prog, allow, &check("db", 0, ""));
             s.s.write("empty", "", false);
-            s.s.write("hashed", "vcap:$1$salt$notapassword\n", false);
+            // Only a comment and a password-less user.
+            s.s.write("hashed", "# vcap:$1$salt$notapassword\nro:\n", false);
             let side = if prog == Prog::Tend {
                 "tend-monit"
             } else {
@@ -433,6 +438,143 @@ fn monit_http_without_usable_credentials_fails_closed() {
         "{o:?}"
     );
     assert!(t0.elapsed() < PATIENCE);
+}
+
+/// The hashes of the htpasswd files below: `pw` under each method, made by the tools
+/// people use (`openssl passwd -1`, `-apr1`; DES through python's crypt module) when
+/// they are here, else the same tools' output recorded once.
+fn hashes() -> (String, String, String) {
+    let openssl = |method: &str, fallback: &str| {
+        let mut c = Command::new("openssl");
+        c.args(["passwd", method, "pw"]);
+        match c.output() {
+            Ok(o) if o.status.success() => text(&o.stdout).trim().to_string(),
+            _ => fallback.to_string(),
+        }
+    };
+    let md5 = openssl("-1", "$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.");
+    let apr1 = openssl("-apr1", "$apr1$Zz$dUceJQLt3F7/Cd9rDjHvS1");
+    let des = Command::new("python3")
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            "import crypt, random, string; a = string.ascii_letters + string.digits + './'; print(crypt.crypt('pw', random.choice(a) + random.choice(a)))",
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && o.stdout.len() == 14)
+        .map(|o| text(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "abzlUXK5ed5rs".into());
+    (md5, apr1, des)
+}
+
+/// Issue 34 item 17: `allow md5 FILE [users]` and `allow crypt FILE` let in the same
+/// users as monit 5.33 on the same files: MD5-crypt (`$1$`) and Apache's (`$apr1$`,
+/// with an /etc/shadow-style tail) under md5, DES under crypt; a wrong password, a
+/// hash under the other method, a user not listed, a commented line, a user's second
+/// line: 401. `allow sha1 FILE` is a syntax error for both.
+#[test]
+fn monit_http_hashed_htpasswd_files_as_monit_5_33() {
+    let monit = have("monit");
+    if !monit {
+        skip(
+            "monit_http_hashed_htpasswd_files_as_monit_5_33: the monit 5.33 side (apt-get install monit)",
+        );
+    }
+    let (md5, apr1, des) = hashes();
+    let md5_file =
+        format!("vcap:{md5}\nro:{apr1}:19000:0:99999:7:::\nvcap:{des}\n#old:{md5}\ndes:{des}\n");
+    let crypt_file = format!("vcap:{des}\nmd5:{md5}\n");
+    // (allow line, [(credentials, status)]): "" is no credentials.
+    let rows: [(&str, &[(&str, u16)]); 3] = [
+        (
+            "  allow md5 @ROOT@/md5",
+            &[
+                ("vcap:pw", 200),
+                ("ro:pw", 200),
+                ("vcap:px", 401),
+                ("vcap:", 401),
+                ("old:pw", 401),
+                ("des:pw", 401),
+                ("nobody:pw", 401),
+                ("", 401),
+            ],
+        ),
+        (
+            "  allow md5 @ROOT@/md5 ro",
+            &[("vcap:pw", 401), ("ro:pw", 200)],
+        ),
+        (
+            "  allow crypt @ROOT@/crypt",
+            &[
+                ("vcap:pw", 200),
+                ("vcap:pwx", 401),
+                ("md5:pw", 401),
+                ("", 401),
+            ],
+        ),
+    ];
+    for (i, (allow, cases)) in rows.iter().enumerate() {
+        for prog in [Prog::Tend, Prog::Monit] {
+            if prog == Prog::Monit && !monit {
+                continue;
+            }
+            let side = if prog == Prog::Tend {
+                "tend-monit"
+            } else {
+                "monit"
+            };
+            let mut s = Side::new(
+                &format!("monit-http-hashed-{i}"),
+                prog,
+                allow,
+                &check("db", 0, ""),
+            );
+            for (name, body) in [("md5", &md5_file), ("crypt", &crypt_file)] {
+                let f = s.s.write(name, body, false);
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+            let o = s.test();
+            assert!(o.status.success(), "{side}: {allow}: -t: {o:?}");
+            s.start();
+            s.wait_running();
+            for (cred, want) in cases.iter() {
+                let req = if cred.is_empty() {
+                    format!(
+                        "GET /_status?format=xml HTTP/1.0\r\nHost: 127.0.0.1:{}\r\n\r\n",
+                        s.port
+                    )
+                } else {
+                    get(s.port, "/_status?format=xml", cred)
+                };
+                let (got, _) = http(s.port, req.as_bytes());
+                assert_eq!(
+                    got,
+                    *want,
+                    "{side}: {allow}: {cred:?} (md5 {md5}, apr1 {apr1}, des {des}): {}",
+                    s.log()
+                );
+            }
+            assert!(s.alive(), "{side}: {}", s.log());
+        }
+    }
+    // monit 5.33 has no `allow sha1`.
+    for prog in [Prog::Tend, Prog::Monit] {
+        if prog == Prog::Monit && !monit {
+            continue;
+        }
+        let s = Side::new(
+            "monit-http-hashed-sha1",
+            prog,
+            "  allow sha1 @ROOT@/md5",
+            &check("db", 0, ""),
+        );
+        s.s.write("md5", &md5_file, false);
+        let o = s.test();
+        assert_code(&o, 1);
+        assert!(text(&o.stderr).contains("'sha1'"), "{o:?}");
+    }
 }
 
 /// `set httpd unixsocket` is refused at -t with one line (tend-monit serves TCP only).

@@ -43,19 +43,29 @@ fn has_rc() -> bool {
     text(&o.stdout).lines().any(|l| l == "tend-rc")
 }
 
-/// The image made of `trees` (laid in this order), built once per test process.
+/// The image made of `trees` (laid in this order), built once per test process and
+/// tagged with its pid, removed when it exits: another checkout's suite on the same
+/// Docker engine builds its own (with its own tend), as tests/it/init.rs does.
 fn image(trees: &[&str]) -> Option<String> {
     if !docker_ok() {
         skip("no docker");
         return None;
     }
     static BUILT: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-    let tag = format!("tend-overlay-test:{}", trees.join("-"));
+    let tag = format!(
+        "tend-overlay-test:{}-p{}",
+        trees.join("-"),
+        std::process::id()
+    );
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
     if built.contains(&tag) {
         return Some(tag);
     }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("overlay-{}", trees.join("-")));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "overlay-{}-p{}",
+        trees.join("-"),
+        std::process::id()
+    ));
     let rootfs = dir.join("rootfs");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&rootfs).unwrap();
@@ -69,29 +79,15 @@ fn image(trees: &[&str]) -> Option<String> {
         }),
         0,
     );
-    let id = || {
-        let o = run({
-            let mut c = Command::new("docker");
-            c.args(["image", "inspect", "-f", "{{.Id}}", &tag]);
-            c
-        });
-        text(&o.stdout).trim().to_string()
-    };
-    let old = id();
     let mut c = Command::new("docker");
     c.args(["import", "--change", r#"ENTRYPOINT ["/init"]"#])
         .args(["--change", "ENV PATH=/command:/usr/bin:/bin"])
         .arg(&tar)
         .arg(&tag);
     assert_code(&run(c), 0);
-    // The tag moved to the new image: the last run's would be left dangling.
-    if !old.is_empty() && old != id() {
-        let _ = Command::new("docker")
-            .args(["rmi", &old])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
+    remove_image_at_exit(&tag);
+    // The image holds it now.
+    let _ = std::fs::remove_dir_all(&dir);
     built.insert(tag.clone());
     Some(tag)
 }
@@ -380,7 +376,11 @@ impl Drop for Container {
     }
 }
 
+/// A container named `name` and this test process's pid: container names are the
+/// machine's, and a run of the same test elsewhere (another checkout's suite) removes
+/// its own `name` at its start.
 fn start(s: &Scratch, name: &str, args: &[&str]) -> Container {
+    let name = &format!("{name}-{}", std::process::id());
     let _ = Command::new("docker")
         .args(["rm", "-f", name])
         .stdout(Stdio::null())
@@ -448,7 +448,7 @@ fn up_then_down(
     while position(&order(&s), &up).is_none() {
         // What the container said, for a run that did not get there.
         if t0.elapsed() > Duration::from_secs(60) {
-            let l = logs(name);
+            let l = logs(&c.0);
             panic!(
                 "timed out waiting for {up}: {:?}\nstdout: {}\nstderr: {}",
                 order(&s),
@@ -458,7 +458,7 @@ fn up_then_down(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    extra(&s, name);
+    extra(&s, &c.0);
     let lines = order(&s);
     let deps = edges(trees);
     let checked = assert_up_order(&lines, &deps, &longruns(trees));
@@ -471,7 +471,7 @@ fn up_then_down(
     }
     let (took, code) = stop(&c, 40);
     assert!(took < Duration::from_secs(35), "docker stop took {took:?}");
-    let stderr = text(&logs(name).stderr);
+    let stderr = text(&logs(&c.0).stderr);
     assert_eq!(code, 0, "{stderr}");
     // Every step down (tend-rc -d change user2, -da change) succeeded.
     assert!(!stderr.contains("tend-init: warning: tend-rc"), "{stderr}");
@@ -1340,7 +1340,7 @@ fn docker_non_root_under_no_new_privileges() {
     let c = start(&s, "tend-overlay-nonroot", &args);
     wait_until(PATIENCE, "up late", || position(&order(&s), "up late"));
     let (took, code) = stop(&c, 10);
-    let logs = text(&logs("tend-overlay-nonroot").stderr);
+    let logs = text(&logs(&c.0).stderr);
     assert_eq!(code, 0, "{logs}");
     assert!(
         took < Duration::from_secs(5),

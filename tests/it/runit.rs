@@ -828,7 +828,7 @@ fn finish_arguments_runit_and_tend() {
     let finish = "#!/bin/sh\necho \"$1 $2\" >> ../finish-args\nexit 0\n";
     for (who, dir) in [("runit", s.join("runit/web")), ("tend", s.join("tend/web"))] {
         ServiceDir::new(&dir)
-            .run("#!/bin/sh\n[ -e ../exited ] && exec sleep 1000\ntouch ../exited\nexit 3\n")
+            .run("#!/bin/sh\n[ -e ../exited ] && echo $$ > ../second && exec sleep 1000\ntouch ../exited\nexit 3\n")
             .finish(finish);
         let base = dir.parent().unwrap().to_path_buf();
         let args = || std::fs::read_to_string(base.join("finish-args")).unwrap_or_default();
@@ -858,14 +858,23 @@ fn finish_arguments_runit_and_tend() {
     }
 }
 
-/// The service's second ./run is up (either supervisor's record).
+/// The service's second ./run is up in its supervisor's record (runit's or s6's): its
+/// pid, not only "up", which the first run's record still says until the supervisor
+/// has seen it exit.
 fn runs_again(dir: &Path) -> bool {
-    dir.parent().unwrap().join("exited").exists()
-        && match std::fs::read(dir.join("supervise/status")) {
-            Ok(b) if b.len() == 20 => b[19] == 1,
-            Ok(b) => tend_proto::StatusRecord::decode(&b).is_some_and(|r| is_up(&r)),
-            Err(_) => false,
+    let Some(second) = std::fs::read_to_string(dir.parent().unwrap().join("second"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+    else {
+        return false;
+    };
+    match std::fs::read(dir.join("supervise/status")) {
+        Ok(b) if b.len() == 20 => {
+            b[19] == 1 && u64::from(u32::from_le_bytes([b[12], b[13], b[14], b[15]])) == second
         }
+        Ok(b) => tend_proto::StatusRecord::decode(&b).is_some_and(|r| is_up(&r) && r.pid == second),
+        Err(_) => false,
+    }
 }
 
 impl Runsv {

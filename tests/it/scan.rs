@@ -1142,8 +1142,13 @@ fn a_service_named_like_an_option_is_supervised() {
     let f = Fleet::start(&s);
     let out = s.join("logged");
     let dir = f.svc("-x");
-    ServiceDir::new(&dir).run("#!/bin/sh\necho hello\nexec sleep 1000\n");
-    ServiceDir::new(dir.join("log")).run(&format!("#!/bin/sh\nexec cat > '{}'\n", out.display()));
+    // Made whole, then moved in: a scan between the service and its log/ (the
+    // scanner's first one may still come) would supervise it without a logger.
+    let staged = s.join("staged");
+    ServiceDir::new(&staged).run("#!/bin/sh\necho hello\nexec sleep 1000\n");
+    ServiceDir::new(staged.join("log"))
+        .run(&format!("#!/bin/sh\nexec cat > '{}'\n", out.display()));
+    std::fs::rename(&staged, &dir).unwrap();
     f.rescan();
     f.wait_supervised("-x");
     f.wait_supervised("-x/log");

@@ -191,7 +191,7 @@ fn svlisten1_same_as_s6_on_both_supervisors() {
                 ),
                 (&["-D", "-t", "300", d, "true"], (Some(0), "")),
                 (
-                    &["-u", "-t", "300", d, "true"],
+                    &["-u", "-t", "3000", d, "true"],
                     (Some(99), "LISTENER: fatal: timed out\n"),
                 ),
                 (
@@ -287,7 +287,7 @@ fn svlisten_blocks_and_any() {
                 (Some(0), ""),
             ),
             (
-                &["-d", "-t", "300", a, b, "", "true"],
+                &["-d", "-t", "3000", a, b, "", "true"],
                 (Some(99), "LISTENER: fatal: timed out\n"),
             ),
             (

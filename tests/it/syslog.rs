@@ -724,9 +724,18 @@ fn no_loss_while_the_logger_restarts() {
             killed.push(p);
         }
         let m = format!("<13>n {i:06}");
-        client
-            .send_to(m.as_bytes(), &sock)
-            .unwrap_or_else(|e| panic!("send {i}: {e}"));
+        // A blocking send with a timeout fails with EINTR after a signal handler, or
+        // after a stop and SIGCONT even with no handler (signal(7)): nothing was sent,
+        // so it is sent again.
+        loop {
+            match client.send_to(m.as_bytes(), &sock) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => {
+                    r.unwrap_or_else(|e| panic!("send {i}: {e}"));
+                    break;
+                }
+            }
+        }
     }
     let lines = wait_until(
         Duration::from_secs(180),

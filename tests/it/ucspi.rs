@@ -12,7 +12,7 @@ use nix::sys::signal::Signal;
 use std::io::{Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -39,12 +39,9 @@ impl Server {
         c.stdin(Stdio::null()).stdout(Stdio::null());
         c.stderr(std::fs::File::create(&err).unwrap());
         let daemon = Daemon::start(c);
-        // Not a probe connection: it would take one of the server's slots.
-        wait_until(T, "the socket", || {
-            std::fs::symlink_metadata(&sock)
-                .is_ok_and(|m| m.file_type().is_socket())
-                .then_some(())
-        });
+        // Not a probe connection: it would take one of the server's slots. Listening,
+        // not only bound: a client run once (s6-ipcclient) is refused in between.
+        wait_until(T, "the socket listening", || listening(&sock).then_some(()));
         Server { daemon, sock, err }
     }
 
@@ -66,6 +63,20 @@ impl Server {
         c.read_to_string(&mut out).unwrap();
         out
     }
+}
+
+/// Whether a Unix socket is bound at `path` and listens (its flags in /proc/net/unix
+/// have __SO_ACCEPTCON).
+fn listening(path: &Path) -> bool {
+    let Some(want) = path.to_str() else {
+        return false;
+    };
+    std::fs::read_to_string("/proc/net/unix").is_ok_and(|t| {
+        t.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() >= 8 && f[7] == want && f[3] == "00010000"
+        })
+    })
 }
 
 /// The two stacks: (binder, server) program names.

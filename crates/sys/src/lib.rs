@@ -7,7 +7,7 @@
 //! It wraps what nix leaves unsafe — `fork` (checked single-threaded), `sigaction`, the
 //! child side of a spawn (named steps, each an `unsafe fn` with its `# Safety`), owning
 //! and borrowing fds by number (0-2 safely, any other through an `unsafe fn`), POSIX
-//! `regcomp`, `localtime_r`, a raw `write` — behind safe functions, one module each. It
+//! `regcomp`, `localtime_r`, `crypt`, a raw `write` — behind safe functions, one module each. It
 //! also holds the system facts every program shares, each written once: the exit codes
 //! ([`code`]), the wait-status bits ([`wait`]),
 //! deadline → poll timeout ([`deadline`]), signal names and their parsing ([`signals`]),
@@ -25,6 +25,7 @@
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
 pub mod code;
+pub mod crypt;
 pub mod deadline;
 pub mod diagnose;
 pub mod duration;

@@ -68,11 +68,22 @@ pub enum Allow {
     Host(String),
     /// `allow @group [read-only]` (PAM group; tend-monit cannot check it).
     Group { group: String, read_only: bool },
-    /// `allow [cleartext] FILE [users…]`: an htpasswd file.
-    File { path: String, users: Vec<String> },
-    /// `allow md5|sha1|crypt FILE …`: hashed passwords, which tend-monit cannot check:
-    /// kept so that the rule still asks for a login (nobody passes it).
-    Hashed { path: String },
+    /// `allow [cleartext|md5|crypt] FILE [users…]`: an htpasswd file.
+    File {
+        path: String,
+        users: Vec<String>,
+        digest: Digest,
+    },
+}
+
+/// How an htpasswd file holds its passwords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Digest {
+    Cleartext,
+    /// MD5-crypt, `$1$` or `$apr1$`.
+    Md5,
+    /// Traditional DES crypt(3).
+    Crypt,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

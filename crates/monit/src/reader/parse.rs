@@ -374,23 +374,9 @@ impl Reader {
                 }
                 Some("allow") => {
                     let at = p.next().map(|t| p.loc(&t));
-                    let hashed = p
-                        .peek()
-                        .and_then(Token::word)
-                        .filter(|w| matches!(w.as_str(), "md5" | "sha1" | "crypt"));
                     let a = allow(p)?;
-                    match (at, hashed, &a) {
-                        // Kept as hashed: a hash must never be taken for the password.
-                        (Some(at), Some(kind), Allow::File { path, .. }) => {
-                            self.ignore(
-                                at,
-                                format!("allow {kind} …"),
-                                "tend-monit reads cleartext htpasswd files only: these users cannot log in",
-                            );
-                            let path = path.clone();
-                            h.allow.push(Allow::Hashed { path });
-                        }
-                        (Some(at), None, Allow::Group { group, .. }) => {
+                    match (at, &a) {
+                        (Some(at), Allow::Group { group, .. }) => {
                             self.ignore(
                                 at,
                                 format!("allow @{group}"),
@@ -979,7 +965,15 @@ fn allow(p: &mut Cursor) -> Result<Allow, Token> {
         }
         ro
     };
-    if let Some("md5" | "sha1" | "crypt" | "cleartext") = t.word().as_deref() {
+    // monit 5.33 has no `sha1` here: a syntax error, as there.
+    let digest = match t.word().as_deref() {
+        Some("cleartext") => Some(Digest::Cleartext),
+        Some("md5") => Some(Digest::Md5),
+        Some("crypt") => Some(Digest::Crypt),
+        Some("sha1") => return Err(t),
+        _ => None,
+    };
+    if let Some(digest) = digest {
         let path = p.path()?;
         let mut users = Vec::new();
         while let Some(u) = p.peek().filter(|u| {
@@ -990,7 +984,11 @@ fn allow(p: &mut Cursor) -> Result<Allow, Token> {
             users.push(u.text());
             p.next();
         }
-        return Ok(Allow::File { path, users });
+        return Ok(Allow::File {
+            path,
+            users,
+            digest,
+        });
     }
     let first = word_or_quoted(&t).ok_or_else(|| t.clone())?;
     if p.peek_punct(':') {
@@ -1014,6 +1012,7 @@ fn allow(p: &mut Cursor) -> Result<Allow, Token> {
         return Ok(Allow::File {
             path: first,
             users: Vec::new(),
+            digest: Digest::Cleartext,
         });
     }
     Ok(Allow::Host(first))

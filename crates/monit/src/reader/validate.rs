@@ -47,14 +47,14 @@ pub fn warnings(c: &Control) -> Vec<Error> {
     out
 }
 
-/// What `-t` says of `set httpd`: an `allow cleartext` file that cannot be read, and a
+/// What `-t` says of `set httpd`: an `allow` file that cannot be read, and a
 /// unix socket (tend-monit serves TCP only).
 fn httpd(c: &Control, errors: &mut Vec<Error>) {
     let Some(h) = &c.httpd else { return };
-    // The first `allow cleartext` file that cannot be read, as the server's reading of
+    // The first `allow` file that cannot be read, as the server's reading of
     // its rules names it.
     let unreadable = h.allow.iter().find_map(|a| match a {
-        Allow::File { path, .. } => htpasswd(path).err(),
+        Allow::File { path, digest, .. } => htpasswd(path, *digest).err(),
         _ => None,
     });
     if let Some(msg) = unreadable {
@@ -73,13 +73,17 @@ fn httpd(c: &Control, errors: &mut Vec<Error>) {
     }
 }
 
-/// The most bytes of an `allow cleartext` file: more is refused, as a file that is not
+/// The most bytes of an `allow` file: more is refused, as a file that is not
 /// a password list.
 pub const MAX_HTPASSWD: usize = 64 * 1024;
 
-/// The `user:password` lines of a cleartext htpasswd file (BOSH's monit.user), read the
-/// safe way: non-blocking, a regular file only, bounded.
-pub fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
+/// The `user:password` lines of an htpasswd file (BOSH's monit.user), read the safe way:
+/// non-blocking, a regular file only, bounded. As monit reads them: a line ends at its
+/// first `#` and loses its trailing blanks; a hashed password ends at the next `:` (an
+/// /etc/shadow-style line), a cleartext one keeps it. A user with an empty password is
+/// kept (the file then has a user, and the server starts), though nobody logs in as them
+/// (`passwd::Secret::admits`).
+pub fn htpasswd(path: &str, digest: Digest) -> Result<Vec<(String, String)>, String> {
     let p = std::path::Path::new(path);
     let text = tend_sys::fd::read_regular(p, MAX_HTPASSWD + 1)
         .map_err(|e| format!("cannot read htpasswd {path}: {}", e.describe()))?;
@@ -91,10 +95,13 @@ pub fn htpasswd(path: &str) -> Result<Vec<(String, String)>, String> {
     let text = String::from_utf8_lossy(&text);
     Ok(text
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('#').next().unwrap_or("").trim_end())
         .filter_map(|l| l.split_once(':'))
-        .filter(|(u, p)| !u.is_empty() && !p.is_empty())
+        .map(|(u, p)| match digest {
+            Digest::Cleartext => (u, p),
+            _ => (u, p.split(':').next().unwrap_or("")),
+        })
+        .filter(|(u, _)| !u.is_empty())
         .map(|(u, p)| (u.to_string(), p.to_string()))
         .collect())
 }

@@ -5,8 +5,9 @@
 //! `GET /` and `GET /NAME` (an HTML table with buttons), `POST /NAME` with
 //! `action=start|stop|restart|monitor|unmonitor`. Who may ask is decided once per
 //! configuration (`Credentials`): host and net rules, Basic authentication from `allow
-//! user:password` and `allow cleartext FILE` (read the safe way when the configuration
-//! is taken, never per request), 401 otherwise; `read-only` users get 403 on a POST; a
+//! user:password` and `allow [cleartext|md5|crypt] FILE` (read the safe way when the
+//! configuration is taken, never per request; hashes checked as monit does, `passwd`),
+//! 401 otherwise; `read-only` users get 403 on a POST; a
 //! GET never acts. It fails closed as monit 5.33: no rule anyone can pass, no server; a
 //! PAM group (which tend-monit cannot check), 401 for all.
 //!
@@ -21,7 +22,8 @@
 //! fixed buffers per connection, a deadline per connection, so a slow or hostile client
 //! never holds the others up.
 
-use crate::reader::model::{Allow, Control, Httpd};
+use crate::reader::model::{Allow, Control, Digest, Httpd};
+use crate::runtime::passwd::Secret;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::os::fd::{AsFd, BorrowedFd};
@@ -154,8 +156,9 @@ pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
 pub struct Credentials {
     /// `allow HOST|NET`: only these peers, when there is one.
     hosts: Vec<String>,
-    /// (user, password, read-only).
-    users: Vec<(String, String, bool)>,
+    /// (user, password, read-only); a user's first entry is theirs, as in monit (which
+    /// ignores the later ones).
+    users: Vec<(String, Secret, bool)>,
     /// Some rule asks for a login (a user, a file with users, a group), even one nobody
     /// can pass: without one, the host rules alone decide, as in monit.
     login: bool,
@@ -178,15 +181,24 @@ impl Credentials {
                     read_only,
                 } => {
                     c.login = true;
-                    c.users.push((user.clone(), password.clone(), *read_only));
+                    c.users
+                        .push((user.clone(), Secret::Clear(password.clone()), *read_only));
                 }
-                // tend-monit has no PAM, nor hashed passwords: such a rule asks for a
-                // login nobody can give.
-                Allow::Group { .. } | Allow::Hashed { .. } => c.login = true,
-                Allow::File { path, users: only } => {
+                // tend-monit has no PAM: such a rule asks for a login nobody can give.
+                Allow::Group { .. } => c.login = true,
+                Allow::File {
+                    path,
+                    users: only,
+                    digest,
+                } => {
                     let before = c.users.len();
-                    for (u, p) in crate::reader::validate::htpasswd(path)? {
+                    for (u, p) in crate::reader::validate::htpasswd(path, *digest)? {
                         if only.is_empty() || only.contains(&u) {
+                            let p = match digest {
+                                Digest::Cleartext => Secret::Clear(p),
+                                Digest::Md5 => Secret::Md5(p),
+                                Digest::Crypt => Secret::Crypt(p),
+                            };
                             c.users.push((u, p, false));
                         }
                     }
@@ -243,13 +255,9 @@ fn authenticate(c: &Credentials, req: &Request, peer: Option<IpAddr>) -> Result<
     let Some((u, p)) = given.as_deref().and_then(|g| g.split_once(':')) else {
         return Err(unauthorized());
     };
-    match c
-        .users
-        .iter()
-        .find(|(uu, pp, _)| uu == u && constant_eq(pp.as_bytes(), p.as_bytes()))
-    {
-        Some((_, _, ro)) => Ok(*ro),
-        None => Err(unauthorized()),
+    match c.users.iter().find(|(uu, _, _)| uu == u) {
+        Some((_, secret, ro)) if secret.admits(p) => Ok(*ro),
+        _ => Err(unauthorized()),
     }
 }
 
@@ -258,11 +266,6 @@ fn unauthorized() -> Response {
         401,
         "You are not authorized to access monit. Either you supplied the wrong credentials (e.g. bad password), or your browser doesn't understand how to supply the credentials required",
     )
-}
-
-/// Compare without stopping at the first difference (no timing hint about the password).
-fn constant_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 fn host_allows(spec: &str, peer: IpAddr) -> bool {
@@ -456,7 +459,7 @@ fn allowed(h: &Httpd, report: &dyn Warn) -> Result<Option<Credentials>, String> 
     }
     if who.nobody() {
         report.warn(&format_args!(
-            "httpd not started: no allow rule lets anyone in (allow user:password, allow cleartext FILE, allow HOST)"
+            "httpd not started: no allow rule lets anyone in (allow user:password, allow [cleartext|md5|crypt] FILE, allow HOST)"
         ));
         return Ok(None);
     }
@@ -1096,8 +1099,8 @@ mod tests {
                 200,
             ),
             (
-                "a host and an md5 file: nobody",
-                "allow localhost\n  allow md5 /etc/x",
+                "a host and a user: the host alone does not do",
+                "allow localhost\n  allow vcap:pw",
                 [127, 0, 0, 1],
                 b"",
                 401,
@@ -1117,6 +1120,59 @@ mod tests {
         let (_, who) = fake("set httpd port 2812\n  allow @admins\n");
         assert!(!who.nobody() && who.no_user(), "a group: 401 for all");
         assert!(Credentials::closed().no_user());
+    }
+
+    /// `allow md5|crypt FILE [users]`: each user's hash checked with its method; a
+    /// user's first line is theirs; a hash under the wrong method lets nobody in.
+    #[test]
+    fn hashed_files_as_monit_checks_them() {
+        let dir = std::env::temp_dir().join(format!("tend-monit-hashed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let md5 = dir.join("md5");
+        // vcap:pw in MD5-crypt, ro:pw in Apache's, then vcap again (ignored), a user in
+        // DES crypt (wrong method here), a shadow-style tail, a comment.
+        std::fs::write(
+            &md5,
+            "vcap:$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\nro:$apr1$Zz$dUceJQLt3F7/Cd9rDjHvS1:19000:0:99999:7:::\nvcap:x\ndes:abzlUXK5ed5rs\n# old:$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\n",
+        )
+        .unwrap();
+        let crypt = dir.join("crypt");
+        std::fs::write(
+            &crypt,
+            "vcap:abzlUXK5ed5rs\nro:$1$abcdefgh$IQtUouv7y7Q9dRWkQEPCc.\n",
+        )
+        .unwrap();
+        let old = b"Basic b2xkOnB3"; // old:pw
+        let des = b"Basic ZGVzOnB3"; // des:pw
+        let (m, c) = (md5.display(), crypt.display());
+        let rows: [(String, &[u8], u16); 11] = [
+            (format!("allow md5 {m}"), VCAP, 200),
+            (format!("allow md5 {m}"), RO, 200),
+            (format!("allow md5 {m}"), WRONG, 401),
+            (format!("allow md5 {m}"), old, 401),
+            (format!("allow md5 {m}"), des, 401),
+            (format!("allow md5 {m} ro"), VCAP, 401),
+            (format!("allow md5 {m} ro"), RO, 200),
+            (format!("allow crypt {c}"), VCAP, 200),
+            (format!("allow crypt {c}"), WRONG, 401),
+            (format!("allow crypt {c}"), RO, 401),
+            (format!("allow cleartext {m}"), VCAP, 401),
+        ];
+        for (allow, auth, status) in rows {
+            let rc = format!(
+                "set httpd port 2812\n  {allow}\ncheck process web with pidfile /run/web.pid\n"
+            );
+            let (mut b, who) = fake(&rc);
+            let r = req("GET", "/_status?format=xml", auth);
+            let got = respond(&mut b, &who, &r, Some([127, 0, 0, 1].into()), "T");
+            assert_eq!(
+                got.status,
+                status,
+                "{allow} {}",
+                String::from_utf8_lossy(auth)
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Content-Length and the head, as the server reads them.

@@ -7,6 +7,7 @@ pub mod check_file;
 pub mod control;
 pub mod daemon;
 pub mod http;
+pub mod passwd;
 pub mod resource;
 pub mod service;
 pub mod state;
