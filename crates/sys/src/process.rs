@@ -274,8 +274,9 @@ pub fn spawn_unreported(
 }
 
 /// `spawn_unreported` for a parent with many children (tend-svscan): the same child,
-/// but the parent returns once it has exec'd or exited. The child is a vfork-style clone (`CLONE_VM | CLONE_VFORK`, as musl's posix_spawn):
-/// it runs on a stack array in this frame, in our memory, while we wait. A fork copied
+/// but the parent returns once it has exec'd or exited. The child is a vfork-style clone
+/// (`CLONE_VM | CLONE_VFORK`, as musl's posix_spawn): it runs in our memory, on a stack
+/// mapped for it, while we wait. A fork copied
 /// the page tables of a scanner with 1000 children and then took a copy-on-write fault
 /// for every page either side wrote before the exec (bench/RESULTS.md, issue 39).
 pub fn spawn_unreported_vfork(
@@ -294,11 +295,26 @@ fn clone_vfork(child: &Child) -> Result<Pid, Errno> {
         // this child execs or exits; exec never returns.
         unsafe { (*arg.cast::<Child>()).exec() }
     }
-    // u128: the 16-byte alignment the x86-64 ABI wants of a stack. Uninitialised: only
-    // the pages the child uses are touched.
-    let mut stack = std::mem::MaybeUninit::<[u128; CLONE_STACK / 16]>::uninit();
-    // SAFETY: one past the end of the array, in bounds for a pointer.
-    let top = unsafe { stack.as_mut_ptr().add(1) };
+    // The child's stack is a mapping of its own, gone once the child is: an array in
+    // this frame was probed page by page on entry (a frame over a page is), which left
+    // CLONE_STACK of dirty stack in every supervisor (+32 kB each; bench/RESULTS.md).
+    // SAFETY: a new private anonymous mapping; no existing memory is touched.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            CLONE_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(Errno::last());
+    }
+    // SAFETY: one past the end of the mapping, in bounds for a pointer; page-aligned,
+    // so 16-byte aligned as the x86-64 ABI wants of a stack.
+    let top = unsafe { stack.cast::<u8>().add(CLONE_STACK) };
     // With every signal blocked, no handler of ours can run in the child on our memory;
     // the child unblocks only after it has reset every disposition (reset_signals_raw).
     let mut all: libc::sigset_t = zeroed_sigset();
@@ -322,15 +338,18 @@ fn clone_vfork(child: &Child) -> Result<Pid, Errno> {
         )
     };
     let err = Errno::last();
-    // SAFETY: as above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    // SAFETY: as above; the child has exec'd or exited, so nothing runs on the stack.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        libc::munmap(stack, CLONE_STACK);
+    }
     if pid < 0 {
         return Err(err);
     }
     Ok(Pid::from_raw(pid))
 }
 
-/// The stack of a `spawn_unreported_vfork` child: it runs `Child::exec` only (fd moves through
+/// The stack of a vfork-style child: it runs `Child::exec` only (fd moves through
 /// a small array, the exec, a failure message), far less than this.
 const CLONE_STACK: usize = 32 * 1024;
 
