@@ -244,7 +244,9 @@ pub fn spawn_start_vfork(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending
         },
         report: Report::Pipe(wr.as_raw_fd()),
     };
-    let pid = clone_vfork(&child).map_err(SpawnError::Fork)?;
+    // A supervisor spawns seldom: its child's stack is gone with the child.
+    let stack = CloneStack::new().map_err(SpawnError::Fork)?;
+    let pid = clone_vfork(&child, &stack).map_err(SpawnError::Fork)?;
     drop(wr);
     Ok(Pending { pid, report: rd })
 }
@@ -285,36 +287,75 @@ pub fn spawn_unreported_vfork(
     exec_failed: &[&str],
 ) -> Result<Pid, Errno> {
     let child = Child::unreported(prog, opts, exec_failed)?;
-    clone_vfork(&child)
+    let mut kept = KEPT_STACK.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.is_none() {
+        *kept = Some(CloneStack::new()?);
+    }
+    match kept.as_ref() {
+        Some(stack) => clone_vfork(&child, stack),
+        None => Err(Errno::ENOMEM),
+    }
 }
 
-/// Run `child` as a vfork-style clone and return its pid once it has exec'd or exited.
-fn clone_vfork(child: &Child) -> Result<Pid, Errno> {
+/// The stack a vfork-style child runs on: a mapping of its own. (An array in the
+/// parent's frame was probed page by page on entry, as any frame over a page is, which
+/// left the whole array as dirty stack in every supervisor: +32 kB each, bench/RESULTS.md,
+/// issue 39.) Only the pages the child touches are ever backed.
+struct CloneStack(std::ptr::NonNull<libc::c_void>);
+
+impl CloneStack {
+    fn new() -> Result<CloneStack, Errno> {
+        // SAFETY: a new private anonymous mapping; no existing memory is touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CLONE_STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Errno::last());
+        }
+        std::ptr::NonNull::new(p)
+            .map(CloneStack)
+            .ok_or(Errno::ENOMEM)
+    }
+
+    /// One past the end: where a downward-growing stack starts. Page-aligned, so 16-byte
+    /// aligned as the x86-64 ABI wants.
+    fn top(&self) -> *mut libc::c_void {
+        self.0.as_ptr().wrapping_byte_add(CLONE_STACK)
+    }
+}
+
+impl Drop for CloneStack {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, of that length; no child runs on it any more (each
+        // clone_vfork returns after its child's exec or exit).
+        unsafe { libc::munmap(self.0.as_ptr(), CLONE_STACK) };
+    }
+}
+
+// SAFETY: the mapping is plain memory owned by this value; the mutex below lends it to
+// one clone at a time.
+unsafe impl Send for CloneStack {}
+
+/// tend-svscan starts a child per service: its stack is mapped once and kept (what the
+/// children touch stays, once, in the one scanner), not mapped and unmapped per spawn.
+static KEPT_STACK: std::sync::Mutex<Option<CloneStack>> = std::sync::Mutex::new(None);
+
+/// Run `child` as a vfork-style clone on `stack` and return its pid once it has exec'd
+/// or exited.
+fn clone_vfork(child: &Child, stack: &CloneStack) -> Result<Pid, Errno> {
     extern "C" fn run(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: arg is the `child` below, alive in the suspended parent's frame until
         // this child execs or exits; exec never returns.
         unsafe { (*arg.cast::<Child>()).exec() }
     }
-    // The child's stack is a mapping of its own, gone once the child is: an array in
-    // this frame was probed page by page on entry (a frame over a page is), which left
-    // CLONE_STACK of dirty stack in every supervisor (+32 kB each; bench/RESULTS.md).
-    // SAFETY: a new private anonymous mapping; no existing memory is touched.
-    let stack = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            CLONE_STACK,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        )
-    };
-    if stack == libc::MAP_FAILED {
-        return Err(Errno::last());
-    }
-    // SAFETY: one past the end of the mapping, in bounds for a pointer; page-aligned,
-    // so 16-byte aligned as the x86-64 ABI wants of a stack.
-    let top = unsafe { stack.cast::<u8>().add(CLONE_STACK) };
+    let top = stack.top();
     // With every signal blocked, no handler of ours can run in the child on our memory;
     // the child unblocks only after it has reset every disposition (reset_signals_raw).
     let mut all: libc::sigset_t = zeroed_sigset();
@@ -338,11 +379,8 @@ fn clone_vfork(child: &Child) -> Result<Pid, Errno> {
         )
     };
     let err = Errno::last();
-    // SAFETY: as above; the child has exec'd or exited, so nothing runs on the stack.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        libc::munmap(stack, CLONE_STACK);
-    }
+    // SAFETY: as above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
     if pid < 0 {
         return Err(err);
     }
