@@ -94,9 +94,36 @@ pub fn record(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
     if f.json {
         json(out, f, s, line);
     } else {
+        out.reserve(line.len() + s.tai.len() + 1);
         head(out, f, s);
-        out.extend_from_slice(line);
+        append(out, line);
         out.push(b'\n');
+    }
+}
+
+/// `out.extend_from_slice(src)` for a log line (tens to hundreds of bytes) without a call
+/// to memcpy: musl's is `rep movsq`, whose start-up cost made the per-line copies about a
+/// quarter of tend-log's own CPU time (bench/RESULTS.md, issue 39). Fixed-size pieces
+/// compile to plain vector moves.
+#[inline]
+pub fn append(out: &mut Vec<u8>, src: &[u8]) {
+    out.reserve(src.len());
+    let big = src.chunks_exact(32);
+    let rest = big.remainder();
+    for c in big {
+        if let Ok(c) = <&[u8; 32]>::try_from(c) {
+            out.extend_from_slice(c);
+        }
+    }
+    let mid = rest.chunks_exact(8);
+    let rest = mid.remainder();
+    for c in mid {
+        if let Ok(c) = <&[u8; 8]>::try_from(c) {
+            out.extend_from_slice(c);
+        }
+    }
+    for &b in rest {
+        out.push(b);
     }
 }
 
@@ -154,7 +181,7 @@ pub fn alert(out: &mut Vec<u8>, prog: &[u8], f: &Format, s: &Stamps, line: &[u8]
         out.extend_from_slice(&line[..limit]);
         out.extend_from_slice(b"...");
     } else {
-        out.extend_from_slice(line);
+        append(out, line);
     }
     out.push(b'\n');
 }
@@ -211,6 +238,17 @@ mod tests {
             String::from_utf8(o).unwrap(),
             "{\"time\":\"2026-11-29T14:23:42.000005Z\",\"prefix\":\"a\\\"b\",\"line\":\"q\\\"\\\\\\t\\u0001\\ufffdok\u{e9}\"}\n"
         );
+    }
+
+    #[test]
+    fn append_copies_every_length() {
+        let src: Vec<u8> = (0..=255u8).collect();
+        for n in 0..src.len() {
+            let mut o = b"ab".to_vec();
+            append(&mut o, &src[..n]);
+            assert_eq!(&o[..2], b"ab");
+            assert_eq!(&o[2..], &src[..n]);
+        }
     }
 
     #[test]

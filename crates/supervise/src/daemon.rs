@@ -519,7 +519,7 @@ impl Supervisor {
                 )
             })
         {
-            let started = self.start_run();
+            let started = self.start_run(false);
             self.apply_each(bookkeeping);
             self.finish_run(started);
             return;
@@ -759,12 +759,14 @@ impl Supervisor {
     }
 
     fn spawn_run(&mut self) {
-        let started = self.start_run();
+        // Nothing to do while the child execs: a vfork-style clone (no fork of our pages).
+        let started = self.start_run(true);
         self.finish_run(started);
     }
 
-    /// The first half of a start of ./run: settings read, the child forked.
-    fn start_run(&mut self) -> RunStart {
+    /// The first half of a start of ./run: settings read, the child forked (`vfork`: the
+    /// child cloned, and its exec over, see `process::spawn_start_vfork`).
+    fn start_run(&mut self, vfork: bool) -> RunStart {
         crate::runit::before_start();
         let (notification, lockfd) = self.read_settings();
         let mut opts = SpawnOptions {
@@ -801,7 +803,12 @@ impl Supervisor {
         }
         let t = now();
         let newpidns = Path::new(sd::FLAG_NEWPIDNS).exists() && self.enter_new_pidns();
-        let pending = process::spawn_start(&self.run, &opts);
+        // A new PID namespace's first child is forked, as it always was.
+        let pending = if vfork && !newpidns {
+            process::spawn_start_vfork(&self.run, &opts)
+        } else {
+            process::spawn_start(&self.run, &opts)
+        };
         if newpidns {
             self.leave_new_pidns();
         }

@@ -218,6 +218,39 @@ pub fn spawn_start(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, Spaw
     })
 }
 
+/// `spawn_start` for a caller that has nothing to do while the child execs (a
+/// supervisor's plain start of ./run, which `confirm`s at once): the same child, run as a
+/// vfork-style clone (see `spawn_unreported_vfork`), so a tree of 1000 supervisors starting
+/// their services pays no page-table copy and no copy-on-write faults. `confirm` then
+/// finds the report already written (or the pipe at end of file). With `opts.lock` it
+/// forks: that child may wait for the lock, and a clone would hold us until it got it.
+pub fn spawn_start_vfork(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, SpawnError> {
+    if opts.lock.is_some() {
+        return spawn_start(prog, opts);
+    }
+    if opts.fds.len() > MAX_FD_MOVES {
+        return Err(SpawnError::Fork(Errno::E2BIG));
+    }
+    let argv = pointers(&prog.argv);
+    let envp = prog.envp_pointers();
+    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(SpawnError::Fork)?;
+    let child = Child {
+        opts,
+        cwd: opts.cwd.as_ref().map(|c| c.as_ptr()),
+        exec: Exec::Arrays {
+            argv: &argv,
+            envp: &envp,
+            candidates: &prog.candidates,
+        },
+        report: Report::Pipe(wr.as_raw_fd()),
+    };
+    // A supervisor spawns seldom: its child's stack is gone with the child.
+    let stack = CloneStack::new().map_err(SpawnError::Fork)?;
+    let pid = clone_vfork(&child, &stack).map_err(SpawnError::Fork)?;
+    drop(wr);
+    Ok(Pending { pid, report: rd })
+}
+
 /// Fork and exec without waiting for the exec (s6-svscan's way of starting a
 /// supervisor): the parent returns as soon as it has forked. Only `opts.fds` is
 /// applied. If the exec fails, the child writes `exec_failed` followed by the reason to
@@ -243,8 +276,9 @@ pub fn spawn_unreported(
 }
 
 /// `spawn_unreported` for a parent with many children (tend-svscan): the same child,
-/// but the parent returns once it has exec'd or exited. The child is a vfork-style clone (`CLONE_VM | CLONE_VFORK`, as musl's posix_spawn):
-/// it runs on a stack array in this frame, in our memory, while we wait. A fork copied
+/// but the parent returns once it has exec'd or exited. The child is a vfork-style clone
+/// (`CLONE_VM | CLONE_VFORK`, as musl's posix_spawn): it runs in our memory, on a stack
+/// mapped for it, while we wait. A fork copied
 /// the page tables of a scanner with 1000 children and then took a copy-on-write fault
 /// for every page either side wrote before the exec (bench/RESULTS.md, issue 39).
 pub fn spawn_unreported_vfork(
@@ -253,16 +287,75 @@ pub fn spawn_unreported_vfork(
     exec_failed: &[&str],
 ) -> Result<Pid, Errno> {
     let child = Child::unreported(prog, opts, exec_failed)?;
+    let mut kept = KEPT_STACK.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.is_none() {
+        *kept = Some(CloneStack::new()?);
+    }
+    match kept.as_ref() {
+        Some(stack) => clone_vfork(&child, stack),
+        None => Err(Errno::ENOMEM),
+    }
+}
+
+/// The stack a vfork-style child runs on: a mapping of its own. (An array in the
+/// parent's frame was probed page by page on entry, as any frame over a page is, which
+/// left the whole array as dirty stack in every supervisor: +32 kB each, bench/RESULTS.md,
+/// issue 39.) Only the pages the child touches are ever backed.
+struct CloneStack(std::ptr::NonNull<libc::c_void>);
+
+impl CloneStack {
+    fn new() -> Result<CloneStack, Errno> {
+        // SAFETY: a new private anonymous mapping; no existing memory is touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                CLONE_STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Errno::last());
+        }
+        std::ptr::NonNull::new(p)
+            .map(CloneStack)
+            .ok_or(Errno::ENOMEM)
+    }
+
+    /// One past the end: where a downward-growing stack starts. Page-aligned, so 16-byte
+    /// aligned as the x86-64 ABI wants.
+    fn top(&self) -> *mut libc::c_void {
+        self.0.as_ptr().wrapping_byte_add(CLONE_STACK)
+    }
+}
+
+impl Drop for CloneStack {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, of that length; no child runs on it any more (each
+        // clone_vfork returns after its child's exec or exit).
+        unsafe { libc::munmap(self.0.as_ptr(), CLONE_STACK) };
+    }
+}
+
+// SAFETY: the mapping is plain memory owned by this value; the mutex below lends it to
+// one clone at a time.
+unsafe impl Send for CloneStack {}
+
+/// tend-svscan starts a child per service: its stack is mapped once and kept (what the
+/// children touch stays, once, in the one scanner), not mapped and unmapped per spawn.
+static KEPT_STACK: std::sync::Mutex<Option<CloneStack>> = std::sync::Mutex::new(None);
+
+/// Run `child` as a vfork-style clone on `stack` and return its pid once it has exec'd
+/// or exited.
+fn clone_vfork(child: &Child, stack: &CloneStack) -> Result<Pid, Errno> {
     extern "C" fn run(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: arg is the `child` below, alive in the suspended parent's frame until
         // this child execs or exits; exec never returns.
         unsafe { (*arg.cast::<Child>()).exec() }
     }
-    // u128: the 16-byte alignment the x86-64 ABI wants of a stack. Uninitialised: only
-    // the pages the child uses are touched.
-    let mut stack = std::mem::MaybeUninit::<[u128; CLONE_STACK / 16]>::uninit();
-    // SAFETY: one past the end of the array, in bounds for a pointer.
-    let top = unsafe { stack.as_mut_ptr().add(1) };
+    let top = stack.top();
     // With every signal blocked, no handler of ours can run in the child on our memory;
     // the child unblocks only after it has reset every disposition (reset_signals_raw).
     let mut all: libc::sigset_t = zeroed_sigset();
@@ -282,7 +375,7 @@ pub fn spawn_unreported_vfork(
             run,
             top.cast(),
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (&child as *const Child).cast_mut().cast(),
+            (child as *const Child).cast_mut().cast(),
         )
     };
     let err = Errno::last();
@@ -294,7 +387,7 @@ pub fn spawn_unreported_vfork(
     Ok(Pid::from_raw(pid))
 }
 
-/// The stack of a `spawn_unreported_vfork` child: it runs `Child::exec` only (fd moves through
+/// The stack of a vfork-style child: it runs `Child::exec` only (fd moves through
 /// a small array, the exec, a failure message), far less than this.
 const CLONE_STACK: usize = 32 * 1024;
 

@@ -1,0 +1,92 @@
+/* bench/reap.c — the command of bench/reap.sh, run under the init being measured.
+ *
+ *   reap N ROUNDS
+ *
+ * Each round: make N orphans (each forked by a child that exits at once, so the init
+ * inherits it), all blocked reading one pipe; then close the pipe's write end (every
+ * orphan exits) and time, from that close, until every orphan's pid is gone (kill(pid, 0)
+ * fails with ESRCH: a zombie still answers, so gone means reaped). Prints one line per
+ * round: the time until the first and the last orphan was reaped and the median, in ms,
+ * and the CPU time PID 1 spent meanwhile (/proc/1/schedstat, in ms): the figure that
+ * the load of a shared machine moves least. The orphans' own exits are in every time
+ * alike (the same for every init).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* PID 1's time on a CPU so far, in ns (the first field of /proc/1/schedstat). */
+static double pid1_cpu(void) {
+    double ns = 0;
+    FILE *f = fopen("/proc/1/schedstat", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &ns) != 1) ns = 0;
+        fclose(f);
+    }
+    return ns;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 1000, rounds = argc > 2 ? atoi(argv[2]) : 5;
+    pid_t *pids = calloc(n, sizeof *pids);
+    double *gone = calloc(n, sizeof *gone);
+    for (int r = 0; r < rounds; r++) {
+        int go[2], got[2];
+        if (pipe(go) || pipe(got)) return 111;
+        for (int i = 0; i < n; i++) {
+            pid_t c = fork();
+            if (c < 0) return 111;
+            if (c == 0) {
+                pid_t g = fork();
+                if (g == 0) {
+                    char b;
+                    close(go[1]);
+                    close(got[0]);
+                    close(got[1]);
+                    while (read(go[0], &b, 1) < 0 && errno == EINTR) {}
+                    _exit(0);
+                }
+                if (write(got[1], &g, sizeof g) != sizeof g) _exit(111);
+                _exit(0);
+            }
+            if (read(got[0], &pids[i], sizeof pids[i]) != sizeof pids[i]) return 111;
+            while (waitpid(c, NULL, 0) < 0 && errno == EINTR) {}
+        }
+        close(got[0]);
+        close(got[1]);
+        close(go[0]);
+        int left = n;
+        for (int i = 0; i < n; i++) gone[i] = -1;
+        double c0 = pid1_cpu(), t0 = now();
+        close(go[1]);
+        while (left > 0) {
+            for (int i = 0; i < n; i++) {
+                if (gone[i] < 0 && kill(pids[i], 0) < 0 && errno == ESRCH) {
+                    gone[i] = now() - t0;
+                    left--;
+                }
+            }
+        }
+        double cpu = (pid1_cpu() - c0) / 1e6;
+        qsort(gone, n, sizeof *gone, cmp);
+        printf("%d %.3f %.3f %.3f %.3f\n", r, gone[0], gone[n / 2], gone[n - 1], cpu);
+        fflush(stdout);
+    }
+    return 0;
+}
