@@ -174,7 +174,13 @@ fn warden_reload(runsvdir: &Path, sv: &Path, path: &std::ffi::OsStr) -> Duration
     });
     // tend-monit at nice -10, as the stemcell runs monit.
     let stat = std::fs::read_to_string(format!("/proc/{monit}/stat")).unwrap();
-    let nice = stat.rsplit(") ").next().unwrap().split(' ').nth(16).unwrap();
+    let nice = stat
+        .rsplit(") ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(16)
+        .unwrap();
     if nix::unistd::geteuid().is_root() {
         assert_eq!(nice, "-10", "{stat}");
     }
@@ -200,11 +206,15 @@ fn warden_reload(runsvdir: &Path, sv: &Path, path: &std::ffi::OsStr) -> Duration
     log.sort();
     assert_eq!(log, ["start db", "start web"], "{log:?}");
     // The agent sees them running in the new daemon.
-    wait_until(Duration::from_secs(30), "both running for the agent", || {
-        agent_view(port).filter(|v| {
-            v.len() == 2 && v.iter().all(|l| l.split(' ').nth(1) == Some("running"))
-        })
-    });
+    wait_until(
+        Duration::from_secs(30),
+        "both running for the agent",
+        || {
+            agent_view(port).filter(|v| {
+                v.len() == 2 && v.iter().all(|l| l.split(' ').nth(1) == Some("running"))
+            })
+        },
+    );
     // Its log service got tend-monit's lines.
     wait_until(PATIENCE, "tend-monit's lines in svlog", || {
         std::fs::read_to_string(s.join("var/vcap/monit/svlog/current"))
@@ -227,7 +237,9 @@ fn stemcell_warden_service_sv_kill_start_keeps_the_jobs() {
     path.push(":");
     path.push(path_env());
     let t = warden_reload(&names.join("runsvdir"), &names.join("sv"), &path);
-    eprintln!("sv kill monit; sv start monit: incarnation changed after {t:?} (tend's runsvdir and sv)");
+    eprintln!(
+        "sv kill monit; sv start monit: incarnation changed after {t:?} (tend's runsvdir and sv)"
+    );
     if !have("runsvdir") || !have("runsv") || !have("sv") {
         skip("stemcell_warden_service_sv_kill_start_keeps_the_jobs: runit is not installed");
         return;
@@ -235,16 +247,25 @@ fn stemcell_warden_service_sv_kill_start_keeps_the_jobs() {
     // runit's runsvdir and runsv; tend-monit still found through /var/vcap/bosh/bin.
     let mut path = std::ffi::OsString::from("/usr/bin:/bin:");
     path.push(path_env());
-    let t = warden_reload(Path::new("/usr/bin/runsvdir"), Path::new("/usr/bin/sv"), &path);
-    eprintln!("sv kill monit; sv start monit: incarnation changed after {t:?} (runit's runsvdir and sv)");
+    let t = warden_reload(
+        Path::new("/usr/bin/runsvdir"),
+        Path::new("/usr/bin/sv"),
+        &path,
+    );
+    eprintln!(
+        "sv kill monit; sv start monit: incarnation changed after {t:?} (runit's runsvdir and sv)"
+    );
     let t = warden_reload(Path::new("/usr/bin/runsvdir"), &names.join("sv"), &path);
-    eprintln!("sv kill monit; sv start monit: incarnation changed after {t:?} (runit's runsvdir, tend's sv)");
+    eprintln!(
+        "sv kill monit; sv start monit: incarnation changed after {t:?} (runit's runsvdir, tend's sv)"
+    );
 }
 
 /// The stemcell's `monit`: a wrapper that does its own work first (permit_monit_access
 /// opens 2822 to the caller's cgroup; here a line in a file), then execs the real binary,
 /// installed as `monit-actual`.
-const WRAPPER: &str = "#!/bin/sh\necho \"permit $*\" >> @ROOT@/permitted\nexec @ROOT@/bin/monit-actual \"$@\"\n";
+const WRAPPER: &str =
+    "#!/bin/sh\necho \"permit $*\" >> @ROOT@/permitted\nexec @ROOT@/bin/monit-actual \"$@\"\n";
 
 #[test]
 fn stemcell_any_name_behind_a_wrapper() {
@@ -275,10 +296,14 @@ fn stemcell_any_name_behind_a_wrapper() {
         t.lines()
             .any(|l| l.starts_with(&format!("Process '{n}'")) && l.ends_with("running"))
     };
-    wait_until(Duration::from_secs(30), "both running, through the wrapper", || {
-        let t = summary(&wrapper);
-        (running(&t, "db") && running(&t, "web")).then_some(())
-    });
+    wait_until(
+        Duration::from_secs(30),
+        "both running, through the wrapper",
+        || {
+            let t = summary(&wrapper);
+            (running(&t, "db") && running(&t, "web")).then_some(())
+        },
+    );
     // The daemon is the wrapper's process, exec'd as monit-actual.
     let argv0 = std::fs::read(format!("/proc/{}/cmdline", d.pid())).unwrap();
     let argv0 = text(argv0.split(|&b| b == 0).next().unwrap());
@@ -298,7 +323,10 @@ fn stemcell_any_name_behind_a_wrapper() {
         "HTTP served"
     );
     // The agent's StopAndWait call, through the wrapper.
-    let (db, web) = (job_pid(&s.path, "db").unwrap(), job_pid(&s.path, "web").unwrap());
+    let (db, web) = (
+        job_pid(&s.path, "db").unwrap(),
+        job_pid(&s.path, "web").unwrap(),
+    );
     let o = run(monit(&wrapper, &["stop", "-g", "vcap"]));
     assert_code(&o, 0);
     assert!(!alive(db) && !alive(web), "stopped");
@@ -313,8 +341,15 @@ fn stemcell_any_name_behind_a_wrapper() {
     // The wrapper did its work every time, with the caller's arguments: the unit's,
     // then the agent's (no -c: the control file is found where a stemcell's is).
     let said = lines(&s.join("permitted"));
-    assert_eq!(said[0], format!("permit -I -c {}", rc.display()), "{said:?}");
-    assert!(said.contains(&"permit stop -g vcap".to_string()), "{said:?}");
+    assert_eq!(
+        said[0],
+        format!("permit -I -c {}", rc.display()),
+        "{said:?}"
+    );
+    assert!(
+        said.contains(&"permit stop -g vcap".to_string()),
+        "{said:?}"
+    );
     assert!(
         said[1..]
             .iter()
@@ -386,7 +421,11 @@ impl Side {
     }
 
     fn name(&self) -> &'static str {
-        if self.real { "monit 5.33" } else { "tend-monit" }
+        if self.real {
+            "monit 5.33"
+        } else {
+            "tend-monit"
+        }
     }
 
     /// `monit ARGS` as the agent runs it (no -c), in this side's environment.
@@ -462,13 +501,15 @@ impl Side {
 
     /// Until every vcap service's line satisfies `f` (and there are `n`).
     fn wait_view(&self, what: &str, n: usize, f: impl Fn(&[&str]) -> bool) {
-        wait_until(Duration::from_secs(60), &format!("{}: {what}", self.name()), || {
-            let v = self.view();
-            (v.len() == n
-                && v.iter()
-                    .all(|l| f(&l.split(' ').collect::<Vec<_>>())))
-            .then_some(())
-        });
+        wait_until(
+            Duration::from_secs(60),
+            &format!("{}: {what}", self.name()),
+            || {
+                let v = self.view();
+                (v.len() == n && v.iter().all(|l| f(&l.split(' ').collect::<Vec<_>>())))
+                    .then_some(())
+            },
+        );
     }
 
     /// The agent's POST for each service; where the answer is not 200 (5.33's CSRF
@@ -534,8 +575,16 @@ fn agent_sequence(side: &mut Side) -> (Vec<(&'static str, Duration)>, Vec<String
     for j in AGENT_JOBS {
         let kb = xml_number(&xml, j, "kilobytetotal");
         let cpu = xml_number(&xml, j, "percenttotal");
-        assert!(kb.is_some_and(|k| k > 0.0), "{}: {j} memory: {xml}", side.name());
-        assert!(cpu.is_some_and(|c| c >= 0.0), "{}: {j} cpu: {xml}", side.name());
+        assert!(
+            kb.is_some_and(|k| k > 0.0),
+            "{}: {j} memory: {xml}",
+            side.name()
+        );
+        assert!(
+            cpu.is_some_and(|c| c >= 0.0),
+            "{}: {j} cpu: {xml}",
+            side.name()
+        );
     }
     times.push(("5 Processes", t.elapsed()));
 
@@ -556,7 +605,9 @@ fn agent_sequence(side: &mut Side) -> (Vec<(&'static str, Duration)>, Vec<String
     side.wait_view("all unmonitored", n, |f| f[1] == "unknown");
     times.push(("6 Stop, Unmonitor", t.elapsed()));
     side.action(&AGENT_JOBS, "start");
-    side.wait_view("all running again", n, |f| f[1] == "running" && f[4] == "live");
+    side.wait_view("all running again", n, |f| {
+        f[1] == "running" && f[4] == "live"
+    });
 
     // 7. A job's process killed: seen failing (or not at all), then running again.
     std::thread::sleep(Duration::from_millis(1100)); // past a supervisor's restart throttle
@@ -575,7 +626,9 @@ fn agent_sequence(side: &mut Side) -> (Vec<(&'static str, Duration)>, Vec<String
             .then_some(())
     });
     times.push(("7 Killed, running again", t.elapsed()));
-    notes.push(format!("alpha after the kill, as the agent saw it: {seen:?}"));
+    notes.push(format!(
+        "alpha after the kill, as the agent saw it: {seen:?}"
+    ));
 
     // 8. StopAndWait: `monit stop -g vcap`, then _status2 until nothing is monitored or
     // pending.
@@ -648,7 +701,10 @@ fn stemcell_agent_sequence_tend_monit_and_monit_5_33() {
         eprintln!("tend-monit: {n}");
     }
     // Every POST taken, one kill/start per reload, the alert's id readable.
-    assert!(tend_notes.contains(&"Reload took 1 kill/start".to_string()), "{tend_notes:?}");
+    assert!(
+        tend_notes.contains(&"Reload took 1 kill/start".to_string()),
+        "{tend_notes:?}"
+    );
     for a in ["start", "stop", "unmonitor"] {
         assert!(
             tend_notes.contains(&format!("POST action={a}: [200, 200, 200]")),
@@ -669,9 +725,16 @@ fn stemcell_agent_sequence_tend_monit_and_monit_5_33() {
     for n in &real_notes {
         eprintln!("monit 5.33: {n}");
     }
-    eprintln!("{:<28} {:>12} {:>12}", "agent step", "tend-monit", "monit 5.33");
+    eprintln!(
+        "{:<28} {:>12} {:>12}",
+        "agent step", "tend-monit", "monit 5.33"
+    );
     for ((step, t), (_, r)) in tend_times.iter().zip(&real_times) {
-        eprintln!("{step:<28} {:>10.3} s {:>10.3} s", t.as_secs_f64(), r.as_secs_f64());
+        eprintln!(
+            "{step:<28} {:>10.3} s {:>10.3} s",
+            t.as_secs_f64(),
+            r.as_secs_f64()
+        );
     }
     // Where 5.33 differs from the 5.2.5 the agent was written for: every bare POST is
     // refused (403, no CSRF token), the CLI did the work instead; its alert's id header
@@ -726,7 +789,9 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
         return;
     }
     if !Path::new("/lib/systemd/systemd").exists() || !have("apt-cache") {
-        skip("slow_stemcell_monit_service_under_systemd_in_docker: no systemd package here to build the image from");
+        skip(
+            "slow_stemcell_monit_service_under_systemd_in_docker: no systemd package here to build the image from",
+        );
         return;
     }
     let s = Scratch::new("stemcell-systemd");
@@ -762,10 +827,9 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
     x("var/vcap/jobs/db/bin/daemon", DAEMON, 0o755);
     x(
         "var/vcap/monit/job/db.monitrc",
-        &check("db", "").replace("@ROOT@", "/var/vcap/sys").replace(
-            "/var/vcap/sys/bin/daemon",
-            "/var/vcap/jobs/db/bin/daemon",
-        ),
+        &check("db", "")
+            .replace("@ROOT@", "/var/vcap/sys")
+            .replace("/var/vcap/sys/bin/daemon", "/var/vcap/jobs/db/bin/daemon"),
         0o600,
     );
     x(
@@ -775,40 +839,83 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
         ),
         0o600,
     );
-    for d in ["var/vcap/data/sys/run", "var/vcap/sys/run", "var/vcap/bosh/bin", "proc", "sys", "dev", "run", "tmp", "root"] {
+    for d in [
+        "var/vcap/data/sys/run",
+        "var/vcap/sys/run",
+        "var/vcap/bosh/bin",
+        "proc",
+        "sys",
+        "dev",
+        "run",
+        "tmp",
+        "root",
+    ] {
         std::fs::create_dir_all(extra.join(d)).unwrap();
     }
-    std::os::unix::fs::symlink("/usr/bin/tend-monit", extra.join("var/vcap/bosh/bin/monit")).unwrap();
+    std::os::unix::fs::symlink("/usr/bin/tend-monit", extra.join("var/vcap/bosh/bin/monit"))
+        .unwrap();
     std::fs::create_dir_all(extra.join("etc/systemd/system/multi-user.target.wants")).unwrap();
     std::os::unix::fs::symlink(
         "/etc/systemd/system/monit.service",
         extra.join("etc/systemd/system/multi-user.target.wants/monit.service"),
     )
     .unwrap();
-    for (l, t) in [("bin", "usr/bin"), ("sbin", "usr/sbin"), ("lib", "usr/lib"), ("lib64", "usr/lib64")] {
+    for (l, t) in [
+        ("bin", "usr/bin"),
+        ("sbin", "usr/sbin"),
+        ("lib", "usr/lib"),
+        ("lib64", "usr/lib64"),
+    ] {
         std::os::unix::fs::symlink(t, extra.join(l)).unwrap();
     }
     let tar = s.join("root.tar");
     let mut c = Command::new("tar");
-    c.args(["-C", "/", "--no-recursion", "-cf"]).arg(&tar).arg("-T").arg(&list);
+    c.args(["-C", "/", "--no-recursion", "-cf"])
+        .arg(&tar)
+        .arg("-T")
+        .arg(&list);
     assert_code(&run(c), 0);
     let mut c = Command::new("tar");
     c.arg("-C").arg(&extra).arg("-rf").arg(&tar).arg(".");
     assert_code(&run(c), 0);
     let tag = format!("tend-stemcell-systemd:{}", std::process::id());
-    let o = docker_out(&["import", "--change", r#"ENTRYPOINT ["/sbin/init"]"#, tar.to_str().unwrap(), &tag]);
+    let o = docker_out(&[
+        "import",
+        "--change",
+        r#"ENTRYPOINT ["/sbin/init"]"#,
+        tar.to_str().unwrap(),
+        &tag,
+    ]);
     assert_code(&o, 0);
     remove_image_at_exit(&tag);
     let name = format!("tend-stemcell-systemd-{}", std::process::id());
     // systemd needs a writable cgroup tree and CAP_SYS_ADMIN; --privileged is refused by
     // the runtime here (a nested engine), these are enough.
     let o = docker_out(&[
-        "run", "-d", "--name", &name, "--network", "host", "--cgroupns=host",
-        "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--cap-add", "SYS_ADMIN",
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--network",
+        "host",
+        "--cgroupns=host",
+        "-v",
+        "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+        "--cap-add",
+        "SYS_ADMIN",
         // nice -n -10 needs CAP_SYS_NICE; tend-monit's scan directory is /run/tend-monit,
         // where its supervisors execute ./run (Docker's --tmpfs is noexec unless told).
-        "--cap-add", "SYS_NICE", "--tmpfs", "/run:exec", "--tmpfs", "/run/lock", "--tmpfs", "/tmp",
-        "-e", "container=docker", &tag,
+        "--cap-add",
+        "SYS_NICE",
+        "--tmpfs",
+        "/run:exec",
+        "--tmpfs",
+        "/run/lock",
+        "--tmpfs",
+        "/tmp",
+        "-e",
+        "container=docker",
+        &tag,
     ]);
     struct Remove(String);
     impl Drop for Remove {
@@ -850,34 +957,58 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
             .ok()
             .filter(|&p| p != 0)
     };
-    let db = wait_until(Duration::from_secs(60), "db running in the container", || {
-        text(&exec(&["cat", "/var/vcap/sys/run/db.pid"]).stdout)
-            .trim()
-            .parse::<i32>()
-            .ok()
-    });
-    let old = wait_until(Duration::from_secs(30), "_status2 from the container", || {
-        incarnation(&status2(port)?)
-    });
+    let db = wait_until(
+        Duration::from_secs(60),
+        "db running in the container",
+        || {
+            text(&exec(&["cat", "/var/vcap/sys/run/db.pid"]).stdout)
+                .trim()
+                .parse::<i32>()
+                .ok()
+        },
+    );
+    let old = wait_until(
+        Duration::from_secs(30),
+        "_status2 from the container",
+        || incarnation(&status2(port)?),
+    );
     let m0 = main_pid().expect("monit's main pid");
     let stat = text(&exec(&["cat", &format!("/proc/{m0}/stat")]).stdout);
-    let nice = stat.rsplit(") ").next().unwrap().split(' ').nth(16).unwrap().to_string();
+    let nice = stat
+        .rsplit(") ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(16)
+        .unwrap()
+        .to_string();
     assert_eq!(nice, "-10", "{stat}");
     let comm = text(&exec(&["cat", &format!("/proc/{m0}/comm")]).stdout);
-    assert_eq!(comm.trim(), "monit", "the main pid is tend-monit, by its link's name");
+    assert_eq!(
+        comm.trim(),
+        "monit",
+        "the main pid is tend-monit, by its link's name"
+    );
     // The agent's reload, its kill aimed at the main process (KillMode= governs only a
     // stop: a bare `systemctl kill` signals the unit's whole cgroup, jobs included, under
     // monit 5.2.5 as under tend-monit).
     let t0 = Instant::now();
-    assert_code(&exec(&["systemctl", "kill", "--kill-whom=main", "monit"]), 0);
+    assert_code(
+        &exec(&["systemctl", "kill", "--kill-whom=main", "monit"]),
+        0,
+    );
     assert_code(&exec(&["systemctl", "start", "monit"]), 0);
     let new = wait_until(Duration::from_secs(30), "a new incarnation", || {
         incarnation(&status2(port)?).filter(|&i| i != old)
     });
     let took = t0.elapsed();
-    eprintln!("systemctl kill --kill-whom=main monit; systemctl start monit: incarnation changed after {took:?}");
+    eprintln!(
+        "systemctl kill --kill-whom=main monit; systemctl start monit: incarnation changed after {took:?}"
+    );
     assert!(new > old, "{old} then {new}");
-    let m1 = wait_until(PATIENCE, "a new main pid", || main_pid().filter(|&p| p != m0));
+    let m1 = wait_until(PATIENCE, "a new main pid", || {
+        main_pid().filter(|&p| p != m0)
+    });
     assert_ne!(m1, m0);
     // The job: the same process, alive, started once.
     let pid_now = text(&exec(&["cat", "/var/vcap/sys/run/db.pid"]).stdout);
