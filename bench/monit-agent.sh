@@ -22,7 +22,7 @@ case "$N" in *[!0-9]*|'') echo "usage: $0 [N]" >&2; exit 100 ;; esac
 RELOADS=${RELOADS:-5}
 STOPS=${STOPS:-3}
 cd "$(dirname "$0")/.."
-for c in monit curl; do
+for c in monit curl python3; do
     command -v $c >/dev/null || { echo "monit-agent.sh: missing $c" >&2; exit 111; }
 done
 . bench/lib.sh
@@ -66,7 +66,15 @@ now() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 status2() { curl -s -m 5 -u vcap:pw "http://127.0.0.1:$1/_status2?format=xml" 2>/dev/null || true; }
 incarnation() { status2 "$1" | sed -n 's/.* incarnation="\([0-9]*\)".*/\1/p'; }
-alive() { local n=0 f; for f in "$1"/*.pid; do [ -d "/proc/$(cat "$f" 2>/dev/null)" ] && n=$((n+1)); done; echo $n; }
+# Live jobs of a run directory (a zombie, not yet reaped by whoever inherited it, is dead).
+alive() {
+    local n=0 f p
+    for f in "$1"/*.pid; do
+        p=$(cat "$f" 2>/dev/null) || continue
+        case "$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null)" in Z*|'') ;; *) n=$((n+1)) ;; esac
+    done
+    echo $n
+}
 start_tend() { (cd "$work" && exec tend-monit -c tend.rc -S "$work/scan" -I 2>>"$work/tend.log") & tend_pid=$!; }
 start_monit() { (cd "$work" && HOME=$work exec monit -I -c monit.rc >>"$work/monit.log" 2>&1) & monit_pid=$!; }
 cli() {  # cli tend|monit ARGS...
@@ -95,17 +103,33 @@ reload() {
 }
 # `monit stop -g vcap` on WHO to nothing monitored or pending and every job gone: ms.
 stop_all() {
-    local who=$1 port=$2 dir=$3 t0 x
+    local who=$1 port=$2 dir=$3 t0
     t0=$(now)
-    cli "$who" stop -g vcap >/dev/null
-    while :; do
-        x=$(status2 "$port")
-        if [ -n "$x" ] && ! echo "$x" | grep -q '<monitor>[12]</monitor>\|<pendingaction>[1-9]' && [ "$(alive "$dir")" = 0 ]; then
+    cli "$who" stop -g vcap >/dev/null 2>&1
+    for _ in $(seq 1 2400); do
+        if [ "$(jobs_with "$port" 0)" = "$N" ] && [ "$(alive "$dir")" = 0 ]; then
             break
         fi
         sleep 0.05
     done
+    [ "$(alive "$dir")" = 0 ] || { echo "monit-agent.sh: $who: $(alive "$dir") jobs still alive after 2 min" >&2; exit 111; }
     ms "$t0" "$(now)"
+}
+# How many of the jobs (j1...jN, not the system service) `_status2` on PORT shows with
+# monitor MON (and no pending action, for 0).
+jobs_with() {
+    status2 "$1" | python3 -c '
+import sys, xml.etree.ElementTree as E
+mon = sys.argv[1]
+try:
+    root = E.fromstring(sys.stdin.read())
+except E.ParseError:
+    print(-1); sys.exit()
+n = 0
+for s in root.iter("service"):
+    if (s.get("name") or "").startswith("j") and s.findtext("monitor") == mon and s.findtext("pendingaction", "0") == "0":
+        n += 1
+print(n)' "$2"
 }
 stats() { sort -n | awk '{v[NR]=$1} END{printf "%d | %d", v[int((NR+1)/2)], v[NR]}'; }
 
@@ -131,11 +155,10 @@ echo "| monit 5.33 (set daemon 10) | $(cut -d' ' -f1 "$work/rm" | stats) | $(cut
 : > "$work/st"; : > "$work/sm"
 for _ in $(seq 1 "$STOPS"); do
     # Everything running and monitored again, and seen so by the daemon, first.
-    cli tend start -g vcap >/dev/null; cli monit start -g vcap >/dev/null
+    cli tend start -g vcap >/dev/null 2>&1; cli monit start -g vcap >/dev/null 2>&1
     wait_running "$work/t"; wait_running "$work/m"
     for _ in $(seq 1 600); do
-        [ "$(status2 "$P0" | grep -o '<monitor>1</monitor>' | wc -l)" = "$N" ] &&
-            [ "$(status2 "$((P0 + 1))" | grep -o '<monitor>1</monitor>' | wc -l)" = "$N" ] && break
+        [ "$(jobs_with "$P0" 1)" = "$N" ] && [ "$(jobs_with "$((P0 + 1))" 1)" = "$N" ] && break
         sleep 0.1
     done
     stop_all tend "$P0" "$work/t" >> "$work/st"
