@@ -45,6 +45,7 @@ fn runsvdir_options(args: Vec<std::ffi::OsString>) -> Options {
     Options {
         dir: Some(dir),
         new_session,
+        runsvdir: true,
         // runsvdir looks at its directory every 5 seconds.
         rescan: Some(Duration::from_secs(5)),
         ..Options::default()
@@ -85,6 +86,7 @@ fn options() -> Options {
             .map(|t| Duration::from_millis(t as u64)),
         dir: p.operands.into_iter().next(),
         new_session: false,
+        runsvdir: false,
     }
 }
 
@@ -114,6 +116,7 @@ pub fn main() {
                 crash()
             }
         },
+        Ok(Ending::Exit(code)) => std::process::exit(code),
         Ok(Ending::Crash(e)) => {
             PROG.warn(e);
             crash()

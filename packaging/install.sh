@@ -18,6 +18,8 @@
 #            which runs tend-chpst, tend-sv, tend-svscan and tend-supervise by those names
 #            with runit's command lines (man tend-svscan, "RUNSVDIR"; man tend-supervise,
 #            "RUNSV")
+# Also installs, beside tend-monit's monit name, the units that run it in monit's place:
+# PREFIX/lib/tend/monit/monit.service (systemd) and PREFIX/lib/tend/monit/sv/monit (runit).
 # Builds nothing: it takes the executables from target/x86_64-unknown-linux-musl/release, or from $TEND_BUILD.
 # ($CARGO_TARGET_DIR, when set, stands for target/.)
 # Prints the installed paths, one per line.
@@ -67,6 +69,17 @@ done
 mkdir -p "$destdir$prefix/lib/tend/monit"
 ln -sfn ../../../bin/tend-monit "$destdir$prefix/lib/tend/monit/monit"
 echo "$destdir$prefix/lib/tend/monit/monit"
+# Its units in monit's place, for a stemcell to copy where it puts monit's (they are not
+# activated here: a monit package's own monit.service may be installed):
+# PREFIX/lib/tend/monit/monit.service for systemd, and PREFIX/lib/tend/monit/sv/monit, the
+# runit service directory bosh-lite (Warden) runs under runsvdir.
+install -m 644 "$root/packaging/systemd/monit.service" "$destdir$prefix/lib/tend/monit/monit.service"
+echo "$destdir$prefix/lib/tend/monit/monit.service"
+mkdir -p "$destdir$prefix/lib/tend/monit/sv/monit/log"
+for f in run finish log/run; do
+    install -m 755 "$root/packaging/sv/monit/$f" "$destdir$prefix/lib/tend/monit/sv/monit/$f"
+    echo "$destdir$prefix/lib/tend/monit/sv/monit/$f"
+done
 for n in tend $names $standalone; do
     page=$root/man/man8/$n.8
     [ -f "$page" ] || { echo "install.sh: fatal: no manual page $page" >&2; exit 111; }

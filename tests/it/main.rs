@@ -48,6 +48,8 @@ mod overlay;
 mod packaging;
 // tend-setlock and tend-svperms against their s6 counterparts.
 mod parity;
+// tend-monit where a BOSH stemcell puts monit: its units, names, wrapper, the agent's sequence.
+mod stemcell;
 // runit's front ends (tend-chpst, tend-sv) and runit service directories, beside runit's programs.
 mod runit;
 // tend-rc: s6-rc source directories brought up and down, beside the real s6-rc.

@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/monit-files");
 
 /// Whether Debian's monit is here; tests that compare with it say `skipped` otherwise.
-fn have_monit(test: &str) -> bool {
+pub(crate) fn have_monit(test: &str) -> bool {
     let ok = have("monit");
     if !ok {
         skip(format!(
@@ -25,7 +25,7 @@ fn have_monit(test: &str) -> bool {
 }
 
 /// A control file written with monit's required mode (0600).
-fn control(s: &Scratch, rel: &str, text: &str) -> PathBuf {
+pub(crate) fn control(s: &Scratch, rel: &str, text: &str) -> PathBuf {
     let p = s.write(rel, text, false);
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
     p
@@ -409,6 +409,7 @@ fn monit_usage_and_version() {
     if !Path::new("/etc/monitrc").exists()
         && !Path::new("/etc/monit/monitrc").exists()
         && !Path::new("/usr/local/etc/monitrc").exists()
+        && !Path::new("/var/vcap/bosh/etc/monitrc").exists()
     {
         let s = Scratch::new("monit-none");
         let mut c = cmd("tend-monit");
@@ -416,6 +417,12 @@ fn monit_usage_and_version() {
         let o = run(c);
         assert_code(&o, 111);
         assert!(text(&o.stderr).contains("no control file"));
+        // A stemcell's, where its monit looks (the agent gives no -c), among them.
+        assert!(
+            text(&o.stderr).contains("/etc/monit/monitrc, /var/vcap/bosh/etc/monitrc, "),
+            "{}",
+            text(&o.stderr)
+        );
     }
 }
 
@@ -424,7 +431,7 @@ fn monit_usage_and_version() {
 /// A small daemon in the way BOSH jobs' ctl scripts start theirs: it logs `start NAME`,
 /// then detaches (a new session, in the background) a process that writes its pid into
 /// the pidfile and sleeps; the start program itself exits at once.
-const DAEMON: &str = r#"#!/bin/sh
+pub(crate) const DAEMON: &str = r#"#!/bin/sh
 # daemon PIDFILE LOG NAME
 echo "start $3" >> "$2"
 setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1" && exec sleep 100000' sh "$1" </dev/null >/dev/null 2>&1 &
@@ -525,7 +532,7 @@ impl Vm {
 use std::time::Duration;
 
 /// A check the way release files write one, for the test daemon.
-fn check(name: &str, extra: &str) -> String {
+pub(crate) fn check(name: &str, extra: &str) -> String {
     format!(
         "check process {name} with pidfile @ROOT@/run/{name}.pid\n  start program = \"@ROOT@/bin/daemon @ROOT@/run/{name}.pid @ROOT@/log {name}\" with timeout 10 seconds\n  stop program = \"/bin/sh -c 'echo stop {name} >> @ROOT@/log; kill $(cat @ROOT@/run/{name}.pid)'\"\n  group vcap\n{extra}"
     )
@@ -724,7 +731,7 @@ fn monit_bad_pidfiles_and_start_programs() {
 
 // ---- the HTTP interface ----
 
-const AGENT: &str = concat!(
+pub(crate) const AGENT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/monit-files/bosh-agent/agent_client.py"
 );
@@ -739,7 +746,7 @@ fn agent(args: &[&str]) -> String {
 }
 
 /// One raw HTTP exchange: the status and the whole answer.
-fn http(port: u16, request: &[u8]) -> (u16, String) {
+pub(crate) fn http(port: u16, request: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
     // A server just started (monit 5.33 opens its port a moment after it forks) may not
     // listen yet: a refused connection is tried again for a while.
@@ -755,7 +762,7 @@ fn http(port: u16, request: &[u8]) -> (u16, String) {
     (status, t)
 }
 
-fn basic(user_pw: &str) -> String {
+pub(crate) fn basic(user_pw: &str) -> String {
     // Test-side base64 (the server's decoder is what is under test).
     const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let b = user_pw.as_bytes();
@@ -775,7 +782,7 @@ fn basic(user_pw: &str) -> String {
     o
 }
 
-fn post(port: u16, path: &str, auth: &str, extra: &str, body: &str) -> (u16, String) {
+pub(crate) fn post(port: u16, path: &str, auth: &str, extra: &str, body: &str) -> (u16, String) {
     let req = format!(
         "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {}\r\nContent-Type: application/x-www-form-urlencoded\r\n{extra}Content-Length: {}\r\n\r\n{body}",
         basic(auth),
@@ -784,7 +791,7 @@ fn post(port: u16, path: &str, auth: &str, extra: &str, body: &str) -> (u16, Str
     http(port, req.as_bytes())
 }
 
-fn get(port: u16, path: &str, auth: &str) -> (u16, String) {
+pub(crate) fn get(port: u16, path: &str, auth: &str) -> (u16, String) {
     let req = format!(
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Basic {}\r\n\r\n",
         basic(auth)
@@ -971,7 +978,7 @@ fn monit_http_incarnation_changes_on_restart() {
 }
 
 /// The text of `<tag>` in the `<service name="NAME">` element of a 5.2.5 XML answer.
-fn xml_field(xml: &str, name: &str, tag: &str) -> Option<String> {
+pub(crate) fn xml_field(xml: &str, name: &str, tag: &str) -> Option<String> {
     let start = xml.find(&format!("<service name=\"{name}\">"))?;
     let body = &xml[start..start + xml[start..].find("</service>")?];
     let open = format!("<{tag}>");
@@ -1675,7 +1682,7 @@ fn monit_resource_test_restarts_after_its_cycles() {
 
 /// An SMTP listener that saves each message it is given (one file per mail), as the BOSH
 /// agent's does on 127.0.0.1:2825.
-const SMTP: &str = r#"#!/usr/bin/env python3
+pub(crate) const SMTP: &str = r#"#!/usr/bin/env python3
 import os, socket, sys
 port, out = int(sys.argv[1]), sys.argv[2]
 s = socket.socket()
@@ -2477,7 +2484,7 @@ setsid sh -c 'echo $$ > "$1.tmp" && mv "$1.tmp" "$1"; sleep 100000 & while :; do
 "#;
 
 /// The number in `<tag>…</tag>` inside the service `name`'s element of a status XML.
-fn xml_number(xml: &str, name: &str, tag: &str) -> Option<f64> {
+pub(crate) fn xml_number(xml: &str, name: &str, tag: &str) -> Option<f64> {
     let at = xml
         .find(&format!("<service name=\"{name}\">"))
         .or_else(|| xml.find(&format!("<name>{name}</name>")))?;

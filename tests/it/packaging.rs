@@ -156,6 +156,18 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
             "no {doc} in\n{list}"
         );
     }
+    // tend-monit's units in monit's place, for a stemcell to copy (not activated).
+    for unit in [
+        "monit.service",
+        "sv/monit/run",
+        "sv/monit/finish",
+        "sv/monit/log/run",
+    ] {
+        assert!(
+            has(&format!("./usr/lib/tend/monit/{unit}")),
+            "no {unit} in\n{list}"
+        );
+    }
     // Every program but the standalone ones is a hard link to the one executable.
     let links = list
         .lines()

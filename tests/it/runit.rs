@@ -1161,6 +1161,8 @@ fn runsvdir_name_runs_a_runit_tree_as_stage_2_does() {
     }
     stemcell_accounts();
     let s = Scratch::new("runsvdir-name");
+    // runsvdir's SIGTERM leaves the supervisors running: they go with the directory.
+    let _kill = KillUnder(s.path.clone());
     std::fs::set_permissions(&s.path, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let (bin, path) = runit_names(&s);
     let scan = s.join("service");
@@ -1226,6 +1228,8 @@ fn runsvdir_name_runs_a_runit_tree_as_stage_2_does() {
     // The log argument is said, once, not dropped silently.
     d.signal(nix::sys::signal::Signal::SIGTERM);
     assert!(d.wait_exit(PATIENCE).is_some(), "runsvdir did not stop");
+    // Its supervisors, left running as runsvdir leaves them, hold its stderr open.
+    kill_under(&s.path);
     let mut err = String::new();
     std::io::Read::read_to_string(d.child.stderr.as_mut().unwrap(), &mut err).unwrap();
     let said = "tend-svscan: warning: runsvdir's log argument is not kept: errors go to stderr";
@@ -1263,4 +1267,82 @@ fn runsvdir_and_runsv_names_refuse_what_they_cannot_do() {
             "tend-svscan: usage: runsvdir [ -P ] dir [ log ]\n"
         );
     }
+}
+
+/// The live processes whose working directory is under `dir` (supervisors and services),
+/// but `not` (tend's runsvdir works in the directory).
+fn alive_under(dir: &Path, not: i32) -> Vec<i32> {
+    let mut v = procs_under(dir);
+    v.retain(|&p| p != not);
+    v.sort();
+    v
+}
+
+/// What a runsvdir does on `sig` with one service (and its logger) running: its exit
+/// status, and whether the supervisors and the service were still there a second later.
+fn runsvdir_on(prog: &Path, path: &std::ffi::OsStr, sig: nix::sys::signal::Signal) -> (i32, bool) {
+    let s = Scratch::new("runsvdir-signal");
+    let _kill = KillUnder(s.path.clone());
+    let scan = s.join("service");
+    let pidfile = s.join("app.pid");
+    ServiceDir::new(scan.join("app")).run(&format!(
+        "#!/bin/sh\necho $$ > {}\nexec sleep 1000\n",
+        pidfile.display()
+    ));
+    ServiceDir::new(scan.join("app/log")).run("#!/bin/sh\nexec cat > /dev/null\n");
+    let mut c = Command::new(prog);
+    c.args(["-P", scan.to_str().unwrap()]).env("PATH", path);
+    let mut d = Daemon::start(c);
+    let app: i32 = wait_until(PATIENCE, "the service running", || {
+        std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok()
+    });
+    // The service, its supervisor, the logger and its supervisor (runit: one runsv for
+    // both; tend: a supervisor each).
+    let before = wait_until(PATIENCE, "the whole tree up", || {
+        let v = alive_under(&scan, d.pid());
+        (v.contains(&app) && v.len() >= 3).then_some(v)
+    });
+    d.signal(sig);
+    let st = d.wait_exit(PATIENCE).expect("runsvdir exits on the signal");
+    let code = st.code().unwrap_or(-1);
+    let mut left = true;
+    // Whatever it does to its supervisors, it has done it within a second.
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < Duration::from_secs(3) {
+        if alive_under(&scan, d.pid()) != before {
+            left = false;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if !left {
+        wait_until(PATIENCE, "every supervisor and the service gone", || {
+            alive_under(&scan, d.pid()).is_empty().then_some(())
+        });
+    }
+    (code, left)
+}
+
+#[test]
+fn runsvdir_term_and_hup_as_runits_runsvdir() {
+    use nix::sys::signal::Signal;
+    let s = Scratch::new("runsvdir-signal-names");
+    let (bin, path) = runit_names(&s);
+    let tend = [
+        runsvdir_on(&bin.join("runsvdir"), &path, Signal::SIGTERM),
+        runsvdir_on(&bin.join("runsvdir"), &path, Signal::SIGHUP),
+    ];
+    // runsvdir(8): TERM exits 0 at once (every runsv left running); HUP sends TERM to
+    // every runsv and exits 111.
+    assert_eq!(tend, [(0, true), (111, false)], "tend's runsvdir");
+    if !have("runsvdir") || !have("runsv") {
+        skip("runsvdir_term_and_hup_as_runits_runsvdir: runit is not installed");
+        return;
+    }
+    let runit = std::ffi::OsString::from("/usr/bin:/bin");
+    let theirs = [
+        runsvdir_on(Path::new("/usr/bin/runsvdir"), &runit, Signal::SIGTERM),
+        runsvdir_on(Path::new("/usr/bin/runsvdir"), &runit, Signal::SIGHUP),
+    ];
+    assert_eq!(theirs, tend, "runit's runsvdir, then tend's");
 }

@@ -52,8 +52,9 @@ pub fn read_source(path: &Path, src: &[u8]) -> (model::Control, Vec<model::Error
 }
 
 /// Where monit looks for its control file without `-c`, in order: `~/.monitrc`,
-/// `/etc/monitrc`, `/etc/monit/monitrc` (Debian's), `/usr/local/etc/monitrc`,
-/// `./monitrc`.
+/// `/etc/monitrc`, `/etc/monit/monitrc` (Debian's), `/var/vcap/bosh/etc/monitrc` (a BOSH
+/// stemcell's: its monit is built with that SYSCONFDIR, and the agent runs `monit stop -g
+/// vcap` and `monit summary` without `-c`), `/usr/local/etc/monitrc`, `./monitrc`.
 pub fn search_order(home: Option<&Path>) -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(h) = home {
@@ -62,6 +63,7 @@ pub fn search_order(home: Option<&Path>) -> Vec<PathBuf> {
     for p in [
         "/etc/monitrc",
         "/etc/monit/monitrc",
+        "/var/vcap/bosh/etc/monitrc",
         "/usr/local/etc/monitrc",
         "./monitrc",
     ] {

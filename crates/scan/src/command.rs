@@ -151,6 +151,18 @@ pub fn on_signal(sig: Signal) -> OnSignal {
     }
 }
 
+/// runsvdir(8)'s meaning of `sig`, where it differs from s6-svscan's: what to send the
+/// supervisors, then the exit code. SIGTERM exits 0 at once, every supervisor left running
+/// (a new runsvdir finds them holding their locks); SIGHUP sends SIGTERM to every
+/// supervisor (loggers drain, as after `-t`) and exits 111 without waiting.
+pub fn on_signal_runsvdir(sig: Signal) -> Option<(Option<Kill>, i32)> {
+    match sig {
+        Signal::SIGTERM => Some((None, 0)),
+        Signal::SIGHUP => Some((Some(Kill::TERMINATE), 111)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,6 +76,9 @@ pub struct Options {
     /// runsvdir's `-P`: each supervisor (and diverted script) starts in a session and
     /// process group of its own.
     pub new_session: bool,
+    /// Run as `runsvdir`: SIGTERM and SIGHUP mean what they mean to runsvdir(8)
+    /// ([`Ending::Exit`]), not s6-svscan's.
+    pub runsvdir: bool,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             rescan: None,
             dir: None,
             new_session: false,
+            runsvdir: false,
         }
     }
 }
@@ -128,6 +132,10 @@ pub enum Ending {
     Finish,
     /// A system call the scanner cannot live without failed: exec `.s6-svscan/crash`.
     Crash(Error),
+    /// runsvdir's signals: exit with this code, no finish script, the supervisors not
+    /// waited for (SIGTERM: 0, every supervisor left running; SIGHUP: 111, each sent
+    /// SIGTERM first).
+    Exit(i32),
 }
 
 /// Text of a name from the scan directory, for messages.
@@ -141,6 +149,9 @@ struct Scanner<'w> {
     wants: Wants,
     rescan: Option<Duration>,
     console: Option<RawFd>,
+    /// runsvdir's signal meanings, and the code to exit with once one came.
+    runsvdir: bool,
+    exit: Option<i32>,
     sigfd: SignalFd,
     control: OwnedFd,
     /// Kept open so the FIFO never reports EOF and clients can tell we run.
@@ -187,6 +198,8 @@ pub fn run(opts: &Options, warn: &dyn Warn) -> Result<Ending, StartError> {
         wants: Wants::default(),
         rescan: opts.rescan,
         console: opts.console,
+        runsvdir: opts.runsvdir,
+        exit: None,
         sigfd,
         control,
         _control_writer: control_writer,
@@ -389,7 +402,10 @@ impl Scanner<'_> {
         } else {
             let _ = self.reap();
         }
-        Ending::Finish
+        match self.exit {
+            Some(code) => Ending::Exit(code),
+            None => Ending::Finish,
+        }
     }
 
     fn restore_console(&mut self) {
@@ -612,6 +628,17 @@ impl Scanner<'_> {
             let Ok(sig) = Signal::try_from(info.ssi_signo as i32) else {
                 continue;
             };
+            if self.runsvdir
+                && let Some((kill, code)) = crate::command::on_signal_runsvdir(sig)
+            {
+                // Leave at once: runit's stage 2 starts a new runsvdir, and the
+                // supervisors left (or being stopped) are not ours to wait for.
+                self.wants.kill = kill;
+                self.wants.run = false;
+                self.wants.wait = false;
+                self.exit = Some(code);
+                continue;
+            }
             match on_signal(sig) {
                 OnSignal::Fixed(c) => self.wants.apply(c),
                 OnSignal::Divert { script, fallback } => {
