@@ -143,28 +143,44 @@ fn a_blocking_urandom_does_not_hold_back_the_first_service() {
         true,
     );
     let mut c = Command::new("timeout");
-    c.args(["-s", "KILL", "30", "unshare", "--mount", "--propagation", "private"])
-        .args(["sh", "-c", "mount --bind \"$0\" /dev/urandom && exec \"$@\""])
-        .arg(&fifo)
-        .arg(bin("tend-init"))
-        .args(["-m", "guest", "-e", "", "-g", "2000", "-k", "500"])
-        .arg("-i")
-        .arg(s.join("init.d"))
-        .arg("-s")
-        .arg(s.join("services"))
-        .arg("-S")
-        .arg(s.join("scan"))
-        .arg("-f")
-        .arg(s.join("none"))
-        .arg("-M")
-        .arg(s.join("main"));
+    c.args([
+        "-s",
+        "KILL",
+        "30",
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+    ])
+    .args([
+        "sh",
+        "-c",
+        "mount --bind \"$0\" /dev/urandom && exec \"$@\"",
+    ])
+    .arg(&fifo)
+    .arg(bin("tend-init"))
+    .args(["-m", "guest", "-e", "", "-g", "2000", "-k", "500"])
+    .arg("-i")
+    .arg(s.join("init.d"))
+    .arg("-s")
+    .arg(s.join("services"))
+    .arg("-S")
+    .arg(s.join("scan"))
+    .arg("-f")
+    .arg(s.join("none"))
+    .arg("-M")
+    .arg(s.join("main"));
     let t0 = Instant::now();
     let o = run(c);
     let took = t0.elapsed();
     assert_code(&o, 0);
     // The main program ran after the service was ready, and it had started once.
     assert_eq!(text(&o.stdout), "start\n", "{}", text(&o.stderr));
-    assert!(took < Duration::from_secs(10), "{took:?}: {}", text(&o.stderr));
+    assert!(
+        took < Duration::from_secs(10),
+        "{took:?}: {}",
+        text(&o.stderr)
+    );
 }
 
 #[test]

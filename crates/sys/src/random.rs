@@ -15,8 +15,17 @@ pub fn fill_nonblocking(buf: &mut [u8]) -> usize {
         let mut done = 0;
         while done < buf.len() {
             let rest = &mut buf[done..];
+            // The system call, not libc's wrapper: the release link left musl's
+            // `getrandom` unresolved (a call to address 0 in the guest).
             // SAFETY: the pointer and length describe `rest`, writable and owned by us.
-            let n = unsafe { libc::getrandom(rest.as_mut_ptr().cast(), rest.len(), flags) };
+            let n = unsafe {
+                libc::syscall(
+                    libc::SYS_getrandom,
+                    rest.as_mut_ptr(),
+                    rest.len(),
+                    flags as libc::c_long,
+                )
+            };
             if n > 0 {
                 done += n as usize;
                 continue;
