@@ -16,8 +16,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void load(const char *path)
+static void load(const char *name)
 {
+    char path[96];
+    size_t n = strlen(name);
+    /* Loaded already (by an init.d step): skip it. finit_module checks the module's
+     * image before it says EEXIST, ~12 ms a module under the instruction clock. */
+    memcpy(path, "/sys/module/", 12);
+    memcpy(path + 12, name, n + 1);
+    if (access(path, F_OK) == 0)
+        return;
+    memcpy(path, "/lib/vsock/", 11);
+    memcpy(path + 11, name, n);
+    memcpy(path + 11 + n, ".ko", 4);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         syscall(SYS_finit_module, fd, "", 0); /* EEXIST when loaded: fine */
@@ -27,9 +38,9 @@ static void load(const char *path)
 
 static void modules(void)
 {
-    load("/lib/vsock/vsock.ko");
-    load("/lib/vsock/vmw_vsock_virtio_transport_common.ko");
-    load("/lib/vsock/vsock_loopback.ko");
+    load("vsock");
+    load("vmw_vsock_virtio_transport_common");
+    load("vsock_loopback");
 }
 
 int main(int argc, char **argv)

@@ -234,6 +234,10 @@ def boot(initrd):
 
 
 VARIANTS = ["floor", "tend-init", "busybox init"] + ([] if PAYLOAD == "agent" else ["s6-svscan"])
+# ONLY="floor,tend-init": boot only these (the floor and tend-init are always kept).
+if os.environ.get("ONLY"):
+    keep = set(os.environ["ONLY"].split(",")) | {"floor", "tend-init"}
+    VARIANTS = [v for v in VARIANTS if v in keep]
 build_tree()
 images = {v: pack(v) for v in VARIANTS}
 results = {v: [] for v in VARIANTS}

@@ -7,6 +7,7 @@
 #   bench/guest.sh        (ROUNDS=7 boots of each by default)
 #   PAYLOAD=three bench/guest.sh   issue 28's payload: a shell loop, an exec sleep, a ready marker
 #                                  polling every 10 ms for the other two
+#   ONLY=floor,tend-init ...        boot only those variants (floor and tend-init always)
 #   PAYLOAD=agent bench/guest.sh   issue 38's agent guest: the stub agent (bench/guest-agent.c)
 #                                  as /init (the floor, AGENT_INIT=yes), as tend-init's main
 #                                  program (tend.main=) with the vsock debug console, and

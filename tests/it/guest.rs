@@ -110,6 +110,79 @@ fn a_request_signals_pid1_and_returns() {
     }
 }
 
+/// Issue 38: early in a guest's boot the kernel's entropy pool is not ready and a read of
+/// /dev/urandom blocks (about a second in bench/guest.sh's guest, before the first
+/// service started). Here /dev/urandom is a FIFO with no writer, bind-mounted in a mount
+/// namespace of the test's own: opening it never returns. tend-init in agent mode
+/// (init.d script, a service it waits for, the main program) must not touch it: the
+/// service is spawned once, is ready, and the main program finds it so, well within the
+/// bound (a hang here is the old wait, forever).
+#[test]
+fn a_blocking_urandom_does_not_hold_back_the_first_service() {
+    require("unshare");
+    if !nix::unistd::geteuid().is_root() {
+        return skip("a mount namespace (bind mount over /dev/urandom) needs root");
+    }
+    let s = Scratch::new("guest-urandom");
+    let fifo = s.join("urandom");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let starts = s.join("starts");
+    s.write("init.d/10-step", "#!/bin/sh\nexit 0\n", true);
+    s.write(
+        "services/console/run",
+        &format!(
+            "#!/bin/sh\necho start >> {}\necho\nexec sleep 100\n",
+            starts.display()
+        ),
+        true,
+    );
+    s.write("services/console/notification-fd", "1\n", false);
+    s.write(
+        "main",
+        &format!("#!/bin/sh\ncat {}\n", starts.display()),
+        true,
+    );
+    let mut c = Command::new("timeout");
+    c.args([
+        "-s",
+        "KILL",
+        "30",
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+    ])
+    .args([
+        "sh",
+        "-c",
+        "mount --bind \"$0\" /dev/urandom && exec \"$@\"",
+    ])
+    .arg(&fifo)
+    .arg(bin("tend-init"))
+    .args(["-m", "guest", "-e", "", "-g", "2000", "-k", "500"])
+    .arg("-i")
+    .arg(s.join("init.d"))
+    .arg("-s")
+    .arg(s.join("services"))
+    .arg("-S")
+    .arg(s.join("scan"))
+    .arg("-f")
+    .arg(s.join("none"))
+    .arg("-M")
+    .arg(s.join("main"));
+    let t0 = Instant::now();
+    let o = run(c);
+    let took = t0.elapsed();
+    assert_code(&o, 0);
+    // The main program ran after the service was ready, and it had started once.
+    assert_eq!(text(&o.stdout), "start\n", "{}", text(&o.stderr));
+    assert!(
+        took < Duration::from_secs(10),
+        "{took:?}: {}",
+        text(&o.stderr)
+    );
+}
+
 #[test]
 fn the_action_option_takes_only_the_three_actions() {
     let o = tend("tend-init", ["-a", "off"]);

@@ -55,11 +55,11 @@ pub struct Subscription {
 
 fn random_suffix() -> [u8; 6] {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    // Never /dev/urandom: early in a guest's boot it blocks until the entropy pool is
+    // ready (a second before tend-init's first service started, issue 38). The name only
+    // has to differ from other listeners', which the clock and the pid see to.
     let mut raw = [0u8; 6];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut raw);
-    }
+    tend_sys::random::fill_nonblocking(&mut raw);
     let t = Tai64n::now();
     let mix = (std::process::id() as u64) ^ u64::from(t.nanos) << 7;
     let mut out = [0u8; 6];

@@ -37,6 +37,7 @@ pub mod glob;
 pub mod localtime;
 pub mod machine;
 pub mod process;
+pub mod random;
 pub mod regex;
 pub mod signals;
 pub mod wait;
