@@ -113,15 +113,9 @@ fn daemon(p: &tend_cli::Parsed) -> ! {
         )
     });
     let dir = scandir(p);
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        PROG.fatal(
-            code::SYSTEM,
-            format_args!(
-                "unable to create {}: {}",
-                dir.display(),
-                tend_sys::error::io_reason(&e)
-            ),
-        )
+    let chosen = p.has('S') || std::env::var_os("TEND_MONIT_SCANDIR").is_some();
+    if let Err(e) = tend_monit::service::prepare_scan_directory(&dir, chosen) {
+        PROG.fatal(code::SYSTEM, e)
     }
     let reread = || match tend_monit::check_file_mode(&file).map(|()| tend_monit::read(&file)) {
         Err(e) => {

@@ -1013,3 +1013,76 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
     let log = text(&exec(&["cat", "/var/vcap/sys/log"]).stdout);
     assert_eq!(log, "start db\n");
 }
+
+/// Ubuntu's /run is mounted noexec (its initramfs does so). tend-monit's default scan
+/// directory is under it: as root it mounts a tmpfs of its own there, and the jobs run.
+/// A directory the caller chose on a noexec mount is refused with the reason, exit 111,
+/// never left holding services that cannot start.
+#[test]
+fn stemcell_noexec_run_gets_a_scan_directory_that_runs() {
+    if !nix::unistd::geteuid().is_root() || !have("unshare") || !have("nsenter") {
+        skip("needs root, unshare and nsenter (util-linux) for a private noexec /run");
+        return;
+    }
+    let s = Scratch::new("stemcell-noexec");
+    let _kill = KillUnder(s.path.clone());
+    let port = free_port();
+    let rc = vcap(&s, port, &["db"]);
+    // A mount namespace of its own, with /run a noexec tmpfs as on Ubuntu.
+    let mut c = Command::new("unshare");
+    c.args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg("mount -t tmpfs -o noexec,nosuid,nodev run /run && exec \"$0\" -I -c \"$1\"")
+        .arg(bin("tend-monit"))
+        .arg(&rc)
+        .env_remove("TEND_MONIT_SCANDIR")
+        .env("HOME", &s.path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let d = Daemon::start(c);
+    let inside = |args: &[&str]| {
+        let mut c = Command::new("nsenter");
+        c.args(["-t", &d.pid().to_string(), "-m", "--"]).args(args);
+        run(c)
+    };
+    wait_until(Duration::from_secs(30), "db running", || {
+        // Its state is in the scan directory, seen only from its mount namespace.
+        let t = text(
+            &inside(&[
+                bin("tend-monit").to_str().unwrap(),
+                "-c",
+                rc.to_str().unwrap(),
+                "summary",
+            ])
+            .stdout,
+        );
+        t.lines()
+            .any(|l| l.starts_with("Process 'db'") && l.ends_with("running"))
+            .then_some(())
+    });
+    let mounts = text(&inside(&["cat", "/proc/self/mountinfo"]).stdout);
+    let own = mounts
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some("/run/tend-monit"))
+        .unwrap_or_else(|| panic!("no mount on /run/tend-monit:\n{mounts}"));
+    assert!(own.contains(" - tmpfs tend-monit "), "{own}");
+    assert!(!own.split(' ').nth(5).unwrap().contains("noexec"), "{own}");
+    drop(d);
+
+    // Chosen by the caller: refused, nothing mounted over it.
+    let mut c = Command::new("unshare");
+    c.args(["-m", "--propagation", "private", "sh", "-c"])
+        .arg("mount -t tmpfs -o noexec run /run && exec \"$0\" -I -c \"$1\"")
+        .arg(bin("tend-monit"))
+        .arg(&rc)
+        .env("TEND_MONIT_SCANDIR", "/run/chosen")
+        .env("HOME", &s.path);
+    let o = run(c);
+    assert_code(&o, 111);
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("tend-monit: fatal: /run/chosen is on a file system mounted noexec")
+            && err.contains("TEND_MONIT_SCANDIR")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -307,3 +307,57 @@ pub fn render_all(
     }
     Ok(out)
 }
+
+/// Make the scan directory ready: created, and on a file system that lets its services'
+/// `run` files be executed. Ubuntu's initramfs mounts /run noexec, so the default
+/// directory there could hold services that never start (their supervisors only warn
+/// and retry). For the default directory, as root, tend-monit then mounts a small tmpfs
+/// of its own on it (kept across its restarts, so a new daemon takes the jobs over); a
+/// directory the caller chose (`-S`, TEND_MONIT_SCANDIR) is never mounted over: that is
+/// refused with the reason.
+pub fn prepare_scan_directory(dir: &std::path::Path, chosen: bool) -> Result<(), String> {
+    use nix::sys::statvfs::{FsFlags, statvfs};
+    std::fs::create_dir_all(dir).map_err(|e| {
+        format!(
+            "unable to create {}: {}",
+            dir.display(),
+            tend_sys::error::io_reason(&e)
+        )
+    })?;
+    let noexec = |d: &std::path::Path| {
+        statvfs(d)
+            .map(|v| v.flags().contains(FsFlags::ST_NOEXEC))
+            .map_err(|e| format!("unable to stat {}: {}", d.display(), e.desc()))
+    };
+    if !noexec(dir)? {
+        return Ok(());
+    }
+    let refuse = |how: &str| {
+        format!(
+            "{} is on a file system mounted noexec: its services could not run{how}; \
+             give -S or TEND_MONIT_SCANDIR a directory where programs may run",
+            dir.display()
+        )
+    };
+    if chosen || !nix::unistd::geteuid().is_root() {
+        return Err(refuse(""));
+    }
+    let target = dir.to_str().ok_or_else(|| refuse(""))?;
+    tend_sys::machine::mount(
+        "tend-monit",
+        target,
+        "tmpfs",
+        nix::libc::MS_NOSUID | nix::libc::MS_NODEV,
+        Some("mode=0755,size=16m"),
+    )
+    .map_err(|e| {
+        refuse(&format!(
+            " and a tmpfs could not be mounted on it ({})",
+            e.desc()
+        ))
+    })?;
+    if noexec(dir)? {
+        return Err(refuse(" even on a tmpfs of its own"));
+    }
+    Ok(())
+}
