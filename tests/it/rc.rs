@@ -1276,6 +1276,7 @@ fn long_pipelines_and_funnels_same_as_s6rc() {
         );
         // run_both held every line across b's restart.
         rec.set("lines-kept", "yes");
+        b_ready("s6-svwait", &s6.servicedir("b"));
         rec.set_lines("up-list", s6.list(&["-a"]));
         drop(s6);
     }
@@ -1292,7 +1293,20 @@ fn long_pipelines_and_funnels_same_as_s6rc() {
             )
         },
     );
+    b_ready("tend-svwait", &ours.svc("b"));
     assert_eq!(ours.list(&["-a"]), rec.set_of("up-list"), "tend-rc -a list");
+}
+
+/// Wait until b is up and ready again. Its quick restart waits out the supervisor's 1 s
+/// between starts, and the lines held meanwhile flow before its readiness is read.
+fn b_ready(svwait: &str, dir: &Path) {
+    let mut c = if svwait == "s6-svwait" {
+        Command::new(svwait)
+    } else {
+        cmd(svwait)
+    };
+    c.args(["-U", "-t", "10000"]).arg(dir);
+    assert_code(&run(c), 0);
 }
 
 #[test]
