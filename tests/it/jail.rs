@@ -1114,12 +1114,7 @@ fn vm_aarch64_walls_and_cgroup_limits() {
         .nth(2)
         .map(|t| t.join("aarch64-unknown-linux-musl/release/tend-jail"))
         .unwrap_or_default();
-    let Some(r) = vm_report(
-        "aarch64",
-        jail,
-        kernel,
-        busybox,
-    ) else {
+    let Some(r) = vm_report("aarch64", jail, kernel, busybox) else {
         return;
     };
     vm_walls(&r, "aarch64");
