@@ -8,7 +8,8 @@ mkdir -p /run/u/served /run/u/go
 cd /run/u || exit 111
 
 # serve NAME ARGS...: tend-vsockserver -1 ARGS in the background, $srv its pid, returning
-# once it is bound (its readiness line read from a fifo).
+# once it is bound (its readiness line read from a fifo) and has closed fd 1 after it
+# (the line comes first: a descriptor count taken between the two is one too many).
 serve() {
     mkfifo "ready.$1"
     n=$1
@@ -16,6 +17,7 @@ serve() {
     tend-vsockserver -1 "$@" > "ready.$n" 2> "err.$n" &
     srv=$!
     read -r _ < "ready.$n"
+    until_ "fd 1 of $n closed" '[ ! -e /proc/$srv/fd/1 ]'
 }
 # The server's children now, from /proc.
 kids() { grep -lx "PPid:.$srv" /proc/[0-9]*/status 2>/dev/null | wc -l; }
