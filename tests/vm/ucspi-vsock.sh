@@ -8,8 +8,7 @@ mkdir -p /run/u/served /run/u/go
 cd /run/u || exit 111
 
 # serve NAME ARGS...: tend-vsockserver -1 ARGS in the background, $srv its pid, returning
-# once it is bound (its readiness line read from a fifo) and has closed fd 1 after it
-# (the line comes first: a descriptor count taken between the two is one too many).
+# once it is bound (its readiness line read from a fifo).
 serve() {
     mkfifo "ready.$1"
     n=$1
@@ -17,7 +16,6 @@ serve() {
     tend-vsockserver -1 "$@" > "ready.$n" 2> "err.$n" &
     srv=$!
     read -r _ < "ready.$n"
-    until_ "fd 1 of $n closed" '[ ! -e /proc/$srv/fd/1 ]'
 }
 # The server's children now, from /proc.
 kids() { grep -lx "PPid:.$srv" /proc/[0-9]*/status 2>/dev/null | wc -l; }
@@ -94,6 +92,10 @@ kill $srv
 # it started with.
 serve leak -c 100 5003 true
 fds() { ls "/proc/$srv/fd" | wc -l; }
+# The start count once the server is steady: after one connection served and reaped
+# (just after its readiness line it may still hold one descriptor more).
+tend-vsockclient 1 5003 true
+until_ "the first child gone" '[ "$(kids)" = 0 ]'
 before=$(fds)
 failed=0
 i=0
