@@ -193,13 +193,13 @@ fn the_action_option_takes_only_the_three_actions() {
 // ---- the machine -----------------------------------------------------------------------
 
 /// What a VM test needs from the host.
-struct Host {
-    kernel: PathBuf,
+pub(crate) struct Host {
+    pub(crate) kernel: PathBuf,
     /// The ACPI power button driver and the input event interface of that kernel
     /// (modules on Debian), when both are there.
     modules: Option<[PathBuf; 2]>,
     busybox: PathBuf,
-    accel: &'static str,
+    pub(crate) accel: &'static str,
 }
 
 /// The host's means to boot a guest, or why there are none.
@@ -279,12 +279,12 @@ fn probe_accel(host: &Host) -> Result<&'static str, String> {
 }
 
 /// An initramfs being built: tend-init as /init, the tend programs and busybox in /bin.
-struct Image {
+pub(crate) struct Image {
     root: PathBuf,
 }
 
 impl Image {
-    fn new(s: &Scratch, host: &Host) -> Image {
+    pub(crate) fn new(s: &Scratch, host: &Host) -> Image {
         let root = s.join("root");
         let bin = root.join("bin");
         std::fs::create_dir_all(&bin).unwrap();
@@ -313,7 +313,7 @@ impl Image {
         Image { root }
     }
 
-    fn write(&self, rel: &str, contents: &str, exec: bool) {
+    pub(crate) fn write(&self, rel: &str, contents: &str, exec: bool) {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, contents).unwrap();
@@ -333,7 +333,7 @@ impl Image {
     }
 
     /// The newc archive the kernel unpacks (uncompressed: nothing to decompress).
-    fn pack(&self) -> PathBuf {
+    pub(crate) fn pack(&self) -> PathBuf {
         let out = self.root.with_file_name("initrd.cpio");
         let o = run({
             let mut c = Command::new("sh");
@@ -365,7 +365,7 @@ fn copy_program(from: &Path, to: &Path) {
 }
 
 /// A running qemu: its console collected by a thread, killed on drop.
-struct Qemu {
+pub(crate) struct Qemu {
     daemon: Daemon,
     console: Arc<Mutex<String>>,
     monitor: PathBuf,
@@ -373,7 +373,7 @@ struct Qemu {
 }
 
 impl Qemu {
-    fn boot(
+    pub(crate) fn boot(
         host: &Host,
         accel: &str,
         initrd: &Path,
@@ -427,7 +427,7 @@ impl Qemu {
         })
     }
 
-    fn console(&self) -> String {
+    pub(crate) fn console(&self) -> String {
         self.console.lock().unwrap().clone()
     }
 
@@ -461,7 +461,7 @@ impl Qemu {
 
     /// The exit status, or a failure showing the console.
     #[track_caller]
-    fn expect_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
+    pub(crate) fn expect_exit(&mut self, timeout: Duration) -> std::process::ExitStatus {
         match self.wait_exit(timeout) {
             Some(st) => st,
             None => panic!(
@@ -498,7 +498,7 @@ impl Qemu {
 }
 
 /// The host, or a skip with the reason on stderr.
-fn vm() -> Option<&'static Host> {
+pub(crate) fn vm() -> Option<&'static Host> {
     match host() {
         Ok(h) => Some(h),
         Err(why) => {
@@ -509,7 +509,7 @@ fn vm() -> Option<&'static Host> {
 }
 
 /// Generous: an emulated kernel boots in seconds, ten times slower under load.
-fn limit(host: &Host) -> Duration {
+pub(crate) fn limit(host: &Host) -> Duration {
     Duration::from_secs(if host.accel == "kvm" { 60 } else { 180 })
 }
 
@@ -833,7 +833,7 @@ fn slow_vm_cgroup_version_follows_the_command_line() {
 
 impl Image {
     /// More of tend's programs in /bin, as links to the one executable.
-    fn link(&self, programs: &[&str]) {
+    pub(crate) fn link(&self, programs: &[&str]) {
         let bin = self.root.join("bin");
         for p in programs {
             std::fs::hard_link(bin.join("tend"), bin.join(p)).unwrap();
@@ -843,7 +843,7 @@ impl Image {
     /// The kernel's vsock loopback transport (CID 1) and what it needs, loaded by an
     /// init.d script: the guest is then client and server of its own vsock ports. False
     /// when the host's kernel has no such modules.
-    fn vsock_loopback(&self, host: &Host) -> bool {
+    pub(crate) fn vsock_loopback(&self, host: &Host) -> bool {
         let version = host.kernel.to_string_lossy()["/boot/vmlinuz-".len()..].to_string();
         let dir = Path::new("/lib/modules")
             .join(version)
