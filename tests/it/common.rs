@@ -1073,3 +1073,122 @@ impl Drop for Unmount {
         }
     }
 }
+
+/// Whether a Docker engine answers here (`docker info`).
+pub fn docker_ok() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        Command::new("docker")
+            .arg("info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+pub fn docker_out(args: &[&str]) -> Output {
+    let mut c = Command::new("docker");
+    c.args(args);
+    run(c)
+}
+
+/// $1: the file list to write, $2: where to put a dpkg database ("" for none), then the
+/// packages. Lists the files of those installed packages and of what they depend on
+/// (recommends left out) relative to /, merged-/usr spelled out; the database holds their
+/// status records and info files, so dpkg in the root knows them (and can remove them).
+const HOST_ROOT: &str = r#"set -eu
+out=$1 db=$2
+shift 2
+apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances "$@" 2>/dev/null | grep '^[a-z0-9]' | sort -u |
+while read -r p; do dpkg -s "$p" >/dev/null 2>&1 && echo "$p"; done >"$out.pkgs"
+while read -r p; do dpkg -L "$p"; done <"$out.pkgs" | sort -u |
+while read -r f; do
+    if [ -f "$f" ] || [ -L "$f" ]; then echo "${f#/}"; fi
+done | sed -E 's,^(bin|sbin|lib|lib64)/,usr/\1/,' |
+    grep -vxE 'bin|sbin|lib|lib64|etc/passwd|etc/group|etc/machine-id' | sort -u >"$out"
+[ -n "$db" ] || exit 0
+mkdir -p "$db/info" "$db/updates" "$db/triggers"
+: >"$db/available"
+while read -r p; do dpkg-query -s "$p"; echo; done <"$out.pkgs" >"$db/status"
+while read -r p; do
+    for f in "/var/lib/dpkg/info/$p".* "/var/lib/dpkg/info/$p":*.*; do
+        if [ -e "$f" ]; then cp -p "$f" "$db/info/"; fi
+    done
+done <"$out.pkgs"
+"#;
+
+/// A Debian root built from this host's installed packages (`pkgs` and their
+/// dependencies), with `extra` (a directory tree the caller filled) laid over it, imported
+/// as the Docker image `tag` (removed when the test process exits). With `dpkg_db`, the
+/// root's dpkg database knows those packages. Needs apt-cache and dpkg on the host: there
+/// is no Debian image or registry here to start from.
+pub fn host_debian_image(
+    dir: &Path,
+    pkgs: &[&str],
+    dpkg_db: bool,
+    extra: &Path,
+    tag: &str,
+    changes: &[&str],
+) {
+    let list = dir.join("files");
+    let db = extra.join("var/lib/dpkg");
+    let mut c = Command::new("sh");
+    c.args(["-c", HOST_ROOT, "sh"])
+        .arg(&list)
+        .arg(if dpkg_db {
+            db.as_os_str()
+        } else {
+            OsStr::new("")
+        })
+        .args(pkgs);
+    assert_code(&run(c), 0);
+    for (l, t) in [
+        ("bin", "usr/bin"),
+        ("sbin", "usr/sbin"),
+        ("lib", "usr/lib"),
+        ("lib64", "usr/lib64"),
+    ] {
+        std::os::unix::fs::symlink(t, extra.join(l)).unwrap();
+    }
+    let tar = dir.join("root.tar");
+    let mut c = Command::new("tar");
+    c.args(["-C", "/", "--no-recursion", "-cf"])
+        .arg(&tar)
+        .arg("-T")
+        .arg(&list);
+    assert_code(&run(c), 0);
+    let mut c = Command::new("tar");
+    c.arg("-C").arg(extra).arg("-rf").arg(&tar).arg(".");
+    assert_code(&run(c), 0);
+    let mut v = vec!["import"];
+    for ch in changes {
+        v.extend(["--change", ch]);
+    }
+    v.extend([tar.to_str().unwrap(), tag]);
+    assert_code(&docker_out(&v), 0);
+    remove_image_at_exit(tag);
+}
+
+/// A running container, removed (killed first) with its anonymous volumes on drop.
+pub struct Container(pub String);
+
+impl Container {
+    pub fn exec(&self, args: &[&str]) -> Output {
+        let mut v = vec!["exec", self.0.as_str()];
+        v.extend_from_slice(args);
+        docker_out(&v)
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new("docker")
+            .args(["rm", "-f", "-v", &self.0])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}

@@ -678,3 +678,156 @@ fn tend_runit_replaces_a_removed_runit_and_runs_its_service_directories() {
     }
     assert!(root.join("usr/bin/tend").exists());
 }
+
+/// Issue 36 in a Debian container: a root of this host's Debian 12 packages (dpkg,
+/// coreutils, dash, runit and what they depend on) with their dpkg records, imported into
+/// Docker. Inside: runit is purged with dpkg, tend and tend-runit are installed with
+/// `dpkg -i`, runsvdir runs a service directory whose run calls `chpst -u vcap:vcap` and a
+/// `service` wrapper calls sv, and `dpkg -r tend-runit` takes its files away again.
+#[test]
+fn slow_tend_runit_replaces_runit_in_a_debian_container() {
+    if !docker_ok() {
+        return skip("slow_tend_runit_replaces_runit_in_a_debian_container: no Docker engine");
+    }
+    if !have("apt-cache") || !Path::new("/var/lib/dpkg/info/runit.list").exists() {
+        return skip(
+            "slow_tend_runit_replaces_runit_in_a_debian_container: no runit package here to build the image from",
+        );
+    }
+    let b = built();
+    let s = Scratch::new("deb-runit-docker");
+    let extra = s.join("extra");
+    for d in ["etc", "tmp", "root", "debs", "proc", "sys", "dev"] {
+        std::fs::create_dir_all(extra.join(d)).unwrap();
+    }
+    std::fs::set_permissions(
+        extra.join("tmp"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    std::fs::write(extra.join("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    std::fs::write(extra.join("etc/group"), "root:x:0:\n").unwrap();
+    std::fs::copy(&b.deb, extra.join("debs/tend.deb")).unwrap();
+    std::fs::copy(&b.runit_deb, extra.join("debs/tend-runit.deb")).unwrap();
+    let script = |rel: &str, body: &str| {
+        let p = extra.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, body).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    script(
+        "root/app/run",
+        "#!/bin/sh\nexec chpst -u vcap:vcap sh -c 'id > /tmp/ids; exec sleep 1000'\n",
+    );
+    script("usr/sbin/service", "#!/bin/sh\nexec sv \"$2\" \"$1\"\n");
+    let tag = format!("tend-deb-runit:{}", std::process::id());
+    // dpkg wants diff, ldconfig and start-stop-daemon on PATH besides sh, rm and tar.
+    host_debian_image(
+        &s.join("."),
+        &[
+            "dpkg",
+            "coreutils",
+            "dash",
+            "runit",
+            "diffutils",
+            "libc-bin",
+            "findutils",
+            "grep",
+            "sed",
+        ],
+        true,
+        &extra,
+        &tag,
+        &[],
+    );
+    let name = format!("tend-deb-runit-{}", std::process::id());
+    // /usr, /etc and /var on (anonymous) volumes, copied from the image: under this
+    // engine's fuse-overlayfs, a file of the image's layer that was removed, replaced and
+    // removed again comes back (runit's chpst did after `dpkg -r tend-runit`), which no
+    // real root does.
+    let o = docker_out(&[
+        "run",
+        "-d",
+        "--name",
+        &name,
+        "--network",
+        "none",
+        "-v",
+        "/usr",
+        "-v",
+        "/etc",
+        "-v",
+        "/var",
+        &tag,
+        "/bin/sleep",
+        "infinity",
+    ]);
+    let c = Container(name);
+    assert_code(&o, 0);
+    let sh = |cmd: &str| c.exec(&["/bin/sh", "-c", cmd]);
+    // runit as Debian installed it, then purged as an operator would before installing.
+    let o = sh("dpkg -s runit && test -x /usr/bin/chpst && /usr/bin/chpst -v");
+    assert!(
+        text(&o.stdout).contains("Status: install ok installed"),
+        "{o:?}"
+    );
+    let o = sh("dpkg --purge runit");
+    assert_code(&o, 0);
+    let o = sh(
+        "dpkg -s runit; for n in chpst sv runsvdir runsv svlogd; do test -e /usr/bin/$n && echo $n left; done; true",
+    );
+    assert!(!text(&o.stdout).contains("install ok installed"), "{o:?}");
+    assert!(!text(&o.stdout).contains(" left"), "{o:?}");
+    let o = sh("dpkg -i /debs/tend.deb /debs/tend-runit.deb");
+    assert_code(&o, 0);
+    let o = sh("for n in chpst sv runsvdir runsv; do readlink /usr/bin/$n; done");
+    assert_eq!(text(&o.stdout), "tend\ntend\ntend\ntend\n", "{o:?}");
+    // runit's /etc/service link went with it: the scan directory is made anew, with the
+    // service directory (kept aside in /root) in it.
+    let o = sh("test ! -e /etc/service && mkdir /etc/service && cp -a /root/app /etc/service/");
+    assert_code(&o, 0);
+    // The vcap account, made inside as a stemcell's image does.
+    let o = sh(
+        "echo vcap:x:1000:1000::/home/vcap:/bin/sh >>/etc/passwd && echo vcap:x:1000: >>/etc/group",
+    );
+    assert_code(&o, 0);
+    let o = docker_out(&["exec", "-d", &c.0, "runsvdir", "-P", "/etc/service"]);
+    assert_code(&o, 0);
+    let ids = wait_until(PATIENCE, "app's chpst -u vcap:vcap", || {
+        Some(text(&sh("cat /tmp/ids 2>/dev/null").stdout)).filter(|t| t.ends_with('\n'))
+    });
+    assert_eq!(ids, "uid=1000(vcap) gid=1000(vcap) groups=1000(vcap)\n");
+    let o = sh("service app status");
+    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    let o = sh("service app stop");
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("ok: down: app: "), "{o:?}");
+    let o = sh("service app start");
+    assert_code(&o, 0);
+    assert!(text(&o.stdout).starts_with("ok: run: app: "), "{o:?}");
+    // Removed cleanly: every file tend-runit brought goes, tend stays.
+    let listed = sh("dpkg -L tend-runit");
+    assert_code(&listed, 0);
+    let o = sh("dpkg -r tend-runit");
+    assert_code(&o, 0);
+    let o = sh("dpkg -s tend-runit | grep '^Status:'");
+    assert!(!text(&o.stdout).contains("install ok installed"), "{o:?}");
+    let shared = ["/.", "/usr", "/usr/bin", "/usr/share", "/usr/share/doc"];
+    let listed = text(&listed.stdout);
+    let left: Vec<&str> = listed
+        .lines()
+        .filter(|f| !shared.contains(f))
+        .filter(|f| {
+            c.exec(&["test", "-e", f]).status.success()
+                || c.exec(&["test", "-L", f]).status.success()
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left by dpkg -r tend-runit: {left:?} {o:?} {:?}",
+        sh(
+            "ls -l /usr/bin/chpst; dpkg -S /usr/bin/chpst; cat /var/lib/dpkg/diversions; ls /var/lib/dpkg/info | grep -i runit"
+        )
+    );
+    assert_code(&c.exec(&["test", "-x", "/usr/bin/tend"]), 0);
+}

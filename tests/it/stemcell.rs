@@ -747,26 +747,6 @@ fn stemcell_agent_sequence_tend_monit_and_monit_5_33() {
     }
 }
 
-/// The host's Debian packages for a systemd root (systemd and what it depends on, a
-/// shell, coreutils, util-linux), as file paths relative to /, merged-/usr spelled out.
-const SYSTEMD_ROOT: &str = r#"set -eu
-out=$1
-pkgs=$( (apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
-    --no-breaks --no-replaces --no-enhances systemd coreutils dash \
-    util-linux procps; echo systemd-sysv) 2>/dev/null | grep '^[a-z0-9]' | sort -u)
-for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 && dpkg -L "$p"; done | sort -u |
-while read -r f; do
-    if [ -f "$f" ] || [ -L "$f" ]; then echo "${f#/}"; fi
-done | sed -E 's,^(bin|sbin|lib|lib64)/,usr/\1/,' |
-    grep -vxE 'bin|sbin|lib|lib64|etc/passwd|etc/group|etc/machine-id' | sort -u >"$out"
-"#;
-
-fn docker_out(args: &[&str]) -> Output {
-    let mut c = Command::new("docker");
-    c.args(args);
-    run(c)
-}
-
 /// packaging/systemd/monit.service run by systemd as PID 1 in a Docker container (Debian
 /// 12's systemd from this host's packages): `systemctl kill --kill-whom=main monit;
 /// systemctl start monit` kills tend-monit alone, the job keeps running and is not
@@ -774,13 +754,7 @@ fn docker_out(args: &[&str]) -> Output {
 /// job on a stop), the incarnation grows, tend-monit runs at nice -10.
 #[test]
 fn slow_stemcell_monit_service_under_systemd_in_docker() {
-    let docker_ok = Command::new("docker")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !docker_ok {
+    if !docker_ok() {
         skip("slow_stemcell_monit_service_under_systemd_in_docker: no Docker engine");
         return;
     }
@@ -794,10 +768,6 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
     let port = free_port();
     // The root: the host's systemd packages, then tend as install.sh installs it, the
     // unit, a stemcell's /var/vcap with one job.
-    let list = s.join("files");
-    let mut c = Command::new("sh");
-    c.args(["-c", SYSTEMD_ROOT, "sh"]).arg(&list);
-    assert_code(&run(c), 0);
     let extra = s.join("extra");
     let mut c = Command::new(Path::new(REPO).join("packaging/install.sh"));
     c.env("TEND_BUILD", multicall().parent().unwrap())
@@ -856,34 +826,22 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
         extra.join("etc/systemd/system/multi-user.target.wants/monit.service"),
     )
     .unwrap();
-    for (l, t) in [
-        ("bin", "usr/bin"),
-        ("sbin", "usr/sbin"),
-        ("lib", "usr/lib"),
-        ("lib64", "usr/lib64"),
-    ] {
-        std::os::unix::fs::symlink(t, extra.join(l)).unwrap();
-    }
-    let tar = s.join("root.tar");
-    let mut c = Command::new("tar");
-    c.args(["-C", "/", "--no-recursion", "-cf"])
-        .arg(&tar)
-        .arg("-T")
-        .arg(&list);
-    assert_code(&run(c), 0);
-    let mut c = Command::new("tar");
-    c.arg("-C").arg(&extra).arg("-rf").arg(&tar).arg(".");
-    assert_code(&run(c), 0);
     let tag = format!("tend-stemcell-systemd:{}", std::process::id());
-    let o = docker_out(&[
-        "import",
-        "--change",
-        r#"ENTRYPOINT ["/sbin/init"]"#,
-        tar.to_str().unwrap(),
+    host_debian_image(
+        &s.join("."),
+        &[
+            "systemd",
+            "systemd-sysv",
+            "coreutils",
+            "dash",
+            "util-linux",
+            "procps",
+        ],
+        false,
+        &extra,
         &tag,
-    ]);
-    assert_code(&o, 0);
-    remove_image_at_exit(&tag);
+        &[r#"ENTRYPOINT ["/sbin/init"]"#],
+    );
     let name = format!("tend-stemcell-systemd-{}", std::process::id());
     // systemd needs a writable cgroup tree and CAP_SYS_ADMIN; --privileged is refused by
     // the runtime here (a nested engine), these are enough.
@@ -913,23 +871,9 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
         "container=docker",
         &tag,
     ]);
-    struct Remove(String);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = Command::new("docker")
-                .args(["rm", "-f", &self.0])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-    let _rm = Remove(name.clone());
+    let c = Container(name.clone());
     assert_code(&o, 0);
-    let exec = |args: &[&str]| {
-        let mut v = vec!["exec", name.as_str()];
-        v.extend_from_slice(args);
-        docker_out(&v)
-    };
+    let exec = |args: &[&str]| c.exec(args);
     let state = (0..600).find_map(|_| {
         let st = text(&exec(&["systemctl", "is-system-running"]).stdout);
         let st = st.trim().to_string();
