@@ -10,9 +10,11 @@
 //! says why it skipped. examples/container/Dockerfile.tarball is built and run in the
 //! Docker engine (skipped, with the reason, when `docker info` fails).
 //!
-//! tend-runit (runit's names) is tested in a private dpkg root holding runit's files and
-//! record, and run in a chroot of it, not in a Debian container: this machine has no Debian
-//! image, debootstrap or mmdebstrap, and no registry to pull one from.
+//! tend-runit (runit's names) is tested twice: in a private dpkg root holding runit's files
+//! and record, run in a chroot of it (no Docker needed), and in a Debian container whose
+//! root is built from this host's installed Debian packages and their dpkg records (there
+//! is no Debian image, debootstrap or registry here), where dpkg itself purges runit and
+//! installs and removes the packages.
 //!
 //! Not tested here: the separate executables of `--features separate`
 //! (`packaging/install.sh -s`).
