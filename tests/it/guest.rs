@@ -1023,3 +1023,9 @@ fn slow_vm_agent_killed_powers_off_by_default() {
     assert!(!console.contains("restarting the command"), "{console}");
     assert_stages(&console, "powering off", "reboot: Power down");
 }
+
+/// The UCSPI checks over real vsock (tests/it/vsock.rs), in a guest of their own.
+#[test]
+fn slow_vm_vsock_server_over_loopback() {
+    crate::vsock::server_over_vsock_loopback_in_a_guest();
+}

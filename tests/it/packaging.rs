@@ -381,7 +381,8 @@ fn the_tarball_runs_in_an_empty_root() {
         c
     });
     assert_code(&o, 0);
-    // Only usr/bin and usr/share/man/man8, nothing else.
+    // Only usr/bin, usr/share/man/man8 and tend-monit's units (usr/lib/tend/monit: the
+    // systemd unit and the runit-style service directory a stemcell installs), nothing else.
     let o = run({
         let mut c = Command::new("find");
         c.arg(".").args(["-type", "f"]).current_dir(&root);
@@ -389,7 +390,9 @@ fn the_tarball_runs_in_an_empty_root() {
     });
     for f in text(&o.stdout).lines() {
         assert!(
-            f.starts_with("./usr/bin/tend") || f.starts_with("./usr/share/man/man8/tend"),
+            f.starts_with("./usr/bin/tend")
+                || f.starts_with("./usr/share/man/man8/tend")
+                || f.starts_with("./usr/lib/tend/monit/"),
             "unexpected {f}"
         );
     }

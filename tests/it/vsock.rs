@@ -148,8 +148,10 @@ fn hybrid_client_refused_is_111() {
 /// ports on CID 1 and reports `@ key: value` lines on the console. One boot for all:
 /// the variables on both sides; `-c 3` under a flood of 20 with an idle client holding a
 /// slot; 10,000 connections, then the server's descriptors as they were.
-#[test]
-fn slow_vm_server_over_vsock_loopback_in_a_guest() {
+/// Run as `guest::slow_vm_vsock_server_over_loopback` (below): libtest starts tests in name
+/// order, and this one takes minutes under emulation, so it starts with the other guests,
+/// not last of the suite.
+pub(crate) fn server_over_vsock_loopback_in_a_guest() {
     let Some(host) = guest::vm() else { return };
     let s = Scratch::new("vsock-guest");
     let img = guest::Image::new(&s, host);
