@@ -185,37 +185,7 @@ impl Pending {
 /// return at once; `Pending::confirm` is the second half. The child has its own copy of
 /// memory (fork, not vfork), so `prog` and `opts` may go as soon as this returns.
 pub fn spawn_start(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, SpawnError> {
-    if opts.fds.len() > MAX_FD_MOVES {
-        return Err(SpawnError::Fork(Errno::E2BIG));
-    }
-    let argv = pointers(&prog.argv);
-    let envp = prog.envp_pointers();
-    let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(SpawnError::Fork)?;
-    let child = Child {
-        opts,
-        cwd: opts.cwd.as_ref().map(|c| c.as_ptr()),
-        exec: Exec::Arrays {
-            argv: &argv,
-            envp: &envp,
-            candidates: &prog.candidates,
-        },
-        report: Report::Pipe(wr.as_raw_fd()),
-    };
-    // SAFETY: the child half (Child::exec) only makes async-signal-safe calls on memory
-    // prepared before the fork, then execs or _exits; the parent goes on as usual.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(SpawnError::Fork(Errno::last()));
-    }
-    if pid == 0 {
-        // SAFETY: we are the freshly forked child; exec never returns.
-        unsafe { child.exec() }
-    }
-    drop(wr);
-    Ok(Pending {
-        pid: Pid::from_raw(pid),
-        report: rd,
-    })
+    start_child(prog, opts, false)
 }
 
 /// `spawn_start` for a caller that has nothing to do while the child execs (a
@@ -225,9 +195,12 @@ pub fn spawn_start(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, Spaw
 /// finds the report already written (or the pipe at end of file). With `opts.lock` it
 /// forks: that child may wait for the lock, and a clone would hold us until it got it.
 pub fn spawn_start_vfork(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending, SpawnError> {
-    if opts.lock.is_some() {
-        return spawn_start(prog, opts);
-    }
+    start_child(prog, opts, opts.lock.is_none())
+}
+
+/// The child of `spawn_start` and `spawn_start_vfork`, built once, started by a fork or
+/// by a vfork-style clone.
+fn start_child(prog: &Prepared, opts: &SpawnOptions, vfork: bool) -> Result<Pending, SpawnError> {
     if opts.fds.len() > MAX_FD_MOVES {
         return Err(SpawnError::Fork(Errno::E2BIG));
     }
@@ -244,9 +217,23 @@ pub fn spawn_start_vfork(prog: &Prepared, opts: &SpawnOptions) -> Result<Pending
         },
         report: Report::Pipe(wr.as_raw_fd()),
     };
-    // A supervisor spawns seldom: its child's stack is gone with the child.
-    let stack = CloneStack::new().map_err(SpawnError::Fork)?;
-    let pid = clone_vfork(&child, &stack).map_err(SpawnError::Fork)?;
+    let pid = if vfork {
+        // A supervisor spawns seldom: its child's stack is gone with the child.
+        let stack = CloneStack::new().map_err(SpawnError::Fork)?;
+        clone_vfork(&child, &stack).map_err(SpawnError::Fork)?
+    } else {
+        // SAFETY: the child half (Child::exec) only makes async-signal-safe calls on
+        // memory prepared before the fork, then execs or _exits; the parent goes on.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(SpawnError::Fork(Errno::last()));
+        }
+        if pid == 0 {
+            // SAFETY: we are the freshly forked child; exec never returns.
+            unsafe { child.exec() }
+        }
+        Pid::from_raw(pid)
+    };
     drop(wr);
     Ok(Pending { pid, report: rd })
 }
