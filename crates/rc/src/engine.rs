@@ -123,6 +123,9 @@ pub struct Engine<'a> {
     starting: Vec<bool>,
     outcome: Outcome,
     devnull: std::os::fd::OwnedFd,
+    /// Longruns that failed coming up and were sent a `d`: tend-rc returns only once
+    /// their supervisors have taken it, so a status read after it says "want down".
+    sent_down: Vec<PathBuf>,
 }
 
 impl<'a> Engine<'a> {
@@ -154,6 +157,7 @@ impl<'a> Engine<'a> {
                 interrupted: false,
             },
             devnull,
+            sent_down: Vec::new(),
         })
     }
 
@@ -163,6 +167,23 @@ impl<'a> Engine<'a> {
         plan: &Plan,
         report: &mut dyn FnMut(&Event, &Graph),
     ) -> Result<Outcome, tend_sys::Error> {
+        let r = self.perform(plan, report);
+        wait_taken_down(&self.sent_down, self.deadline);
+        r.map(|()| self.outcome)
+    }
+
+    /// Send a failed longrun down; `run` waits for its supervisor to take the `d`.
+    fn send_down(&mut self, dir: PathBuf) {
+        if tend_client::control::command(&dir, &[ControlCommand::Down]).is_ok() {
+            self.sent_down.push(dir);
+        }
+    }
+
+    fn perform(
+        &mut self,
+        plan: &Plan,
+        report: &mut dyn FnMut(&Event, &Graph),
+    ) -> Result<(), tend_sys::Error> {
         let sfd = tend_sys::signals::signalfd(&[
             Signal::SIGCHLD,
             Signal::SIGINT,
@@ -207,7 +228,7 @@ impl<'a> Engine<'a> {
                 let now = Instant::now();
                 if self.deadline.is_some_and(|d| now >= d) {
                     self.outcome.timed_out = true;
-                    return Ok(self.outcome);
+                    return Ok(());
                 }
                 let wake = self.wake(&active, now);
                 let mut fds = vec![PollFd::new(sfd.as_fd(), PollFlags::POLLIN)];
@@ -237,7 +258,7 @@ impl<'a> Engine<'a> {
                         }
                     }
                     if self.outcome.interrupted {
-                        return Ok(self.outcome);
+                        return Ok(());
                     }
                     self.reap(phase, report);
                 }
@@ -247,7 +268,7 @@ impl<'a> Engine<'a> {
                 self.check_deadlines(phase, report);
             }
         }
-        Ok(self.outcome)
+        Ok(())
     }
 
     /// Set up the runs of a phase (false: the stops, true: the starts). The starts go by
@@ -635,10 +656,7 @@ impl<'a> Engine<'a> {
         }
         if up && permanent {
             let why = format!("{} failed permanently", self.g.atoms[i].name());
-            let _ = tend_client::control::command(
-                &self.live.servicedir(self.g.atoms[i].name()),
-                &[ControlCommand::Down],
-            );
+            self.send_down(self.live.servicedir(self.g.atoms[i].name()));
             self.fail(i, why, report);
             return;
         }
@@ -684,7 +702,7 @@ impl<'a> Engine<'a> {
                 && rec.stamp >= sent
             {
                 let why = format!("unable to spawn {}/run: {}", dir.display(), rec.reason());
-                let _ = tend_client::control::command(&dir, &[ControlCommand::Down]);
+                self.send_down(dir);
                 self.fail(i, why, report);
                 return;
             }
@@ -704,7 +722,7 @@ impl<'a> Engine<'a> {
                 }
             );
             if up {
-                let _ = tend_client::control::command(&dir, &[ControlCommand::Down]);
+                self.send_down(dir);
             }
             self.fail(i, why, report);
         }
@@ -746,6 +764,21 @@ pub(crate) fn not_found(
     }
     let why = tend_sys::diagnose::diagnose(std::ffi::OsStr::new(&prog), e);
     format!("{}: unable to run {prog}: {why}", file.display())
+}
+
+/// Wait until each supervisor in `dirs` has taken its `d` (its status says "want
+/// down"), until `deadline` but no longer than 5 s: a supervisor reads its control FIFO
+/// at once, so this is a few milliseconds unless one is stopped.
+fn wait_taken_down(dirs: &[PathBuf], deadline: Option<Instant>) {
+    let limit = Instant::now() + Duration::from_secs(5);
+    let limit = deadline.map_or(limit, |d| d.min(limit));
+    let mut tick = 1u64;
+    for dir in dirs {
+        while StatusRecord::read(dir).is_ok_and(|r| r.want_up) && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(tick));
+            tick = (tick * 2).min(20);
+        }
+    }
 }
 
 /// Send `letters` to every supervisor and wait (up to `patience`) until each runs.
