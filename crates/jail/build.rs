@@ -1,8 +1,8 @@
 //! bpm's seccomp filter, compiled here once (src/seccomp.rs, the code tend-jail runs
 //! otherwise) and written as static BPF into OUT_DIR/filter.rs: a start then loads it
-//! without compiling (seccompiler takes ~0.8 ms for bpm's list). The syscall numbers are
-//! the build machine's (libc's), so this is done only when the target's architecture is
-//! the build machine's; a cross build compiles at start instead (seccomp::programs).
+//! as it is. The syscall numbers are the build machine's (libc's), so this is done only
+//! when the target's architecture is the build machine's; a cross build compiles at
+//! start instead (tend_jail::seccomp_program).
 
 #[path = "src/seccomp.rs"]
 #[allow(dead_code)]
@@ -18,25 +18,18 @@ fn main() -> std::io::Result<()> {
         std::env::var("CARGO_CFG_TARGET_ARCH").ok().as_deref() == Some(std::env::consts::ARCH);
     let mut code = String::from("// Written by build.rs from src/seccomp.rs.\n");
     match seccomp::compile().ok().filter(|_| native) {
-        Some(programs) => {
-            code.push_str(
-                "pub static PRECOMPILED: Option<[&[seccompiler::sock_filter]; 2]> = Some([\n",
-            );
-            for p in &programs {
-                code.push_str("    &[\n");
-                for i in p {
-                    let _ = writeln!(
-                        code,
-                        "        seccompiler::sock_filter {{ code: {}, jt: {}, jf: {}, k: {} }},",
-                        i.code, i.jt, i.jf, i.k
-                    );
-                }
-                code.push_str("    ],\n");
+        Some(program) => {
+            code.push_str("pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = Some(&[\n");
+            for i in &program {
+                let _ = writeln!(
+                    code,
+                    "    seccompiler::sock_filter {{ code: {}, jt: {}, jf: {}, k: {} }},",
+                    i.code, i.jt, i.jf, i.k
+                );
             }
             code.push_str("]);\n");
         }
-        None => code
-            .push_str("pub static PRECOMPILED: Option<[&[seccompiler::sock_filter]; 2]> = None;\n"),
+        None => code.push_str("pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = None;\n"),
     }
     std::fs::write(&out, code)
 }

@@ -29,12 +29,12 @@ mod built {
     include!(concat!(env!("OUT_DIR"), "/filter.rs"));
 }
 
-/// The two seccomp programs to load (seccomp::compile's): built at build time where the
+/// The seccomp program to load (seccomp::compile's): built at build time where the
 /// target is the build machine's architecture (build.rs), else compiled now.
-pub fn seccomp_programs() -> Result<Vec<seccompiler::BpfProgram>, seccomp::CompileError> {
+pub fn seccomp_program() -> Result<Vec<seccompiler::sock_filter>, seccomp::CompileError> {
     match built::PRECOMPILED {
-        Some([a, b]) => Ok(vec![a.to_vec(), b.to_vec()]),
-        None => seccomp::compile().map(Vec::from),
+        Some(p) => Ok(p.to_vec()),
+        None => seccomp::compile(),
     }
 }
 
@@ -44,7 +44,7 @@ mod tests {
     #[test]
     fn built_filter_is_the_compiled_one() {
         assert!(super::built::PRECOMPILED.is_some());
-        let built = super::seccomp_programs().unwrap();
-        assert_eq!(built, super::seccomp::compile().unwrap().to_vec());
+        let built = super::seccomp_program().unwrap();
+        assert_eq!(built, super::seccomp::compile().unwrap());
     }
 }

@@ -118,7 +118,7 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
         None
     } else {
         Some(
-            crate::seccomp_programs()
+            crate::seccomp_program()
                 .map_err(|e| Failure::refused("compile seccomp filter", "", e.0))?,
         )
     };
@@ -158,11 +158,9 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
         .map_err(|e| Failure::sys("find program", Path::new(&argv[0]), e))?;
     credentials(plan, &who)?;
     limits(plan)?;
-    if let Some(programs) = &filters {
-        for f in programs {
-            seccompiler::apply_filter(f)
-                .map_err(|e| Failure::refused("load seccomp filter", "", e.to_string()))?;
-        }
+    if let Some(program) = &filters {
+        seccompiler::apply_filter(program)
+            .map_err(|e| Failure::refused("load seccomp filter", "", e.to_string()))?;
     }
     let e = tend_sys::exec::exec(&prepared);
     Err(Failure {

@@ -10,10 +10,7 @@
 //! are on the list). The 32-bit names of bpm's list (`chown32`, `_llseek`, `socketcall`...)
 //! have no number on either architecture.
 
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule, TargetArch,
-};
+use seccompiler::sock_filter;
 use std::collections::BTreeMap;
 
 /// The namespace bits of `clone`'s flags (CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC |
@@ -317,68 +314,313 @@ pub fn allowed() -> impl Iterator<Item = &'static (&'static str, i64)> {
 /// bpm allows `personality` only with these personas (PER_LINUX, query, UNAME26).
 const PERSONAS: [u64; 3] = [0, 0xffff_ffff, 8];
 
-/// Why the filter could not be compiled (seccompiler's error, as text).
+/// Why the filter could not be compiled.
 #[derive(Debug)]
 pub struct CompileError(pub String);
 
-/// The two programs to load, in order: the allowlist (default EPERM), then one that makes
-/// `clone3` fail with ENOSYS (the kernel takes the strictest answer of all the filters, so
-/// the allowlist's EPERM for `clone3` gives way to ENOSYS only in the second: an errno
-/// from a later filter wins over an earlier one's).
-pub fn compile() -> Result<[BpfProgram; 2], CompileError> {
-    let arch: TargetArch = std::env::consts::ARCH
-        .try_into()
-        .map_err(|e| CompileError(format!("{e}")))?;
-    let err = |e: seccompiler::BackendError| CompileError(e.to_string());
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
-        allowed().map(|&(_, nr)| (nr, Vec::new())).collect();
-    let no_namespace = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Qword,
-        SeccompCmpOp::MaskedEq(CLONE_NAMESPACE_BITS),
-        0,
-    )
-    .map_err(err)?;
-    rules.insert(
-        libc::SYS_clone,
-        vec![SeccompRule::new(vec![no_namespace]).map_err(err)?],
-    );
-    let personas = PERSONAS
-        .iter()
-        .map(|&p| {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, p)
-                .and_then(|c| SeccompRule::new(vec![c]))
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
-    rules.insert(libc::SYS_personality, personas);
-    let allowlist = SeccompFilter::new(
-        rules,
-        SeccompAction::Errno(libc::EPERM as u32),
-        SeccompAction::Allow,
-        arch,
-    )
-    .map_err(err)?;
-    let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(err)?;
-    let a: BpfProgram = allowlist.try_into().map_err(err)?;
-    let b: BpfProgram = clone3.try_into().map_err(err)?;
-    Ok([a, b])
+/// The audit architecture a filter is for: any other is killed (a 32-bit entry into a
+/// 64-bit kernel numbers its calls differently).
+const AUDIT_ARCH: u32 = match std::env::consts::ARCH.as_bytes() {
+    b"x86_64" => 0xC000_003E,
+    b"aarch64" => 0xC000_00B7,
+    _ => 0,
+};
+
+// Classic BPF, the only words used here (linux/bpf_common.h, linux/seccomp.h).
+const LD_W_ABS: u16 = 0x20;
+const AND_K: u16 = 0x54;
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const RET_K: u16 = 0x06;
+const RET_KILL_PROCESS: u32 = 0x8000_0000;
+const RET_ERRNO: u32 = 0x0005_0000;
+const RET_ALLOW: u32 = 0x7fff_0000;
+/// Offsets in `struct seccomp_data`: nr, arch, then (after the instruction pointer) the
+/// six arguments, 8 bytes each, the low word first on both (little-endian) targets.
+const NR: u32 = 0;
+const ARCH_AT: u32 = 4;
+const ARG0_LO: u32 = 16;
+
+/// What the filter answers for one system call number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Allow,
+    Deny,
+    /// clone3: ENOSYS, so the C library falls back to `clone`.
+    NoSys,
+    /// clone: allowed without namespace flags.
+    Clone,
+    /// personality: allowed for bpm's personas.
+    Personality,
+}
+
+fn stmt(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
+    sock_filter { code, jt, jf, k }
+}
+
+/// The instructions that answer for one number (the accumulator holds it).
+fn leaf(a: Answer) -> Vec<sock_filter> {
+    let deny = stmt(RET_K, RET_ERRNO | libc::EPERM as u32);
+    let allow = stmt(RET_K, RET_ALLOW);
+    match a {
+        Answer::Allow => vec![allow],
+        Answer::Deny => vec![deny],
+        Answer::NoSys => vec![stmt(RET_K, RET_ERRNO | libc::ENOSYS as u32)],
+        Answer::Clone => {
+            // The flags are one word on both targets' 64-bit ABI; the namespace bits are
+            // all in the low half (checked in the tests), so the high half is not read.
+            vec![
+                stmt(LD_W_ABS, ARG0_LO),
+                stmt(AND_K, CLONE_NAMESPACE_BITS as u32),
+                jump(JEQ_K, 0, 0, 1),
+                allow,
+                deny,
+            ]
+        }
+        Answer::Personality => {
+            // bpm compares the low word only (a 32-bit argument).
+            let mut v = vec![stmt(LD_W_ABS, ARG0_LO)];
+            let n = PERSONAS.len();
+            for (i, &p) in PERSONAS.iter().enumerate() {
+                v.push(jump(JEQ_K, p as u32, (n - i) as u8, 0));
+            }
+            v.push(deny);
+            v.push(allow);
+            v
+        }
+    }
+}
+
+/// A search over the sorted runs of numbers with one answer (`runs[i]` starts at its
+/// number and ends where the next begins; the last reaches u32::MAX): a jump if greater
+/// or equal at each inner node, so a number costs about log2(runs) comparisons, and the
+/// program is about twice as long as there are runs.
+fn search(runs: &[(u32, Answer)]) -> Result<Vec<sock_filter>, CompileError> {
+    let [(_, only)] = runs else {
+        let mid = runs.len() / 2;
+        let low = search(&runs[..mid])?;
+        let high = search(&runs[mid..])?;
+        let skip = u8::try_from(low.len())
+            .map_err(|_| CompileError(format!("a jump over {} instructions", low.len())))?;
+        let mut v = vec![jump(JGE_K, runs[mid].0, skip, 0)];
+        v.extend(low);
+        v.extend(high);
+        return Ok(v);
+    };
+    Ok(leaf(*only))
+}
+
+/// bpm's filter as one classic BPF program: the architecture checked (any other killed,
+/// as seccompiler does), then a binary search over the numbers' runs. One filter where
+/// seccompiler's needed two (its filters have one answer for every unlisted call, so
+/// clone3's ENOSYS took a second), and about a fifth of its length: the kernel converts
+/// and compiles a filter, and runs it for each call number to fill its cache of always
+/// allowed calls, at each start, in time linear in the length.
+pub fn compile() -> Result<Vec<sock_filter>, CompileError> {
+    if AUDIT_ARCH == 0 {
+        return Err(CompileError(format!(
+            "no seccomp filter for {}",
+            std::env::consts::ARCH
+        )));
+    }
+    let mut answers: BTreeMap<u32, Answer> = BTreeMap::new();
+    let mut set = |nr: i64, a| {
+        let nr = u32::try_from(nr).map_err(|_| CompileError(format!("call number {nr}")))?;
+        match answers.insert(nr, a) {
+            Some(_) => Err(CompileError(format!("call number {nr} listed twice"))),
+            None => Ok(()),
+        }
+    };
+    for &(_, nr) in allowed() {
+        set(nr, Answer::Allow)?;
+    }
+    set(libc::SYS_clone, Answer::Clone)?;
+    set(libc::SYS_clone3, Answer::NoSys)?;
+    set(libc::SYS_personality, Answer::Personality)?;
+    // Every number not listed is denied: the runs cover 0..=u32::MAX, and two
+    // neighbours never have the same answer.
+    let mut runs: Vec<(u32, Answer)> = vec![(0, Answer::Deny)];
+    let start = |runs: &mut Vec<(u32, Answer)>, nr: u32, a: Answer| {
+        if runs.last().is_some_and(|&(s, _)| s == nr) {
+            runs.pop();
+        }
+        if runs.last().map(|&(_, b)| b) != Some(a) {
+            runs.push((nr, a));
+        }
+    };
+    for (nr, a) in answers {
+        start(&mut runs, nr, a);
+        if let Some(next) = nr.checked_add(1) {
+            start(&mut runs, next, Answer::Deny);
+        }
+    }
+    let mut v = vec![
+        stmt(LD_W_ABS, ARCH_AT),
+        jump(JEQ_K, AUDIT_ARCH, 1, 0),
+        stmt(RET_K, RET_KILL_PROCESS),
+        stmt(LD_W_ABS, NR),
+    ];
+    v.extend(search(&runs)?);
+    Ok(v)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use seccompiler::{
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+        SeccompFilter, SeccompRule, TargetArch,
+    };
+
+    /// The filter as tend-jail loaded it before: seccompiler's two programs, the allowlist
+    /// (default EPERM) then one answering clone3 ENOSYS. The reference the one program is
+    /// checked against.
+    fn seccompilers() -> [BpfProgram; 2] {
+        let arch: TargetArch = std::env::consts::ARCH.try_into().unwrap();
+        let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+            allowed().map(|&(_, nr)| (nr, Vec::new())).collect();
+        let no_namespace = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(CLONE_NAMESPACE_BITS),
+            0,
+        )
+        .unwrap();
+        rules.insert(
+            libc::SYS_clone,
+            vec![SeccompRule::new(vec![no_namespace]).unwrap()],
+        );
+        let personas = PERSONAS
+            .iter()
+            .map(|&p| {
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, p)
+                    .and_then(|c| SeccompRule::new(vec![c]))
+                    .unwrap()
+            })
+            .collect();
+        rules.insert(libc::SYS_personality, personas);
+        let allowlist = SeccompFilter::new(
+            rules,
+            SeccompAction::Errno(libc::EPERM as u32),
+            SeccompAction::Allow,
+            arch,
+        )
+        .unwrap();
+        let clone3 = SeccompFilter::new(
+            [(libc::SYS_clone3, Vec::new())].into_iter().collect(),
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+            arch,
+        )
+        .unwrap();
+        [allowlist.try_into().unwrap(), clone3.try_into().unwrap()]
+    }
+
+    /// A classic BPF interpreter for the words seccomp filters use here, over
+    /// `struct seccomp_data` as bytes.
+    fn eval(prog: &[sock_filter], data: &[u8; 64]) -> u32 {
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &prog[pc];
+            pc += 1;
+            let k = i.k;
+            let jump = |taken: bool| if taken { i.jt } else { i.jf } as usize;
+            match i.code {
+                LD_W_ABS => {
+                    let at = k as usize;
+                    a = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+                }
+                AND_K => a &= k,
+                RET_K => return k,
+                JEQ_K => pc += jump(a == k),
+                JGE_K => pc += jump(a >= k),
+                0x25 => pc += jump(a > k),   // JGT K
+                0x45 => pc += jump(a & k != 0), // JSET K
+                0x05 => pc += k as usize,     // JA
+                c => panic!("opcode {c:#x} at {}", pc - 1),
+            }
+        }
+    }
+
+    fn data(nr: u32, arch: u32, arg0: u64) -> [u8; 64] {
+        let mut d = [0u8; 64];
+        d[0..4].copy_from_slice(&nr.to_le_bytes());
+        d[4..8].copy_from_slice(&arch.to_le_bytes());
+        d[16..24].copy_from_slice(&arg0.to_le_bytes());
+        // The other arguments are never read; garbage in them must not matter.
+        for b in &mut d[24..] {
+            *b = 0xa5;
+        }
+        d
+    }
+
+    /// The kernel's answer for a stack of filters: each is run, the newest first, and the
+    /// action of highest precedence (lowest as a signed number) wins; between two of the
+    /// same action, the first seen (the newest).
+    fn stacked(filters: &[BpfProgram], d: &[u8; 64]) -> u32 {
+        let mut ret = RET_ALLOW;
+        for f in filters.iter().rev() {
+            let r = eval(f, d);
+            if ((r & 0xffff_0000) as i32) < ((ret & 0xffff_0000) as i32) {
+                ret = r;
+            }
+        }
+        ret
+    }
+
+    #[test]
+    fn one_program_answers_as_seccompilers_two() {
+        let old = seccompilers();
+        let new = compile().unwrap();
+        let mut numbers: Vec<u32> = (0..1024).collect();
+        // x32's numbers (the same audit arch on x86_64), and the top of the range.
+        numbers.extend((0..1024).map(|n| n | 0x4000_0000));
+        numbers.extend([0x7fff_ffff, 0x8000_0000, u32::MAX - 1, u32::MAX]);
+        let mut args: Vec<u64> = vec![0, 8, 0xffff_ffff, 0x1_0000_0008, u64::MAX];
+        args.extend((0..64).map(|b| 1u64 << b));
+        // glibc's and musl's thread and fork flags, with and without a namespace bit.
+        args.extend([0x3d0f00, 0x1200011, 0x3d0f00 | 0x2000_0000, 0x1200011 | 0x1000_0000]);
+        args.push(CLONE_NAMESPACE_BITS);
+        args.push(CLONE_NAMESPACE_BITS << 32);
+        let mut allowed = 0;
+        for arch in [AUDIT_ARCH, 0x4000_0003, 0xC000_003E, 0xC000_00B7, 0] {
+            for &nr in &numbers {
+                for &arg in &args {
+                    let d = data(nr, arch, arg);
+                    let (want, got) = (stacked(&old, &d), eval(&new, &d));
+                    assert_eq!(
+                        want, got,
+                        "nr {nr:#x} arch {arch:#x} arg0 {arg:#x}: {want:#x} {got:#x}"
+                    );
+                    allowed += usize::from(got == RET_ALLOW);
+                }
+            }
+        }
+        // The test saw both answers, and the program is the compact one.
+        assert!(allowed > 0);
+        let old_len: usize = old.iter().map(Vec::len).sum();
+        assert!(new.len() * 3 < old_len, "{} against {old_len}", new.len());
+    }
+
+    #[test]
+    fn clone_namespace_bits_are_in_the_low_word() {
+        // The program reads only the low word of clone's flags.
+        assert_eq!(CLONE_NAMESPACE_BITS >> 32, 0);
+        assert!(PERSONAS.iter().all(|&p| p <= u64::from(u32::MAX)));
+    }
 
     #[test]
     fn compiles_and_keeps_bpms_count() {
-        let [a, b] = compile().unwrap();
-        assert!(!a.is_empty() && !b.is_empty());
+        assert!(!compile().unwrap().is_empty());
         // bpm's list has 270-odd names, of which x86_64 numbers about 235.
         let n = allowed().count();
         assert!((200..300).contains(&n), "{n}");
