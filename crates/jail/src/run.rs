@@ -105,8 +105,17 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
     })?;
     let plan = &plan.expand_unrestricted();
     let who = account(&plan.user, plan.privileged)?;
-    let binds = plan.binds(|p| p.exists());
-    prepare_host(plan, &who, &binds)?;
+    // Each bind source is looked at once: what binds() finds present, and prepare_host
+    // the rest, gives each bind's kind (directory or file) to build_root.
+    let seen = std::cell::RefCell::new(Vec::new());
+    let binds = plan.binds(|p| match std::fs::metadata(p) {
+        Ok(m) => {
+            seen.borrow_mut().push((p.to_path_buf(), m.is_dir()));
+            true
+        }
+        Err(_) => false,
+    });
+    let dirs = prepare_host(plan, &who, &binds, &seen.into_inner())?;
     join_cgroup(plan)?;
     // A kernel built without seccomp answers PR_GET_SECCOMP with EINVAL: nothing is
     // loaded there, as bpm (runc) does.
@@ -144,7 +153,7 @@ pub fn run(plan: &Plan, argv: &[OsString], env: &[(OsString, OsString)]) -> Resu
             .map_err(|e| Failure::sys("set parent-death signal", "", e))?;
         Some(sfd)
     };
-    build_root(plan, &binds)?;
+    build_root(plan, &binds, &dirs)?;
     let cwd = plan.cwd();
     std::env::set_current_dir(&cwd).map_err(|e| Failure::io("chdir", &cwd, &e))?;
     if let Some(sfd) = &signals {
@@ -194,8 +203,14 @@ fn account(user: &str, privileged: bool) -> Result<Account, Failure> {
 
 /// bpm's job directories on the host, made 0700 and owned by the user; a bind's source
 /// that is (or passes through) a symbolic link below /var/vcap is refused, so a link
-/// planted by the job cannot bind the host's files into the jail.
-fn prepare_host(plan: &Plan, who: &Account, binds: &[Bind]) -> Result<(), Failure> {
+/// planted by the job cannot bind the host's files into the jail. Whether each bind's
+/// source is a directory (`seen` has those already looked at).
+fn prepare_host(
+    plan: &Plan,
+    who: &Account,
+    binds: &[Bind],
+    seen: &[(std::path::PathBuf, bool)],
+) -> Result<Vec<bool>, Failure> {
     if plan.persistent_disk {
         let store = plan.host(Path::new("/var/vcap/store"));
         if !store.is_dir() {
@@ -220,32 +235,46 @@ fn prepare_host(plan: &Plan, who: &Account, binds: &[Bind]) -> Result<(), Failur
             .map(|v| v.path.clone()),
     );
     // Every bind tend-jail does not make must be there before anything is made: a
-    // machine without the job's layout is left as it was.
-    for b in binds {
-        let made = owned.iter().any(|o| plan.host(o) == b.host);
-        if !made && let Err(e) = std::fs::metadata(&b.host) {
-            return Err(Failure::io("bind", &b.host, &e));
-        }
+    // machine without the job's layout is left as it was. What it makes is a directory.
+    let mut dirs = Vec::with_capacity(binds.len());
+    for (i, b) in binds.iter().enumerate() {
+        let known = seen.iter().find(|(p, _)| *p == b.host).map(|&(_, d)| d);
+        let earlier = binds[..i].iter().position(|x| x.host == b.host);
+        let dir = if owned.iter().any(|o| plan.host(o) == b.host) {
+            true
+        } else if let Some(d) = known.or(earlier.map(|j| dirs[j])) {
+            d
+        } else {
+            std::fs::metadata(&b.host)
+                .map_err(|e| Failure::io("bind", &b.host, &e))?
+                .is_dir()
+        };
+        dirs.push(dir);
     }
+    // Each pass below looks at a path's parts once (`checked`), right before what it
+    // guards: the making, the chown, the binds.
+    let (mut before, mut after) = (Vec::new(), Vec::new());
     for inside in &owned {
         let host = plan.host(inside);
-        no_link_below(&plan.vcap_root, &host)?;
+        no_link_below(&plan.vcap_root, &host, &mut before)?;
         std::fs::create_dir_all(&host).map_err(|e| Failure::io("create", &host, &e))?;
-        no_link_below(&plan.vcap_root, &host)?;
+        no_link_below(&plan.vcap_root, &host, &mut after)?;
         std::os::unix::fs::chown(&host, Some(who.uid), Some(who.gid))
             .map_err(|e| Failure::io("chown", &host, &e))?;
         let mode = std::os::unix::fs::PermissionsExt::from_mode(0o700);
         std::fs::set_permissions(&host, mode).map_err(|e| Failure::io("chmod", &host, &e))?;
     }
+    let mut checked = Vec::new();
     for b in binds {
         if b.host.starts_with(&plan.vcap_root) {
-            no_link_below(&plan.vcap_root, &b.host)?;
+            no_link_below(&plan.vcap_root, &b.host, &mut checked)?;
         }
     }
     for b in binds.iter().filter(|b| b.shared) {
         make_shared(&b.host)?;
     }
-    std::fs::create_dir_all(&plan.rootfs).map_err(|e| Failure::io("create", &plan.rootfs, &e))
+    std::fs::create_dir_all(&plan.rootfs).map_err(|e| Failure::io("create", &plan.rootfs, &e))?;
+    Ok(dirs)
 }
 
 /// bpm's `shared` on the host: `path` made a shared mount point, bound onto itself first
@@ -298,14 +327,22 @@ fn unescape(field: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Refuse `path` if any part of it below `root` is a symbolic link.
-fn no_link_below(root: &Path, path: &Path) -> Result<(), Failure> {
+/// Refuse `path` if any part of it below `root` is a symbolic link. The parts found not
+/// to be one are added to `checked`, and the parts already there are not looked at again.
+fn no_link_below(
+    root: &Path,
+    path: &Path,
+    checked: &mut Vec<std::path::PathBuf>,
+) -> Result<(), Failure> {
     let Ok(rel) = path.strip_prefix(root) else {
         return Ok(());
     };
     let mut p = root.to_path_buf();
     for c in rel.components() {
         p.push(c);
+        if checked.contains(&p) {
+            continue;
+        }
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
                 return Err(Failure::refused(
@@ -314,7 +351,7 @@ fn no_link_below(root: &Path, path: &Path) -> Result<(), Failure> {
                     format!("{} is a symbolic link: refused", p.display()),
                 ));
             }
-            Ok(_) => {}
+            Ok(_) => checked.push(p.clone()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Failure::io("inspect", &p, &e)),
         }
@@ -423,7 +460,7 @@ fn forward_until_exit(
 
 /// The mount namespace's new root: binds, fresh proc/dev/sys, pivot_root, then bpm's
 /// masked and read-only paths.
-fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
+fn build_root(plan: &Plan, binds: &[Bind], dirs: &[bool]) -> Result<(), Failure> {
     // A shared volume's tree is cloned while this namespace's copy of the host's mount is
     // still its peer: the clone stays a peer, where making everything private below
     // would cut it off.
@@ -441,25 +478,28 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
     )
     .map_err(|e| Failure::rx("make mounts private", "/", e))?;
     let root = &plan.rootfs;
+    let made = &mut Made(vec![root.clone()]);
     let nosuid = if plan.privileged {
         MountFlags::empty()
     } else {
         MountFlags::NOSUID
     };
     mount_fs(
+        made,
         "tmpfs",
         root,
         "tmpfs",
         nosuid | MountFlags::NODEV,
         "mode=755",
     )?;
-    for b in binds {
+    for (b, &dir) in binds.iter().zip(dirs) {
         let tree = trees.iter().find(|(inside, _)| *inside == b.inside);
-        bind(root, b, nosuid, tree.map(|(_, fd)| fd))?;
+        bind(made, root, b, dir, nosuid, tree.map(|(_, fd)| fd))?;
     }
     let within = |p: &str| root.join(p.trim_start_matches('/'));
-    mount_fs("proc", &within("/proc"), "proc", MountFlags::empty(), "")?;
+    mount_fs(made, "proc", &within("/proc"), "proc", MountFlags::empty(), "")?;
     mount_fs(
+        made,
         "tmpfs",
         &within("/dev"),
         "tmpfs",
@@ -468,6 +508,7 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
     )?;
     devices(&within("/dev"))?;
     mount_fs(
+        made,
         "devpts",
         &within("/dev/pts"),
         "devpts",
@@ -476,14 +517,16 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
     )?;
     let sealed = nosuid | MountFlags::NOEXEC | MountFlags::NODEV;
     mount_fs(
+        made,
         "shm",
         &within("/dev/shm"),
         "tmpfs",
         sealed,
         "mode=1777,size=65536k",
     )?;
-    mount_fs("mqueue", &within("/dev/mqueue"), "mqueue", sealed, "")?;
+    mount_fs(made, "mqueue", &within("/dev/mqueue"), "mqueue", sealed, "")?;
     mount_fs(
+        made,
         "sysfs",
         &within("/sys"),
         "sysfs",
@@ -506,36 +549,76 @@ fn build_root(plan: &Plan, binds: &[Bind]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The directories known to be in the new root, so that each is made once, parents
+/// first, without create_dir_all's tries from the deepest (the root's tmpfs starts
+/// empty: most are new).
+struct Made(Vec<std::path::PathBuf>);
+
+impl Made {
+    /// Make `p` and its parents, where not known to be there.
+    fn dir(&mut self, p: &Path) -> Result<(), Failure> {
+        if self.0.iter().any(|m| m == p) {
+            return Ok(());
+        }
+        if let Some(parent) = p.parent().filter(|q| !q.as_os_str().is_empty()) {
+            self.dir(parent)?;
+        }
+        match rustix::fs::mkdir(p, rustix::fs::Mode::from_raw_mode(0o777)) {
+            Ok(()) => {}
+            // There already (below a bind of the host's): a directory, or refused.
+            Err(rustix::io::Errno::EXIST) => {
+                let st = rustix::fs::stat(p).map_err(|e| Failure::rx("create", p, e))?;
+                if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Directory
+                {
+                    return Err(Failure::rx("create", p, rustix::io::Errno::EXIST));
+                }
+            }
+            Err(e) => return Err(Failure::rx("create", p, e)),
+        }
+        self.0.push(p.to_path_buf());
+        Ok(())
+    }
+
+    /// Something was mounted on `p`: what was made below it is hidden.
+    fn mounted(&mut self, p: &Path) {
+        self.0.retain(|m| m == p || !m.starts_with(p));
+    }
+}
+
 fn mount_fs(
+    made: &mut Made,
     source: &str,
     target: &Path,
     fstype: &str,
     flags: MountFlags,
     data: &str,
 ) -> Result<(), Failure> {
-    std::fs::create_dir_all(target).map_err(|e| Failure::io("create", target, &e))?;
+    made.dir(target)?;
     let data = CString::new(data).map_err(|_| Failure::sys("mount", target, Errno::EINVAL))?;
     let data = (!data.is_empty()).then_some(data.as_c_str());
     rustix::mount::mount(source, target, fstype, flags, data)
-        .map_err(|e| Failure::rx("mount", target, e))
+        .map_err(|e| Failure::rx("mount", target, e))?;
+    made.mounted(target);
+    Ok(())
 }
 
 /// One bind: the target made (a directory, or an empty file for a file), bound
 /// recursively, then remounted with bpm's flags (read-only unless writable, noexec
 /// unless exec, always nodev and, unless privileged, nosuid).
 fn bind(
+    made: &mut Made,
     root: &Path,
     b: &Bind,
+    dir: bool,
     nosuid: MountFlags,
     tree: Option<&std::os::fd::OwnedFd>,
 ) -> Result<(), Failure> {
     let target = root.join(b.inside.strip_prefix("/").unwrap_or(&b.inside));
-    let meta = std::fs::metadata(&b.host).map_err(|e| Failure::io("bind", &b.host, &e))?;
-    if meta.is_dir() {
-        std::fs::create_dir_all(&target).map_err(|e| Failure::io("create", &target, &e))?;
+    if dir {
+        made.dir(&target)?;
     } else {
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Failure::io("create", parent, &e))?;
+            made.dir(parent)?;
         }
         std::fs::OpenOptions::new()
             .create(true)
@@ -555,6 +638,7 @@ fn bind(
         None => rustix::mount::mount_bind_recursive(&b.host, &target),
     }
     .map_err(|e| Failure::rx("bind", &b.inside, e))?;
+    made.mounted(&target);
     let mut flags = MountFlags::BIND | MountFlags::NODEV | nosuid;
     if !b.writable {
         flags |= MountFlags::RDONLY;
@@ -568,34 +652,15 @@ fn bind(
 
 /// The device nodes and links runc makes in a container's /dev.
 fn devices(dev: &Path) -> Result<(), Failure> {
-    use rustix::fs::{FileType, Mode, makedev, mknodat};
+    use rustix::fs::Mode;
     let dir = rustix::fs::open(dev, rustix::fs::OFlags::DIRECTORY, Mode::empty())
         .map_err(|e| Failure::rx("open", dev, e))?;
-    for (name, major, minor) in [
-        ("null", 1, 3),
-        ("zero", 1, 5),
-        ("full", 1, 7),
-        ("random", 1, 8),
-        ("urandom", 1, 9),
-        ("tty", 5, 0),
-    ] {
-        mknodat(
-            &dir,
-            name,
-            FileType::CharacterDevice,
-            Mode::from_raw_mode(0o666),
-            makedev(major, minor),
-        )
-        .map_err(|e| Failure::rx("mknod", dev.join(name), e))?;
-        // The umask took bits off: the mode is set again.
-        rustix::fs::chmodat(
-            &dir,
-            name,
-            Mode::from_raw_mode(0o666),
-            rustix::fs::AtFlags::empty(),
-        )
-        .map_err(|e| Failure::rx("chmod", dev.join(name), e))?;
-    }
+    // The nodes' mode as given, not less the umask (one call, where a chmod of each
+    // node took six); the umask is put back for the program.
+    let umask = rustix::process::umask(Mode::empty());
+    let made = nodes(&dir, dev);
+    rustix::process::umask(umask);
+    made?;
     for (name, to) in [
         ("fd", "/proc/self/fd"),
         ("stdin", "/proc/self/fd/0"),
@@ -606,6 +671,29 @@ fn devices(dev: &Path) -> Result<(), Failure> {
     ] {
         rustix::fs::symlinkat(to, &dir, name)
             .map_err(|e| Failure::rx("symlink", dev.join(name), e))?;
+    }
+    Ok(())
+}
+
+/// The device nodes, 0666, in `dir` (open on `dev`).
+fn nodes(dir: &std::os::fd::OwnedFd, dev: &Path) -> Result<(), Failure> {
+    use rustix::fs::{FileType, Mode, makedev, mknodat};
+    for (name, major, minor) in [
+        ("null", 1, 3),
+        ("zero", 1, 5),
+        ("full", 1, 7),
+        ("random", 1, 8),
+        ("urandom", 1, 9),
+        ("tty", 5, 0),
+    ] {
+        mknodat(
+            dir,
+            name,
+            FileType::CharacterDevice,
+            Mode::from_raw_mode(0o666),
+            makedev(major, minor),
+        )
+        .map_err(|e| Failure::rx("mknod", dev.join(name), e))?;
     }
     Ok(())
 }
