@@ -13,6 +13,11 @@ use tend_jail::plan::{OPTIONS, Plan};
 const USAGE: &str = "tend-jail [ -f file ] -j job [ -u user ] [ -c cap ]... [ -v path[:wxms] ]... [ -V pattern[:wxm] ]... [ -P ] [ -H ] [ -e ] [ -p ] [ -n files ] [ -C bytes ] [ -m bytes ] [ -t tasks ] [ -g cgroup ] [ -d workdir ] [ -s signal ] [ -R vcaproot ] [ -r rootdir ] prog...";
 const PROG: Program = Program::new("tend-jail", USAGE);
 
+/// The start's allocations from one buffer, not musl's page per size class
+/// (tend_sys::arena; bench/RESULTS.md, "tend-jail's start, cut").
+#[global_allocator]
+static ARENA: tend_sys::arena::Arena<{ 256 * 1024 }> = tend_sys::arena::Arena::new();
+
 #[allow(unsafe_code)]
 // SAFETY: `main` is the symbol the C runtime calls; nothing else in the program defines
 // it (`#![no_main]`), and its signature is C's.

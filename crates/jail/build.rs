@@ -19,7 +19,9 @@ fn main() -> std::io::Result<()> {
     let mut code = String::from("// Written by build.rs from src/seccomp.rs.\n");
     match seccomp::compile().ok().filter(|_| native) {
         Some(program) => {
-            code.push_str("pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = Some(&[\n");
+            code.push_str(
+                "pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = Some(&[\n",
+            );
             for i in &program {
                 let _ = writeln!(
                     code,
@@ -29,7 +31,9 @@ fn main() -> std::io::Result<()> {
             }
             code.push_str("]);\n");
         }
-        None => code.push_str("pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = None;\n"),
+        None => {
+            code.push_str("pub static PRECOMPILED: Option<&[seccompiler::sock_filter]> = None;\n")
+        }
     }
     std::fs::write(&out, code)
 }

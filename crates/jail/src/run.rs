@@ -497,7 +497,14 @@ fn build_root(plan: &Plan, binds: &[Bind], dirs: &[bool]) -> Result<(), Failure>
         bind(made, root, b, dir, nosuid, tree.map(|(_, fd)| fd))?;
     }
     let within = |p: &str| root.join(p.trim_start_matches('/'));
-    mount_fs(made, "proc", &within("/proc"), "proc", MountFlags::empty(), "")?;
+    mount_fs(
+        made,
+        "proc",
+        &within("/proc"),
+        "proc",
+        MountFlags::empty(),
+        "",
+    )?;
     mount_fs(
         made,
         "tmpfs",
@@ -568,7 +575,8 @@ impl Made {
             // There already (below a bind of the host's): a directory, or refused.
             Err(rustix::io::Errno::EXIST) => {
                 let st = rustix::fs::stat(p).map_err(|e| Failure::rx("create", p, e))?;
-                if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::Directory
+                if rustix::fs::FileType::from_raw_mode(st.st_mode)
+                    != rustix::fs::FileType::Directory
                 {
                     return Err(Failure::rx("create", p, rustix::io::Errno::EXIST));
                 }

@@ -477,8 +477,8 @@ pub fn compile() -> Result<Vec<sock_filter>, CompileError> {
 mod tests {
     use super::*;
     use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-        SeccompFilter, SeccompRule, TargetArch,
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
     };
 
     /// The filter as tend-jail loaded it before: seccompiler's two programs, the allowlist
@@ -543,9 +543,9 @@ mod tests {
                 RET_K => return k,
                 JEQ_K => pc += jump(a == k),
                 JGE_K => pc += jump(a >= k),
-                0x25 => pc += jump(a > k),   // JGT K
+                0x25 => pc += jump(a > k),      // JGT K
                 0x45 => pc += jump(a & k != 0), // JSET K
-                0x05 => pc += k as usize,     // JA
+                0x05 => pc += k as usize,       // JA
                 c => panic!("opcode {c:#x} at {}", pc - 1),
             }
         }
@@ -588,7 +588,12 @@ mod tests {
         let mut args: Vec<u64> = vec![0, 8, 0xffff_ffff, 0x1_0000_0008, u64::MAX];
         args.extend((0..64).map(|b| 1u64 << b));
         // glibc's and musl's thread and fork flags, with and without a namespace bit.
-        args.extend([0x3d0f00, 0x1200011, 0x3d0f00 | 0x2000_0000, 0x1200011 | 0x1000_0000]);
+        args.extend([
+            0x3d0f00,
+            0x1200011,
+            0x3d0f00 | 0x2000_0000,
+            0x1200011 | 0x1000_0000,
+        ]);
         args.push(CLONE_NAMESPACE_BITS);
         args.push(CLONE_NAMESPACE_BITS << 32);
         let mut allowed = 0;

@@ -24,6 +24,7 @@
 //! missing interpreter or loader, a noexec mount...): every program that execs or
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
+pub mod arena;
 pub mod code;
 pub mod crypt;
 pub mod deadline;
