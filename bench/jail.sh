@@ -5,11 +5,16 @@
 # of /bin/true both ways (hyperfine: start, walls, exit and teardown); and the memory a
 # jailed service adds over the same program unjailed (every page once: treemem.py).
 # Usage: bench/jail.sh   (root; needs hyperfine, runc, gcc; builds tend-jail in release)
+#        JAIL=path/to/tend-jail bench/jail.sh   (that build instead: an older one, say)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "# building tend-jail (cargo build --release --bin tend-jail)" >&2
-cargo build --release --quiet --bin tend-jail >&2
-J=${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-musl/release/tend-jail
+if [ -n "${JAIL:-}" ]; then
+  J=$JAIL
+else
+  echo "# building tend-jail (cargo build --release --bin tend-jail)" >&2
+  cargo build --release --quiet --bin tend-jail >&2
+  J=${CARGO_TARGET_DIR:-target}/x86_64-unknown-linux-musl/release/tend-jail
+fi
 TREEMEM=${TREEMEM:-/work/shared/tools/treemem.py}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -1,4 +1,6 @@
-//! bpm's seccomp allowlist, compiled with seccompiler for the machine's architecture.
+//! bpm's seccomp allowlist, compiled for the machine's architecture into one classic BPF
+//! program ([`compile`]: a binary search over runs of call numbers), which the tests hold
+//! to the answers of seccompiler's compile of the same list.
 //!
 //! The list is bpm's (its spec builder's `DefaultSeccomp`, itself Garden's): every
 //! other system call fails with EPERM. Two changes, both the issue's: `clone` is allowed
