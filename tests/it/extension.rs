@@ -222,20 +222,8 @@ pub(crate) fn extension_disk(s: &Scratch, files: &[(&str, &str)]) -> Option<Exte
             return None;
         }
     }
-    let content = s.join("ext-content");
-    std::fs::create_dir_all(&content).unwrap();
-    for (name, body) in files {
-        std::fs::write(content.join(name), body).unwrap();
-    }
-    // More than one data block, so the hash tree has a block of its own.
-    std::fs::write(content.join("filler"), "0123456789abcdef".repeat(1024)).unwrap();
-    let (data, hash) = (s.join("ext-data.img"), s.join("ext-hash.img"));
-    let o = run({
-        let mut c = Command::new("mkfs.erofs");
-        c.args(["--quiet", "-T0"]).arg(&data).arg(&content);
-        c
-    });
-    assert_code(&o, 0);
+    let data = erofs_image(s, "ext-data", files);
+    let hash = s.join("ext-hash.img");
     let o = run({
         let mut c = Command::new("veritysetup");
         c.args(["format", "--no-superblock"]).arg(&data).arg(&hash);
@@ -264,6 +252,25 @@ pub(crate) fn extension_disk(s: &Scratch, files: &[(&str, &str)]) -> Option<Exte
         params,
         root_hash,
     })
+}
+
+/// An EROFS image `NAME.img` of `files` (Debian's mkfs.erofs) and a filler of four
+/// blocks: more than one data block, so a hash tree has a block of its own.
+pub(crate) fn erofs_image(s: &Scratch, name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let content = s.join(format!("{name}-content"));
+    std::fs::create_dir_all(&content).unwrap();
+    for (file, body) in files {
+        std::fs::write(content.join(file), body).unwrap();
+    }
+    std::fs::write(content.join("filler"), "0123456789abcdef".repeat(1024)).unwrap();
+    let image = s.join(format!("{name}.img"));
+    let o = run({
+        let mut c = Command::new("mkfs.erofs");
+        c.args(["--quiet", "-T0"]).arg(&image).arg(&content);
+        c
+    });
+    assert_code(&o, 0);
+    image
 }
 
 /// A disk with an MBR and one Linux partition per file, each at a 1 MiB boundary.

@@ -1117,6 +1117,8 @@ impl Image {
             "#!/bin/sh\nd=/run/kata-extensions/tools\n\
              echo \"tend-test: read $(cat $d/hello.txt)\"\n\
              echo \"tend-test: mount $(grep \" $d \" /proc/mounts | cut -d' ' -f1-4 | cut -d, -f1)\"\n\
+             [ ! -d /run/kata-extensions/plain ] || echo \"tend-test: plain $(cat /run/kata-extensions/plain/hello.txt) \
+             $(grep ' /run/kata-extensions/plain ' /proc/mounts | cut -d' ' -f3-4 | cut -d, -f1)\"\n\
              if echo x 2>/run/err >$d/new; then echo tend-test: write succeeded; \
              else echo \"tend-test: write failed: $(sed 's/.*: //' /run/err)\"; fi\n",
             true,
@@ -1143,7 +1145,9 @@ fn extension_drive(disk: &Path, name: &str) -> [String; 4] {
 
 /// Check 7: an EROFS image with its dm-verity hash partition, the root hash on the
 /// kernel line, is mounted read-only before the agent: the agent reads a file from it and
-/// a write fails with EROFS; then the agent's exit powers the guest off cleanly.
+/// a write fails with EROFS; then the agent's exit powers the guest off cleanly. Beside
+/// it, the design's fourth row: an unmeasured extension (a bare EROFS disk, a bare key on
+/// the kernel line) mounted as it is.
 #[test]
 fn slow_vm_extension_verified_is_mounted_read_only() {
     let Some(host) = vm() else { return };
@@ -1161,11 +1165,14 @@ fn slow_vm_extension_verified_is_mounted_read_only() {
         ));
     }
     let initrd = img.pack();
+    let plain = crate::extension::erofs_image(&s, "plain", &[("hello.txt", "plain-content\n")]);
     let params = format!(
-        "tend.main=/bin/agent no_timer_check kata.extension.tools.verity_params={}",
+        "tend.main=/bin/agent no_timer_check kata.extension.tools.verity_params={} \
+         kata.extension.plain.verity_params",
         disk.params
     );
-    let drive = extension_drive(&disk.path, "tools");
+    let mut drive = extension_drive(&disk.path, "tools").to_vec();
+    drive.extend(extension_drive(&plain, "plain"));
     let drive: Vec<&str> = drive.iter().map(String::as_str).collect();
     let mut q = Qemu::boot(host, host.accel, &initrd, &params, &drive).unwrap();
     let st = q.expect_exit(limit(host));
@@ -1177,6 +1184,8 @@ fn slow_vm_extension_verified_is_mounted_read_only() {
         "tend-test: read extension-content-42\n",
         "tend-test: mount /dev/dm-0 /run/kata-extensions/tools erofs ro\n",
         "tend-test: write failed: Read-only file system\n",
+        "(unverified) mounted read-only at /run/kata-extensions/plain\n",
+        "tend-test: plain plain-content erofs ro\n",
         "tend-init: info: command exited: exit code 0\n",
         "tend-init: info: powering off\n",
         "reboot: Power down",
