@@ -30,6 +30,8 @@ mod cpuset;
 mod envdir;
 #[path = "tend-envuidgid.rs"]
 mod envuidgid;
+#[path = "tend-extension.rs"]
+mod extension;
 #[path = "tend-fghack.rs"]
 mod fghack;
 #[path = "tend-init.rs"]
@@ -139,6 +141,7 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-cpuset", cpuset::main),
     ("tend-envdir", envdir::main),
     ("tend-envuidgid", envuidgid::main),
+    ("tend-extension", extension::main),
     ("tend-fghack", fghack::main),
     ("tend-init", init::main),
     ("tend-instance-control", instance_control::main),

@@ -14,6 +14,8 @@ mod common;
 mod compat;
 // Every executable has a man page groff accepts and a README row.
 mod docs;
+// tend-extension's refusals over a fake /sys, and the extension disks the VM tests attach.
+mod extension;
 // Faults that used to leave services down: supervisors SIGKILLed (issue 40).
 mod faults;
 // Hostile and random argument vectors for every program.

@@ -20,14 +20,16 @@
 //! The rooms: `stages` (stage 1, 2, 3 and the scripts they run), `services` (mirror the
 //! tree, spawn the scanner, wait for the services), `reaper` (the signals and the
 //! reaping loop that every stage turns), `guest` (what a VM's PID 1 does before and
-//! after the stages) and `overlay` (s6-overlay v3's /init: its stages, in its order,
-//! over the same rooms).
+//! after the stages), `overlay` (s6-overlay v3's /init: its stages, in its order,
+//! over the same rooms) and `extension` (tend-extension: Kata's guest extension images,
+//! mounted by an init.d script before the agent).
 //!
 //! What this crate is not: a supervisor (tend-svscan and tend-supervise are), or a
 //! service manager with dependencies: its own services start together, as in a scan
 //! directory, and an s6-overlay image's dependency graph is tend-rc's job, which init
 //! runs as a program.
 
+pub mod extension;
 pub mod guest;
 pub mod overlay;
 mod reaper;

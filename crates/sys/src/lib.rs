@@ -29,6 +29,7 @@ pub mod code;
 pub mod crypt;
 pub mod deadline;
 pub mod diagnose;
+pub mod dm;
 pub mod duration;
 pub mod entry;
 pub mod error;
