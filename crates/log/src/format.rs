@@ -136,9 +136,9 @@ pub fn append(out: &mut Vec<u8>, src: &[u8]) {
 
 /// `append(out, &room[..len])` in whole 32-byte blocks: the block that holds the line's
 /// end also copies the bytes after it (the rest of the input buffer), cut off again by a
-/// truncate, so a line costs a few fixed-size moves and no byte-by-byte tail (a tenth of
-/// tend-log's own CPU time, bench/RESULTS.md). Near the end of `room`, `append` copies
-/// the rest exactly.
+/// truncate, so a line costs a few fixed-size moves and no byte-by-byte tail, whose
+/// varying length cost about two mispredicted branches a line (bench/RESULTS.md, issue
+/// 39). Near the end of `room`, `append` copies the rest exactly.
 #[inline]
 pub fn append_in(out: &mut Vec<u8>, room: &[u8], len: usize) {
     let len = len.min(room.len());
