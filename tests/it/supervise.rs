@@ -115,6 +115,22 @@ fn events_for_a_whole_life() {
     assert!(!tend_proto::lock::is_held(&sup.dir.join("supervise/lock")).unwrap());
 }
 
+/// Each plain start of ./run is a vfork-style clone on one stack that the supervisor
+/// keeps and empties after every start: start after start, a new ./run runs.
+#[test]
+fn plain_starts_again_and_again() {
+    let sup = Case::run("sup-restarts", SLEEPER);
+    let mut pids = vec![sup.wait_up().pid];
+    for _ in 0..5 {
+        sup.send("d");
+        sup.wait_status("down", |r| r.pid == 0 && !r.finishing);
+        sup.send("u");
+        let r = sup.wait_up();
+        assert!(!pids.contains(&r.pid), "{} again in {pids:?}", r.pid);
+        pids.push(r.pid);
+    }
+}
+
 #[test]
 fn down_file_keeps_it_down_and_once_runs_once() {
     let (sup, sub) = watched("sup-once", |d| {

@@ -138,15 +138,18 @@ fn stamp(script: &Script, out: &mut Outputs) {
     }
 }
 
-fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
+/// Send the line `room[..len]` (`room`: the input buffer from the line on) where the
+/// script says.
+fn dispatch(script: &Script, out: &mut Outputs, room: &[u8], len: usize) {
     if !script.selects {
         for e in &script.elements {
             for a in &e.actions {
-                emit(out, a, line);
+                emit(out, a, room, len);
             }
         }
         return;
     }
+    let line = &room[..len.min(room.len())];
     let mut cready = false;
     let mut selected = true;
     let mut acted = false;
@@ -175,7 +178,7 @@ fn dispatch(script: &Script, out: &mut Outputs, line: &[u8]) {
         if selected {
             acted = true;
             for a in &e.actions {
-                emit(out, a, line);
+                emit(out, a, room, len);
             }
         }
     }
@@ -196,18 +199,19 @@ impl Outputs {
     }
 }
 
-fn emit(out: &mut Outputs, a: &script::Action, line: &[u8]) {
+fn emit(out: &mut Outputs, a: &script::Action, room: &[u8], len: usize) {
+    let line = &room[..len.min(room.len())];
     match a.target {
         Target::Logdir(i) => {
             let l = &mut out.logdirs[i];
-            format::record(&mut l.pending, &a.format, &out.stamps, line);
+            format::record_in(&mut l.pending, &a.format, &out.stamps, room, len);
             if out.soft_end {
                 l.soften_last();
             }
         }
         Target::Stdout => {
             if out.stdout_on {
-                format::record(&mut out.stdout, &a.format, &out.stamps, line)
+                format::record_in(&mut out.stdout, &a.format, &out.stamps, room, len)
             }
         }
         Target::Alert(limit) => format::alert(
@@ -491,7 +495,7 @@ fn read_input(
     let mut dispatched = false;
     while let Some((r, soft)) = input.next_line(limit) {
         out.soft_end = soft;
-        dispatch(script, out, &input.buf[r]);
+        dispatch(script, out, &input.buf[r.start..], r.len());
         dispatched = true;
         if input.stopping {
             break;

@@ -218,9 +218,20 @@ fn start_child(prog: &Prepared, opts: &SpawnOptions, vfork: bool) -> Result<Pend
         report: Report::Pipe(wr.as_raw_fd()),
     };
     let pid = if vfork {
-        // A supervisor spawns seldom: its child's stack is gone with the child.
-        let stack = CloneStack::new().map_err(SpawnError::Fork)?;
-        clone_vfork(&child, &stack).map_err(SpawnError::Fork)?
+        // A supervisor spawns seldom: the pages its child touched are given back after
+        // each spawn, the mapping kept. (Unmapping it each time cost more than the
+        // fork it replaced saved: the VMA split and merge, and a TLB shootdown of the
+        // CPU the child ran on; bench/RESULTS.md, issue 39.)
+        let mut kept = KEPT_STACK.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_none() {
+            *kept = Some(CloneStack::new().map_err(SpawnError::Fork)?);
+        }
+        let Some(stack) = kept.as_ref() else {
+            return Err(SpawnError::Fork(Errno::ENOMEM));
+        };
+        let pid = clone_vfork(&child, stack);
+        stack.release();
+        pid.map_err(SpawnError::Fork)?
     } else {
         // SAFETY: the child half (Child::exec) only makes async-signal-safe calls on
         // memory prepared before the fork, then execs or _exits; the parent goes on.
@@ -311,6 +322,14 @@ impl CloneStack {
             .ok_or(Errno::ENOMEM)
     }
 
+    /// Give back the pages a child touched (they read as zeros again), keeping the
+    /// mapping: a supervisor's memory stays what it was before the spawn.
+    fn release(&self) {
+        // SAFETY: our own mapping, of that length; no child runs on it any more (each
+        // clone_vfork returns after its child's exec or exit).
+        unsafe { libc::madvise(self.0.as_ptr(), CLONE_STACK, libc::MADV_DONTNEED) };
+    }
+
     /// One past the end: where a downward-growing stack starts. Page-aligned, so 16-byte
     /// aligned as the x86-64 ABI wants.
     fn top(&self) -> *mut libc::c_void {
@@ -330,8 +349,9 @@ impl Drop for CloneStack {
 // one clone at a time.
 unsafe impl Send for CloneStack {}
 
-/// tend-svscan starts a child per service: its stack is mapped once and kept (what the
-/// children touch stays, once, in the one scanner), not mapped and unmapped per spawn.
+/// The vfork-style children's stack, mapped once and kept. tend-svscan starts a child
+/// per service: what they touch stays, once, in the one scanner. A supervisor gives the
+/// pages back after each spawn (`CloneStack::release`).
 static KEPT_STACK: std::sync::Mutex<Option<CloneStack>> = std::sync::Mutex::new(None);
 
 /// Run `child` as a vfork-style clone on `stack` and return its pid once it has exec'd
