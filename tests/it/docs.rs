@@ -322,29 +322,63 @@ fn library_sources() -> Vec<(String, String)> {
     out
 }
 
-/// Supervisors are sent typed commands (proto's `ControlCommand`), not letters written
-/// by hand: outside proto, no library source passes `control::send` a byte literal (an
-/// empty string, which only asks whether a supervisor listens, is no letter).
+/// Supervisors and scanners are sent typed commands (proto's `ControlCommand` and
+/// `ScanCommand`), not letters written by hand: outside proto, no library source passes a
+/// byte literal to a call that writes a control FIFO (`control::send`'s empty string, which
+/// only asks whether a supervisor listens, is no letter). A call's arguments are read up to
+/// its closing parenthesis, over as many lines as it takes.
 #[test]
 fn supervisor_letters_are_sent_typed() {
+    const CALLS: [&str; 6] = [
+        "control::send(",
+        "scanctl::send(",
+        "send_letters(",
+        "send_in(",
+        "send_commands(",
+        "send_scan(",
+    ];
     let mut found = Vec::new();
     for (rel, source) in library_sources() {
         if rel.starts_with("crates/proto/") {
             continue;
         }
-        for (n, line) in source.lines().enumerate() {
-            if let Some((_, args)) = line.split_once("control::send(")
-                && (args.contains("b'") || args.replace("b\"\"", "").contains("b\""))
-            {
-                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+        for call in CALLS {
+            for (at, _) in source.match_indices(call) {
+                if source[..at].ends_with("fn ") {
+                    continue;
+                }
+                let args = call_arguments(&source[at + call.len()..]);
+                let bytes = if call == "control::send(" {
+                    args.replace("b\"\"", "")
+                } else {
+                    args.to_string()
+                };
+                if bytes.contains("b'") || bytes.contains("b\"") {
+                    let line = source[..at].lines().count().max(1);
+                    found.push(format!("{rel}:{line}: {call}{}", args.trim()));
+                }
             }
         }
     }
     assert!(
         found.is_empty(),
-        "supervisor letters written by hand (use ControlCommand):\n{}",
+        "control letters written by hand (use ControlCommand or ScanCommand):\n{}",
         found.join("\n")
     );
+}
+
+/// The text after a call's opening parenthesis up to its matching closing one.
+fn call_arguments(rest: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => return &rest[..i],
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    rest
 }
 
 /// Every name of a service directory's files is written once, in

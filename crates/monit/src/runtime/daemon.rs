@@ -70,8 +70,7 @@ pub fn install(
 /// A scanner on `scandir`: the one running, or a tend-svscan started in a session of its
 /// own (it outlives tend-monit).
 fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
-    let listening =
-        || tend_proto::control::send_in(scandir, tend_proto::servicedir::SVSCAN, b"").is_ok();
+    let listening = || tend_proto::control::send_scan(scandir, &[]).is_ok();
     if listening() {
         return Ok(());
     }
