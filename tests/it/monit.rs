@@ -619,7 +619,7 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    wait_until(Duration::from_secs(10), "worker gone", || {
+    wait_until(PATIENCE, "worker gone", || {
         vm.pid("worker").is_none().then_some(())
     });
     // Longer than the supervisor's restart delay.
@@ -643,7 +643,7 @@ fn monit_daemon_restart_takes_the_tree_over() {
     vm.wait_state("db", "running");
     let pid = vm.pid("db").unwrap();
     assert_code(&vm.monit(&["quit"]), 0);
-    wait_until(Duration::from_secs(10), "daemon gone", || {
+    wait_until(PATIENCE, "daemon gone", || {
         (!vm.monit(&["summary"]).status.success()).then_some(())
     });
     assert_eq!(vm.pid("db"), Some(pid), "quit leaves the services running");
@@ -672,9 +672,7 @@ fn monit_daemon_sigkilled_leaves_the_jobs_and_a_new_one_takes_them_over() {
     let (db, web) = (vm.pid("db").unwrap(), vm.pid("web").unwrap());
     let mut daemon = vm._daemon.take().unwrap();
     daemon.signal(nix::sys::signal::Signal::SIGKILL);
-    daemon
-        .wait_exit(Duration::from_secs(10))
-        .expect("the daemon killed");
+    daemon.wait_exit(PATIENCE).expect("the daemon killed");
     assert!(
         !vm.monit(&["summary"]).status.success(),
         "no daemon answers"
@@ -750,7 +748,7 @@ pub(crate) fn http(port: u16, request: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
     // A server just started (monit 5.33 opens its port a moment after it forks) may not
     // listen yet: a refused connection is tried again for a while.
-    let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+    let mut s = wait_until(PATIENCE, "the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -926,7 +924,7 @@ fn monit_http_slow_client_blocks_no_one() {
     for i in 0..8 {
         // A server just started (monit 5.33 opens its port a moment after it forks) may not
         // listen yet: a refused connection is tried again for a while.
-        let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+        let mut s = wait_until(PATIENCE, "the HTTP server listening", || {
             std::net::TcpStream::connect(("127.0.0.1", port)).ok()
         });
         if i % 2 == 0 {
@@ -958,12 +956,12 @@ fn monit_http_incarnation_changes_on_restart() {
     let first = agent(&[&url, "vcap", "s3cret"]);
     let pid = vm.pid("db");
     assert_code(&vm.monit(&["quit"]), 0);
-    wait_until(Duration::from_secs(10), "daemon gone", || {
+    wait_until(PATIENCE, "daemon gone", || {
         (!vm.monit(&["summary"]).status.success()).then_some(())
     });
     vm.start();
     vm.wait_state("db", "running");
-    let second = wait_until(Duration::from_secs(10), "http back", || {
+    let second = wait_until(PATIENCE, "http back", || {
         let mut c = Command::new("python3");
         c.arg(AGENT).args([url.as_str(), "vcap", "s3cret"]);
         let o = run(c);
@@ -1281,9 +1279,14 @@ fn monit_same_answers_as_monit_5_33() {
     let (mw, tw) = (m.pid("worker").unwrap(), vm.pid("worker").unwrap());
     kill(mw);
     kill(tw);
-    std::thread::sleep(Duration::from_millis(2500)); // two of monit's cycles
-    assert_eq!(m.pid("worker"), None);
-    assert_eq!(vm.pid("worker"), None);
+    let gone = || m.pid("worker").is_none() && vm.pid("worker").is_none();
+    wait_until(PATIENCE, "both workers dead", || gone().then_some(()));
+    // Two of monit's cycles: time for a restart that must not come.
+    stays_for(
+        Duration::from_millis(2500),
+        "neither restarts the worker",
+        gone,
+    );
 }
 
 #[test]
@@ -1333,7 +1336,7 @@ fn monit_restart_limit_then_unmonitor_or_exec() {
     // web: the first restart reaches the limit: its program runs, and it goes on.
     kill_and_wait("web");
     vm.wait_state("web", "running");
-    wait_until(Duration::from_secs(10), "exec ran", || {
+    wait_until(PATIENCE, "exec ran", || {
         vm.log().contains(&"exec web".to_string()).then_some(())
     });
     // monitor brings db back.
@@ -1596,7 +1599,7 @@ fn monit_procmatch_as_monit() {
         sleepers.push(Daemon::start(c));
         std::thread::sleep(Duration::from_millis(20)); // distinct start times
     }
-    wait_until(Duration::from_secs(10), "sleepers", || {
+    wait_until(PATIENCE, "sleepers", || {
         (text(&tend("tend-monit", ["procmatch", &word]).stdout).contains("Total matches: 2"))
             .then_some(())
     });
@@ -1766,7 +1769,7 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
     let mut smtp = Command::new(vm.s.join("bin/smtp"));
     smtp.arg(port.to_string()).arg(vm.s.join("mail"));
     let _smtp = Daemon::start(smtp);
-    wait_until(Duration::from_secs(10), "smtp listens", || {
+    wait_until(PATIENCE, "smtp listens", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
     kill_db(&vm);
@@ -1890,7 +1893,7 @@ fn monit_reload_applies_only_what_changed() {
     // A reload with an error keeps what runs, and says why.
     std::fs::write(&vm.rc, "set daemon 10\ncheck process db with pidfile\n").unwrap();
     assert_code(&vm.monit(&["reload"]), 0);
-    wait_until(Duration::from_secs(10), "reload refused", || {
+    wait_until(PATIENCE, "reload refused", || {
         std::fs::read_to_string(vm.s.join("tend-monit.log"))
             .ok()
             .filter(|l| l.contains("not reloaded"))
@@ -1947,7 +1950,7 @@ fn monit_every_event_logged_mailed_and_counted() {
     let _smtp = Daemon::start(smtp);
     // The first events come at once, and without an event queue a mail the server
     // refuses is lost (as in monit): the server must listen first.
-    wait_until(Duration::from_secs(10), "smtp listens", || {
+    wait_until(PATIENCE, "smtp listens", || {
         std::net::TcpStream::connect(("127.0.0.1", smtp_port)).ok()
     });
     vm.start();
@@ -2129,7 +2132,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     // A chain (tend-setuidgid where the machine has a vcap account) may still be on its
     // way to the process: wait for the exec, not for a moment.
     let final_cmdline = |pid: i32, want: &[u8]| {
-        wait_until(Duration::from_secs(10), "the process of bpm.yml", || {
+        wait_until(PATIENCE, "the process of bpm.yml", || {
             let c = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
             (c == want).then_some(())
         })
@@ -2169,7 +2172,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     );
     final_cmdline(again, b"/bin/sleep\x001001\x00");
     // Stopped by its shutdown signal, and started, as monit would.
-    let worker = wait_until(Duration::from_secs(10), "worker's pid", || {
+    let worker = wait_until(PATIENCE, "worker's pid", || {
         let st = text(&vm.monit(&["status", "web-worker"]).stdout);
         st.lines()
             .find_map(|l| l.trim().strip_prefix("pid"))
@@ -2177,7 +2180,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     });
     assert_code(&vm.monit(&["stop", "web-worker"]), 0);
     vm.wait_state("web-worker", "not monitored");
-    wait_until(Duration::from_secs(10), "worker gone", || {
+    wait_until(PATIENCE, "worker gone", || {
         (!Path::new(&format!("/proc/{worker}")).exists() || proc_state(worker as u64) == 'Z')
             .then_some(())
     });
@@ -2521,7 +2524,7 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
     vm.wait_state("busy", "running");
     let xml = || get(port, "/_status2?format=xml", "vcap:s3cret").1;
     let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-    let children = wait_until(Duration::from_secs(10), "the child counted", || {
+    let children = wait_until(PATIENCE, "the child counted", || {
         if !listening(port) {
             return None;
         }
@@ -3387,7 +3390,7 @@ fn monit_bpm_route_on_a_bosh_layout_runs_in_bpms_walls() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("{status}"));
     // The program is below the watched tend-jail, in its own pid namespace.
-    let program = wait_until(Duration::from_secs(10), "the jailed program", || {
+    let program = wait_until(PATIENCE, "the jailed program", || {
         descendants(watched).into_iter().find(|p| {
             std::fs::read(format!("/proc/{p}/cmdline"))
                 .is_ok_and(|c| c == b"/bin/sleep\x001004\x00")
@@ -3416,7 +3419,7 @@ fn monit_bpm_route_on_a_bosh_layout_runs_in_bpms_walls() {
     }
     assert_code(&vm.monit(&["stop", &job]), 0);
     vm.wait_state(&job, "not monitored");
-    wait_until(Duration::from_secs(10), "the jailed program gone", || {
+    wait_until(PATIENCE, "the jailed program gone", || {
         (!Path::new(&format!("/proc/{program}")).exists() || proc_state(program as u64) == 'Z')
             .then_some(())
     });
