@@ -6,7 +6,7 @@
 //! proto::servicedir, supervisors are sent typed commands, and every skip is counted.
 
 use crate::common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn root() -> &'static Path {
@@ -515,4 +515,87 @@ fn crate_graph_has_five_floors_and_none_of_the_forbidden_arrows() {
             deps[from]
         );
     }
+}
+
+/// Every function of ours that packaging/hot-code.txt names still exists where its name
+/// says: a renamed or moved function drops out of the hot part of the link (tend-cc
+/// matches names), and the pages of its new copy cost every long-lived process a 64 kB
+/// window of cold text (bench/RESULTS.md, "Hot code, stale"). Only legacy-mangled names
+/// of tend's crates are checked: `crate::module::...::function`, the module path read up
+/// to the first type or impl; the function must be defined in that module's file (or,
+/// for a function nested in another, in the file of the last module found).
+/// packaging/hot-code.sh regenerates the list.
+#[test]
+fn hot_code_names_functions_that_exist() {
+    let list = std::fs::read_to_string(root().join("packaging/hot-code.txt")).unwrap();
+    let mut stale = Vec::new();
+    for key in list.lines() {
+        let Some(path) = legacy_path(key) else {
+            continue;
+        };
+        let Some(krate) = path[0].strip_prefix("tend") else {
+            continue;
+        };
+        // The function: the last plain segment (closures and shims come after it).
+        let Some(f) = path.iter().rposition(|s| !s.contains('$')) else {
+            continue;
+        };
+        if f == 0 {
+            continue;
+        }
+        let files: Vec<PathBuf> = if krate.is_empty() {
+            // The root package: bins/, each program's source a module of `tend`.
+            std::fs::read_dir(root().join("bins"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect()
+        } else {
+            let src = root().join("crates").join(&krate[1..]).join("src");
+            let mut file = src.join("lib.rs");
+            let mut dir = src;
+            for m in &path[1..f] {
+                if !m.starts_with(|c: char| c.is_ascii_lowercase()) || m.contains('$') {
+                    break;
+                }
+                let (plain, nested) = (dir.join(format!("{m}.rs")), dir.join(m).join("mod.rs"));
+                file = if plain.exists() {
+                    plain
+                } else if nested.exists() {
+                    nested
+                } else {
+                    break;
+                };
+                dir = dir.join(m);
+            }
+            vec![file]
+        };
+        let name = &path[f];
+        let defined = files.iter().any(|p| {
+            std::fs::read_to_string(p).is_ok_and(|s| {
+                s.contains(&format!("fn {name}(")) || s.contains(&format!("fn {name}<"))
+            })
+        });
+        if !defined {
+            stale.push(format!("{key} ({})", path.join("::")));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "packaging/hot-code.txt names functions that are gone (packaging/hot-code.sh):\n{}",
+        stale.join("\n")
+    );
+}
+
+/// The segments of a legacy-mangled name (`_ZN` then `<length><identifier>`... `E`).
+fn legacy_path(key: &str) -> Option<Vec<String>> {
+    let mut rest = key.strip_prefix("_ZN")?;
+    let mut out = Vec::new();
+    while !rest.starts_with('E') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let n: usize = rest[..digits].parse().ok()?;
+        out.push(rest.get(digits..digits + n)?.to_string());
+        rest = &rest[digits + n..];
+    }
+    (!out.is_empty()).then_some(out)
 }
