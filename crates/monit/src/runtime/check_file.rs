@@ -179,9 +179,11 @@ fn restart_limit(v: &str) -> Option<(u32, u64, LimitAction)> {
 mod tests {
     use super::*;
 
+    type Limit = Option<(u32, u64, LimitAction)>;
+
     #[test]
     fn restart_limit_rows() {
-        let rows: [(&str, Option<(u32, u64, LimitAction)>); 7] = [
+        let rows: [(&str, Limit); 7] = [
             ("3 30 unmonitor", Some((3, 30, LimitAction::Unmonitor))),
             ("1 10 exec", Some((1, 10, LimitAction::Exec(Vec::new())))),
             ("5 50 alert", Some((5, 50, LimitAction::Alert))),
