@@ -2937,6 +2937,16 @@ fn monit_numbers_validated_as_monit() {
 /// The daemons whose environment carries `JOB=name` (the start program's `env`).
 fn daemons_of(name: &str) -> Vec<u32> {
     let want = format!("JOB={name}");
+    // Only this test binary's: another worktree's suite may run the same jobs at the same
+    // time. A daemon runs in its service directory, inside this process's scratch.
+    let ours = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let tag = format!("-{}-", std::process::id());
+    let in_scratch = |pid: u32| {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| {
+            c.strip_prefix(ours)
+                .is_ok_and(|r| r.to_string_lossy().contains(&tag))
+        })
+    };
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -2949,6 +2959,7 @@ fn daemons_of(name: &str) -> Vec<u32> {
             cmd.starts_with(b"sleep\0")
                 && env.split(|&b| b == 0).any(|v| v == want.as_bytes())
                 && proc_state(u64::from(*pid)) != 'Z'
+                && in_scratch(*pid)
         })
         .collect()
 }
