@@ -6,7 +6,7 @@
 //! proto::servicedir, supervisors are sent typed commands, and every skip is counted.
 
 use crate::common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 fn root() -> &'static Path {
@@ -322,29 +322,63 @@ fn library_sources() -> Vec<(String, String)> {
     out
 }
 
-/// Supervisors are sent typed commands (proto's `ControlCommand`), not letters written
-/// by hand: outside proto, no library source passes `control::send` a byte literal (an
-/// empty string, which only asks whether a supervisor listens, is no letter).
+/// Supervisors and scanners are sent typed commands (proto's `ControlCommand` and
+/// `ScanCommand`), not letters written by hand: outside proto, no library source passes a
+/// byte literal to a call that writes a control FIFO (`control::send`'s empty string, which
+/// only asks whether a supervisor listens, is no letter). A call's arguments are read up to
+/// its closing parenthesis, over as many lines as it takes.
 #[test]
 fn supervisor_letters_are_sent_typed() {
+    const CALLS: [&str; 6] = [
+        "control::send(",
+        "scanctl::send(",
+        "send_letters(",
+        "send_in(",
+        "send_commands(",
+        "send_scan(",
+    ];
     let mut found = Vec::new();
     for (rel, source) in library_sources() {
         if rel.starts_with("crates/proto/") {
             continue;
         }
-        for (n, line) in source.lines().enumerate() {
-            if let Some((_, args)) = line.split_once("control::send(")
-                && (args.contains("b'") || args.replace("b\"\"", "").contains("b\""))
-            {
-                found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+        for call in CALLS {
+            for (at, _) in source.match_indices(call) {
+                if source[..at].ends_with("fn ") {
+                    continue;
+                }
+                let args = call_arguments(&source[at + call.len()..]);
+                let bytes = if call == "control::send(" {
+                    args.replace("b\"\"", "")
+                } else {
+                    args.to_string()
+                };
+                if bytes.contains("b'") || bytes.contains("b\"") {
+                    let line = source[..at].lines().count().max(1);
+                    found.push(format!("{rel}:{line}: {call}{}", args.trim()));
+                }
             }
         }
     }
     assert!(
         found.is_empty(),
-        "supervisor letters written by hand (use ControlCommand):\n{}",
+        "control letters written by hand (use ControlCommand or ScanCommand):\n{}",
         found.join("\n")
     );
+}
+
+/// The text after a call's opening parenthesis up to its matching closing one.
+fn call_arguments(rest: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => return &rest[..i],
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    rest
 }
 
 /// Every name of a service directory's files is written once, in
@@ -481,4 +515,87 @@ fn crate_graph_has_five_floors_and_none_of_the_forbidden_arrows() {
             deps[from]
         );
     }
+}
+
+/// Every function of ours that packaging/hot-code.txt names still exists where its name
+/// says: a renamed or moved function drops out of the hot part of the link (tend-cc
+/// matches names), and the pages of its new copy cost every long-lived process a 64 kB
+/// window of cold text (bench/RESULTS.md, "Hot code, stale"). Only legacy-mangled names
+/// of tend's crates are checked: `crate::module::...::function`, the module path read up
+/// to the first type or impl; the function must be defined in that module's file (or,
+/// for a function nested in another, in the file of the last module found).
+/// packaging/hot-code.sh regenerates the list.
+#[test]
+fn hot_code_names_functions_that_exist() {
+    let list = std::fs::read_to_string(root().join("packaging/hot-code.txt")).unwrap();
+    let mut stale = Vec::new();
+    for key in list.lines() {
+        let Some(path) = legacy_path(key) else {
+            continue;
+        };
+        let Some(krate) = path[0].strip_prefix("tend") else {
+            continue;
+        };
+        // The function: the last plain segment (closures and shims come after it).
+        let Some(f) = path.iter().rposition(|s| !s.contains('$')) else {
+            continue;
+        };
+        if f == 0 {
+            continue;
+        }
+        let files: Vec<PathBuf> = if krate.is_empty() {
+            // The root package: bins/, each program's source a module of `tend`.
+            std::fs::read_dir(root().join("bins"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect()
+        } else {
+            let src = root().join("crates").join(&krate[1..]).join("src");
+            let mut file = src.join("lib.rs");
+            let mut dir = src;
+            for m in &path[1..f] {
+                if !m.starts_with(|c: char| c.is_ascii_lowercase()) || m.contains('$') {
+                    break;
+                }
+                let (plain, nested) = (dir.join(format!("{m}.rs")), dir.join(m).join("mod.rs"));
+                file = if plain.exists() {
+                    plain
+                } else if nested.exists() {
+                    nested
+                } else {
+                    break;
+                };
+                dir = dir.join(m);
+            }
+            vec![file]
+        };
+        let name = &path[f];
+        let defined = files.iter().any(|p| {
+            std::fs::read_to_string(p).is_ok_and(|s| {
+                s.contains(&format!("fn {name}(")) || s.contains(&format!("fn {name}<"))
+            })
+        });
+        if !defined {
+            stale.push(format!("{key} ({})", path.join("::")));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "packaging/hot-code.txt names functions that are gone (packaging/hot-code.sh):\n{}",
+        stale.join("\n")
+    );
+}
+
+/// The segments of a legacy-mangled name (`_ZN` then `<length><identifier>`... `E`).
+fn legacy_path(key: &str) -> Option<Vec<String>> {
+    let mut rest = key.strip_prefix("_ZN")?;
+    let mut out = Vec::new();
+    while !rest.starts_with('E') {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let n: usize = rest[..digits].parse().ok()?;
+        out.push(rest.get(digits..digits + n)?.to_string());
+        rest = &rest[digits + n..];
+    }
+    (!out.is_empty()).then_some(out)
 }

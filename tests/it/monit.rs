@@ -512,7 +512,7 @@ impl Vm {
     }
 
     fn wait_state(&self, name: &str, want: &str) {
-        wait_until(Duration::from_secs(30), &format!("{name} {want}"), || {
+        wait_until(3 * PATIENCE, &format!("{name} {want}"), || {
             (self.state(name).as_deref() == Some(want)).then_some(())
         });
     }
@@ -577,7 +577,7 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    let new = wait_until(Duration::from_secs(30), "web restarted", || {
+    let new = wait_until(3 * PATIENCE, "web restarted", || {
         vm.pid("web").filter(|&p| p != old)
     });
     assert_ne!(new, old);
@@ -619,7 +619,7 @@ fn monit_runs_checks_restarts_at_once_stops_in_order() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    wait_until(Duration::from_secs(10), "worker gone", || {
+    wait_until(PATIENCE, "worker gone", || {
         vm.pid("worker").is_none().then_some(())
     });
     // Longer than the supervisor's restart delay.
@@ -643,7 +643,7 @@ fn monit_daemon_restart_takes_the_tree_over() {
     vm.wait_state("db", "running");
     let pid = vm.pid("db").unwrap();
     assert_code(&vm.monit(&["quit"]), 0);
-    wait_until(Duration::from_secs(10), "daemon gone", || {
+    wait_until(PATIENCE, "daemon gone", || {
         (!vm.monit(&["summary"]).status.success()).then_some(())
     });
     assert_eq!(vm.pid("db"), Some(pid), "quit leaves the services running");
@@ -672,9 +672,7 @@ fn monit_daemon_sigkilled_leaves_the_jobs_and_a_new_one_takes_them_over() {
     let (db, web) = (vm.pid("db").unwrap(), vm.pid("web").unwrap());
     let mut daemon = vm._daemon.take().unwrap();
     daemon.signal(nix::sys::signal::Signal::SIGKILL);
-    daemon
-        .wait_exit(Duration::from_secs(10))
-        .expect("the daemon killed");
+    daemon.wait_exit(PATIENCE).expect("the daemon killed");
     assert!(
         !vm.monit(&["summary"]).status.success(),
         "no daemon answers"
@@ -688,7 +686,7 @@ fn monit_daemon_sigkilled_leaves_the_jobs_and_a_new_one_takes_them_over() {
     .unwrap();
     vm.start();
     vm.wait_state("db", "running");
-    wait_until(Duration::from_secs(30), "web started again", || {
+    wait_until(3 * PATIENCE, "web started again", || {
         vm.pid("web").filter(|&p| p != web)
     });
     assert_eq!(vm.pid("db"), Some(db), "db taken over, not restarted");
@@ -750,7 +748,7 @@ pub(crate) fn http(port: u16, request: &[u8]) -> (u16, String) {
     use std::io::{Read, Write};
     // A server just started (monit 5.33 opens its port a moment after it forks) may not
     // listen yet: a refused connection is tried again for a while.
-    let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+    let mut s = wait_until(PATIENCE, "the HTTP server listening", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -909,7 +907,7 @@ fn monit_http_agent_requests_and_refusals() {
         &format!("securitytoken={token}&action=restart"),
     );
     assert_eq!(st, 200);
-    wait_until(Duration::from_secs(30), "web restarted", || {
+    wait_until(3 * PATIENCE, "web restarted", || {
         vm.pid("web").filter(|p| Some(*p) != pid)
     });
 }
@@ -926,7 +924,7 @@ fn monit_http_slow_client_blocks_no_one() {
     for i in 0..8 {
         // A server just started (monit 5.33 opens its port a moment after it forks) may not
         // listen yet: a refused connection is tried again for a while.
-        let mut s = wait_until(Duration::from_secs(10), "the HTTP server listening", || {
+        let mut s = wait_until(PATIENCE, "the HTTP server listening", || {
             std::net::TcpStream::connect(("127.0.0.1", port)).ok()
         });
         if i % 2 == 0 {
@@ -958,12 +956,12 @@ fn monit_http_incarnation_changes_on_restart() {
     let first = agent(&[&url, "vcap", "s3cret"]);
     let pid = vm.pid("db");
     assert_code(&vm.monit(&["quit"]), 0);
-    wait_until(Duration::from_secs(10), "daemon gone", || {
+    wait_until(PATIENCE, "daemon gone", || {
         (!vm.monit(&["summary"]).status.success()).then_some(())
     });
     vm.start();
     vm.wait_state("db", "running");
-    let second = wait_until(Duration::from_secs(10), "http back", || {
+    let second = wait_until(PATIENCE, "http back", || {
         let mut c = Command::new("python3");
         c.arg(AGENT).args([url.as_str(), "vcap", "s3cret"]);
         let o = run(c);
@@ -1020,7 +1018,7 @@ fn monit_http_answers_every_change_at_once() {
 
     // The daemon killed: the new pid, as soon as the summary says running again.
     kill9(db);
-    wait_until(Duration::from_secs(30), "db restarted", || {
+    wait_until(3 * PATIENCE, "db restarted", || {
         vm.pid("db")
             .filter(|&p| p != db && vm.state("db").as_deref() == Some("running"))
     });
@@ -1194,10 +1192,10 @@ fn monit_same_answers_as_monit_5_33() {
         o.status.success().then(|| services_view(&text(&o.stdout)))
     };
     let running = "db running 1 0 live\nweb running 1 0 live\nworker running 1 0 live";
-    wait_until(Duration::from_secs(60), "monit: all running", || {
+    wait_until(6 * PATIENCE, "monit: all running", || {
         m.view().filter(|v| services_view(v) == running)
     });
-    wait_until(Duration::from_secs(60), "tend-monit: all running", || {
+    wait_until(6 * PATIENCE, "tend-monit: all running", || {
         tend_view().filter(|v| v == running)
     });
     // Started in dependency order by both.
@@ -1219,23 +1217,23 @@ fn monit_same_answers_as_monit_5_33() {
     std::thread::sleep(Duration::from_millis(1100)); // past tend-supervise's restart throttle
     let t0 = std::time::Instant::now();
     kill(to);
-    wait_until(Duration::from_secs(30), "tend: web again", || {
+    wait_until(3 * PATIENCE, "tend: web again", || {
         vm.pid("web").filter(|&p| p != to)
     });
     let tend_restart = t0.elapsed();
     let t0 = std::time::Instant::now();
     kill(mo);
-    wait_until(Duration::from_secs(30), "monit: web again", || {
+    wait_until(3 * PATIENCE, "monit: web again", || {
         m.pid("web").filter(|&p| p != mo)
     });
     let monit_restart = t0.elapsed();
     eprintln!(
         "restart after a kill: tend-monit {tend_restart:?}, monit 5.33 (set daemon 1) {monit_restart:?}"
     );
-    wait_until(Duration::from_secs(60), "monit: running again", || {
+    wait_until(6 * PATIENCE, "monit: running again", || {
         m.view().filter(|v| services_view(v) == running)
     });
-    wait_until(Duration::from_secs(60), "tend: running again", || {
+    wait_until(6 * PATIENCE, "tend: running again", || {
         tend_view().filter(|v| v == running)
     });
 
@@ -1245,7 +1243,7 @@ fn monit_same_answers_as_monit_5_33() {
     assert_code(&m.cli(&["stop", "all"]), 0);
     assert_code(&vm.monit(&["stop", "all"]), 0);
     let stopped = "db unknown 0 0 -\nweb unknown 0 0 -\nworker unknown 0 0 -";
-    wait_until(Duration::from_secs(60), "monit: all stopped", || {
+    wait_until(6 * PATIENCE, "monit: all stopped", || {
         m.view().filter(|v| services_view(v) == stopped)
     });
     assert_eq!(tend_view().as_deref(), Some(stopped));
@@ -1256,7 +1254,7 @@ fn monit_same_answers_as_monit_5_33() {
     assert_eq!(vm.log(), ["stop worker", "stop web", "stop db"]);
     assert_code(&m.cli(&["start", "all"]), 0);
     assert_code(&vm.monit(&["start", "all"]), 0);
-    wait_until(Duration::from_secs(60), "monit: all running", || {
+    wait_until(6 * PATIENCE, "monit: all running", || {
         m.view().filter(|v| services_view(v) == running)
     });
     assert_eq!(tend_view().as_deref(), Some(running));
@@ -1272,18 +1270,23 @@ fn monit_same_answers_as_monit_5_33() {
     );
     // unmonitor, then kill: restarted by neither.
     assert_code(&m.cli(&["unmonitor", "worker"]), 0);
-    wait_until(Duration::from_secs(30), "tend: worker unmonitored", || {
+    wait_until(3 * PATIENCE, "tend: worker unmonitored", || {
         (vm.state("worker").as_deref() == Some("not monitored")).then_some(())
     });
-    wait_until(Duration::from_secs(30), "monit: worker unmonitored", || {
+    wait_until(3 * PATIENCE, "monit: worker unmonitored", || {
         m.view().filter(|v| v.contains("worker unknown 0 0"))
     });
     let (mw, tw) = (m.pid("worker").unwrap(), vm.pid("worker").unwrap());
     kill(mw);
     kill(tw);
-    std::thread::sleep(Duration::from_millis(2500)); // two of monit's cycles
-    assert_eq!(m.pid("worker"), None);
-    assert_eq!(vm.pid("worker"), None);
+    let gone = || m.pid("worker").is_none() && vm.pid("worker").is_none();
+    wait_until(PATIENCE, "both workers dead", || gone().then_some(()));
+    // Two of monit's cycles: time for a restart that must not come.
+    stays_for(
+        Duration::from_millis(2500),
+        "neither restarts the worker",
+        gone,
+    );
 }
 
 #[test]
@@ -1310,7 +1313,7 @@ fn monit_restart_limit_then_unmonitor_or_exec() {
             nix::sys::signal::Signal::SIGKILL,
         )
         .unwrap();
-        wait_until(Duration::from_secs(30), &format!("{name} again"), || {
+        wait_until(3 * PATIENCE, &format!("{name} again"), || {
             vm.pid(name).filter(|&p| p != old)
         })
     };
@@ -1333,7 +1336,7 @@ fn monit_restart_limit_then_unmonitor_or_exec() {
     // web: the first restart reaches the limit: its program runs, and it goes on.
     kill_and_wait("web");
     vm.wait_state("web", "running");
-    wait_until(Duration::from_secs(10), "exec ran", || {
+    wait_until(PATIENCE, "exec ran", || {
         vm.log().contains(&"exec web".to_string()).then_some(())
     });
     // monitor brings db back.
@@ -1467,10 +1470,10 @@ fn monit_release_files_run_under_both() {
     };
     let all_running =
         |v: &String| !v.is_empty() && v.lines().all(|l| l.ends_with(" running 1 0 live"));
-    let mv = wait_until(Duration::from_secs(90), "monit: all running", || {
+    let mv = wait_until(9 * PATIENCE, "monit: all running", || {
         view(pm).filter(all_running)
     });
-    let tv = wait_until(Duration::from_secs(90), "tend-monit: all running", || {
+    let tv = wait_until(9 * PATIENCE, "tend-monit: all running", || {
         view(pt).filter(all_running)
     });
     assert_eq!(mv, tv);
@@ -1504,10 +1507,10 @@ fn monit_release_files_run_under_both() {
         .args(["-g", "vcap", "stop"]);
     assert_code(&run(tstop), 0);
     let stopped = |v: &String| v.lines().all(|l| l.ends_with(" unknown 0 0 -"));
-    let mv = wait_until(Duration::from_secs(90), "monit: all stopped", || {
+    let mv = wait_until(9 * PATIENCE, "monit: all stopped", || {
         view(pm).filter(stopped)
     });
-    let tv = wait_until(Duration::from_secs(30), "tend-monit: all stopped", || {
+    let tv = wait_until(3 * PATIENCE, "tend-monit: all stopped", || {
         view(pt).filter(stopped)
     });
     assert_eq!(mv, tv);
@@ -1562,7 +1565,7 @@ fn monit_connection_test_restarts_after_its_cycles() {
     let old = vm.pid("api").unwrap();
     // Alive, but no longer answering: restarted after two failed cycles.
     sigstop(old);
-    let new = wait_until(Duration::from_secs(60), "api restarted", || {
+    let new = wait_until(6 * PATIENCE, "api restarted", || {
         vm.pid("api").filter(|&p| p != old)
     });
     assert_ne!(new, old);
@@ -1596,7 +1599,7 @@ fn monit_procmatch_as_monit() {
         sleepers.push(Daemon::start(c));
         std::thread::sleep(Duration::from_millis(20)); // distinct start times
     }
-    wait_until(Duration::from_secs(10), "sleepers", || {
+    wait_until(PATIENCE, "sleepers", || {
         (text(&tend("tend-monit", ["procmatch", &word]).stdout).contains("Total matches: 2"))
             .then_some(())
     });
@@ -1666,7 +1669,7 @@ fn monit_resource_test_restarts_after_its_cycles() {
     vm.wait_state("db", "running");
     let old = vm.pid("db").unwrap();
     // Over its limit from the first cycle: stopped and started again after two cycles.
-    let new = wait_until(Duration::from_secs(30), "db restarted", || {
+    let new = wait_until(3 * PATIENCE, "db restarted", || {
         vm.pid("db").filter(|&p| p != old)
     });
     assert_ne!(new, old);
@@ -1749,13 +1752,13 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
             nix::sys::signal::Signal::SIGKILL,
         )
         .unwrap();
-        wait_until(Duration::from_secs(30), "db again", || {
+        wait_until(3 * PATIENCE, "db again", || {
             vm.pid("db").filter(|&p| p != old)
         });
     };
     // No mail server yet: the alert is queued.
     kill_db(&vm);
-    wait_until(Duration::from_secs(30), "queued", || {
+    wait_until(3 * PATIENCE, "queued", || {
         std::fs::read_dir(vm.s.join("events"))
             .ok()?
             .flatten()
@@ -1766,12 +1769,12 @@ fn monit_alerts_by_mail_in_boshs_format_queued_when_down() {
     let mut smtp = Command::new(vm.s.join("bin/smtp"));
     smtp.arg(port.to_string()).arg(vm.s.join("mail"));
     let _smtp = Daemon::start(smtp);
-    wait_until(Duration::from_secs(10), "smtp listens", || {
+    wait_until(PATIENCE, "smtp listens", || {
         std::net::TcpStream::connect(("127.0.0.1", port)).ok()
     });
     kill_db(&vm);
     // Each death is two events: the death, then the daemon running again.
-    let mails = wait_until(Duration::from_secs(30), "four mails", || {
+    let mails = wait_until(3 * PATIENCE, "four mails", || {
         let mut v: Vec<_> = std::fs::read_dir(vm.s.join("mail"))
             .ok()?
             .flatten()
@@ -1878,10 +1881,10 @@ fn monit_reload_applies_only_what_changed() {
     let web = vm.pid("web").unwrap();
     write(check("db", ""));
     assert_code(&vm.monit(&["reload"]), 0);
-    wait_until(Duration::from_secs(30), "web gone", || {
+    wait_until(3 * PATIENCE, "web gone", || {
         (!vm.scan.join("web").exists()).then_some(())
     });
-    wait_until(Duration::from_secs(30), "web stopped", || {
+    wait_until(3 * PATIENCE, "web stopped", || {
         (!Path::new(&format!("/proc/{web}")).exists() || proc_state(web as u64) == 'Z')
             .then_some(())
     });
@@ -1890,7 +1893,7 @@ fn monit_reload_applies_only_what_changed() {
     // A reload with an error keeps what runs, and says why.
     std::fs::write(&vm.rc, "set daemon 10\ncheck process db with pidfile\n").unwrap();
     assert_code(&vm.monit(&["reload"]), 0);
-    wait_until(Duration::from_secs(10), "reload refused", || {
+    wait_until(PATIENCE, "reload refused", || {
         std::fs::read_to_string(vm.s.join("tend-monit.log"))
             .ok()
             .filter(|l| l.contains("not reloaded"))
@@ -1947,14 +1950,14 @@ fn monit_every_event_logged_mailed_and_counted() {
     let _smtp = Daemon::start(smtp);
     // The first events come at once, and without an event queue a mail the server
     // refuses is lost (as in monit): the server must listen first.
-    wait_until(Duration::from_secs(10), "smtp listens", || {
+    wait_until(PATIENCE, "smtp listens", || {
         std::net::TcpStream::connect(("127.0.0.1", smtp_port)).ok()
     });
     vm.start();
     vm.wait_state("db", "running");
     vm.wait_state("api", "running");
     let logged = |want: &str| {
-        wait_until(Duration::from_secs(30), want, || {
+        wait_until(3 * PATIENCE, want, || {
             let log = std::fs::read_to_string(vm.s.join("monit.log")).unwrap_or_default();
             log.lines().find(|l| l.contains(want)).map(String::from)
         })
@@ -1971,7 +1974,7 @@ fn monit_every_event_logged_mailed_and_counted() {
     let old = vm.pid("db").unwrap();
     kill9(old);
     logged("error    : 'db' process is not running");
-    let new = wait_until(Duration::from_secs(30), "db again", || {
+    let new = wait_until(3 * PATIENCE, "db again", || {
         vm.pid("db").filter(|&p| p != old)
     });
     logged(&format!(
@@ -2000,7 +2003,7 @@ fn monit_every_event_logged_mailed_and_counted() {
         ("api", "Connection succeeded"),
         ("api", "Action done"),
     ];
-    let mails = wait_until(Duration::from_secs(30), "the mails", || {
+    let mails = wait_until(3 * PATIENCE, "the mails", || {
         let got: Vec<(String, String)> = std::fs::read_dir(vm.s.join("mail"))
             .ok()?
             .flatten()
@@ -2129,7 +2132,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     // A chain (tend-setuidgid where the machine has a vcap account) may still be on its
     // way to the process: wait for the exec, not for a moment.
     let final_cmdline = |pid: i32, want: &[u8]| {
-        wait_until(Duration::from_secs(10), "the process of bpm.yml", || {
+        wait_until(PATIENCE, "the process of bpm.yml", || {
             let c = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
             (c == want).then_some(())
         })
@@ -2146,30 +2149,26 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     // Killed: started again at once, and web-worker, which depends on it, restarted
     // after it, as monit does.
     kill9(web);
-    let again = wait_until(
-        Duration::from_secs(30),
-        "web and its dependent again",
-        || {
-            let st = text(&vm.monit(&["status"]).stdout);
-            let xml = st.clone();
-            let pid = |n: &str| {
-                xml.split("\n\n")
-                    .find(|b| b.starts_with(&format!("Process '{n}'\n")))?
-                    .lines()
-                    .find_map(|l| l.trim().strip_prefix("pid"))?
-                    .trim()
-                    .parse::<i32>()
-                    .ok()
-            };
-            match (pid("web"), pid("web-worker")) {
-                (Some(w), Some(k)) if w != web && k != worker => Some(w),
-                _ => None,
-            }
-        },
-    );
+    let again = wait_until(3 * PATIENCE, "web and its dependent again", || {
+        let st = text(&vm.monit(&["status"]).stdout);
+        let xml = st.clone();
+        let pid = |n: &str| {
+            xml.split("\n\n")
+                .find(|b| b.starts_with(&format!("Process '{n}'\n")))?
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pid"))?
+                .trim()
+                .parse::<i32>()
+                .ok()
+        };
+        match (pid("web"), pid("web-worker")) {
+            (Some(w), Some(k)) if w != web && k != worker => Some(w),
+            _ => None,
+        }
+    });
     final_cmdline(again, b"/bin/sleep\x001001\x00");
     // Stopped by its shutdown signal, and started, as monit would.
-    let worker = wait_until(Duration::from_secs(10), "worker's pid", || {
+    let worker = wait_until(PATIENCE, "worker's pid", || {
         let st = text(&vm.monit(&["status", "web-worker"]).stdout);
         st.lines()
             .find_map(|l| l.trim().strip_prefix("pid"))
@@ -2177,7 +2176,7 @@ fn monit_bpm_jobs_run_directly_from_their_bpm_yml() {
     });
     assert_code(&vm.monit(&["stop", "web-worker"]), 0);
     vm.wait_state("web-worker", "not monitored");
-    wait_until(Duration::from_secs(10), "worker gone", || {
+    wait_until(PATIENCE, "worker gone", || {
         (!Path::new(&format!("/proc/{worker}")).exists() || proc_state(worker as u64) == 'Z')
             .then_some(())
     });
@@ -2268,7 +2267,7 @@ fn kill9(pid: i32) {
 
 /// The log once it has `n` lines.
 fn log_of(path: &Path, n: usize) -> Vec<String> {
-    wait_until(Duration::from_secs(30), &format!("{n} log lines"), || {
+    wait_until(3 * PATIENCE, &format!("{n} log lines"), || {
         let l = lines(path);
         (l.len() >= n).then_some(l)
     })
@@ -2344,7 +2343,7 @@ fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
     let m = RealMonit::start("monit-dep-death-533", &chain, free_port());
     let log = m.s.join("log");
     log_of(&log, 3);
-    wait_until(Duration::from_secs(30), "monit's chain up", || {
+    wait_until(3 * PATIENCE, "monit's chain up", || {
         ["db", "web", "worker"]
             .iter()
             .all(|n| m.pid(n).is_some())
@@ -2354,7 +2353,7 @@ fn monit_death_of_a_dependency_restarts_its_dependents_as_monit() {
     kill9(m.pid("db").unwrap());
     assert_eq!(log_of(&log, 5), want, "monit 5.33");
     // monit's stop NAME and start NAME, in the order tend-monit's test above checks.
-    wait_until(Duration::from_secs(30), "monit's chain up again", || {
+    wait_until(3 * PATIENCE, "monit's chain up again", || {
         ["db", "web", "worker"]
             .iter()
             .all(|n| m.pid(n).is_some())
@@ -2397,7 +2396,7 @@ fn monit_bosh_example_runs_every_job() {
         text(&run(c).stdout)
     };
     let jobs = ["nats", "gorouter", "uaa", "metrics"];
-    let out = wait_until(Duration::from_secs(30), "every job running", || {
+    let out = wait_until(3 * PATIENCE, "every job running", || {
         let t = summary();
         jobs.iter()
             .all(|j| t.contains(&format!("{:<36}running\n", format!("Process '{j}'"))))
@@ -2521,7 +2520,7 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
     vm.wait_state("busy", "running");
     let xml = || get(port, "/_status2?format=xml", "vcap:s3cret").1;
     let listening = |port: u16| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-    let children = wait_until(Duration::from_secs(10), "the child counted", || {
+    let children = wait_until(PATIENCE, "the child counted", || {
         if !listening(port) {
             return None;
         }
@@ -2532,7 +2531,7 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
     let kb = xml_number(&x, "busy", "kilobyte").unwrap();
     let kb_total = xml_number(&x, "busy", "kilobytetotal").unwrap();
     assert!(kb > 0.0 && kb_total >= kb, "{x}");
-    let cpu = wait_until(Duration::from_secs(30), "CPU measured", || {
+    let cpu = wait_until(3 * PATIENCE, "CPU measured", || {
         std::thread::sleep(Duration::from_millis(300));
         let x = xml();
         let at = x.find("<cpu><percent>")? + "<cpu><percent>".len();
@@ -2561,7 +2560,7 @@ fn monit_xml_children_memory_and_cpu_measured_as_monit() {
         .arg(&m.rc)
         .arg("reload");
     run(c);
-    let theirs = wait_until(Duration::from_secs(30), "monit counts the child", || {
+    let theirs = wait_until(3 * PATIENCE, "monit counts the child", || {
         if !listening(m.port) {
             return None;
         }
@@ -2596,7 +2595,7 @@ fn monit_status_in_5_33s_layout_with_n() {
     vm.wait_state("db", "running");
     let ours = text(&vm.monit(&["-N", "status", "db"]).stdout);
     let m = RealMonit::start("monit-status-533-real", &check("db", ""), free_port());
-    let theirs = wait_until(Duration::from_secs(30), "monit's db running", || {
+    let theirs = wait_until(3 * PATIENCE, "monit's db running", || {
         let o = m.cli(&["status", "db"]);
         let t = text(&o.stdout);
         t.contains("  pid ").then_some(t)
@@ -2631,7 +2630,7 @@ fn monit_status_in_5_33s_layout_with_n() {
     // Stopped: monit's rows exactly (but the collection time).
     assert_code(&vm.monit(&["stop", "db"]), 0);
     assert_code(&m.cli(&["stop", "db"]), 0);
-    let theirs = wait_until(Duration::from_secs(30), "monit's db stopped", || {
+    let theirs = wait_until(3 * PATIENCE, "monit's db stopped", || {
         let t = text(&m.cli(&["status", "db"]).stdout);
         t.contains("  status                       Not monitored")
             .then_some(t)
@@ -2682,16 +2681,14 @@ fn monit_dependency_watcher_not_blocked_while_a_dependent_starts() {
         log_of(&vm.s.join("log"), 3),
         ["stop web", "start db", "start web"]
     );
-    let db2 = wait_until(Duration::from_secs(30), "db restarted", || {
+    let db2 = wait_until(3 * PATIENCE, "db restarted", || {
         vm.pid("db").filter(|p| *p != db1)
     });
     // web's start program now waits for the gate: db dies again.
     kill9(db2);
-    let db3 = wait_until(
-        Duration::from_secs(30),
-        "db restarted while web starts",
-        || vm.pid("db").filter(|p| *p != db2),
-    );
+    let db3 = wait_until(3 * PATIENCE, "db restarted while web starts", || {
+        vm.pid("db").filter(|p| *p != db2)
+    });
     vm.wait_state("db", "running");
     assert!(vm.pid("web").is_none(), "web is still starting");
     // The gate opens: web comes up, db still runs the same daemon.
@@ -2845,7 +2842,7 @@ fn monit_finds_its_own_programs_beside_itself() {
     let old = vm.pid("api").unwrap();
     // Alive, not answering: tend-check (not found on PATH) has it restarted.
     sigstop(old);
-    wait_until(Duration::from_secs(60), "api restarted", || {
+    wait_until(6 * PATIENCE, "api restarted", || {
         vm.pid("api").filter(|&p| p != old)
     });
     vm.wait_state("api", "running");
@@ -2940,6 +2937,16 @@ fn monit_numbers_validated_as_monit() {
 /// The daemons whose environment carries `JOB=name` (the start program's `env`).
 fn daemons_of(name: &str) -> Vec<u32> {
     let want = format!("JOB={name}");
+    // Only this test binary's: another worktree's suite may run the same jobs at the same
+    // time. A daemon runs in its service directory, inside this process's scratch.
+    let ours = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let tag = format!("-{}-", std::process::id());
+    let in_scratch = |pid: u32| {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| {
+            c.strip_prefix(ours)
+                .is_ok_and(|r| r.to_string_lossy().contains(&tag))
+        })
+    };
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -2952,6 +2959,7 @@ fn daemons_of(name: &str) -> Vec<u32> {
             cmd.starts_with(b"sleep\0")
                 && env.split(|&b| b == 0).any(|v| v == want.as_bytes())
                 && proc_state(u64::from(*pid)) != 'Z'
+                && in_scratch(*pid)
         })
         .collect()
 }
@@ -3045,10 +3053,10 @@ fn monit_restart_limit_counts_connection_restarts() {
         .replace("set daemon 10", "set daemon 1");
     std::fs::write(&vm.rc, rc).unwrap();
     vm.start();
-    wait_until(Duration::from_secs(60), "two restarts", || {
+    wait_until(6 * PATIENCE, "two restarts", || {
         (vm.log().len() >= 3).then_some(())
     });
-    wait_until(Duration::from_secs(60), "api unmonitored", || {
+    wait_until(6 * PATIENCE, "api unmonitored", || {
         (vm.state("api").as_deref() == Some("not monitored")).then_some(())
     });
     assert_eq!(vm.log(), ["start api", "start api", "start api"]);
@@ -3077,7 +3085,7 @@ fn monit_resource_matched_posted_once_across_restarts() {
     .replace("@ROOT@", &vm.s.path.display().to_string());
     std::fs::write(&vm.rc, rc_text).unwrap();
     vm.start();
-    wait_until(Duration::from_secs(60), "three restarts", || {
+    wait_until(6 * PATIENCE, "three restarts", || {
         (vm.log().iter().filter(|l| l.starts_with("start")).count() >= 4).then_some(())
     });
     let log = std::fs::read_to_string(vm.s.join("monit.log")).unwrap();
@@ -3387,7 +3395,7 @@ fn monit_bpm_route_on_a_bosh_layout_runs_in_bpms_walls() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("{status}"));
     // The program is below the watched tend-jail, in its own pid namespace.
-    let program = wait_until(Duration::from_secs(10), "the jailed program", || {
+    let program = wait_until(PATIENCE, "the jailed program", || {
         descendants(watched).into_iter().find(|p| {
             std::fs::read(format!("/proc/{p}/cmdline"))
                 .is_ok_and(|c| c == b"/bin/sleep\x001004\x00")
@@ -3416,7 +3424,7 @@ fn monit_bpm_route_on_a_bosh_layout_runs_in_bpms_walls() {
     }
     assert_code(&vm.monit(&["stop", &job]), 0);
     vm.wait_state(&job, "not monitored");
-    wait_until(Duration::from_secs(10), "the jailed program gone", || {
+    wait_until(PATIENCE, "the jailed program gone", || {
         (!Path::new(&format!("/proc/{program}")).exists() || proc_state(program as u64) == 'Z')
             .then_some(())
     });

@@ -618,6 +618,28 @@ fn svc_letters_are_protos() {
     }
 }
 
+/// tend-svscanctl's option letters and its usage line are proto's SCAN_LETTERS.
+#[test]
+fn svscanctl_letters_are_protos() {
+    let o = tend("tend-svscanctl", Vec::<&str>::new());
+    assert_code(&o, 100);
+    let usage = text(&o.stderr);
+    let want = format!("[ -{} ]", tend_proto::control::SCAN_LETTERS);
+    assert!(usage.contains(&want), "{usage}");
+    let s = Scratch::new("versions-scan-letters");
+    let missing = s.join("missing");
+    for b in (b'0'..=b'9').chain(b'a'..=b'z').chain(b'A'..=b'Z') {
+        let l = b as char;
+        let o = tend("tend-svscanctl", [Path::new(&format!("-{l}")), &missing]);
+        let code = if tend_proto::control::SCAN_LETTERS.contains(l) {
+            111
+        } else {
+            100
+        };
+        assert_code(&o, code);
+    }
+}
+
 /// Several service directories in one call (s6 2.14): each gets the letters; a failure
 /// is a warning and sets the exit code.
 #[test]

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tend_proto::ControlCommand;
 use tend_proto::StatusRecord;
-use tend_proto::control::{SendError, send_in};
+use tend_proto::control::{SendError, send_commands};
 use tend_proto::health;
 use tend_sys::Error;
 use tend_sys::warn::Warn;
@@ -226,11 +226,7 @@ pub fn run(l: &Liveness, warn: &dyn Warn) -> Result<std::convert::Infallible, Er
             }
         };
         if action == Action::Restart {
-            match send_in(
-                &l.servicedir,
-                tend_proto::servicedir::SUPERVISE,
-                &[ControlCommand::Restart.byte().unwrap_or(b'r')],
-            ) {
+            match send_commands(&l.servicedir, &[ControlCommand::Restart]) {
                 Ok(()) => {}
                 Err(SendError::NotListening) => warn.warn(&format_args!(
                     "unable to restart {}: supervisor not listening",

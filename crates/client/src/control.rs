@@ -21,15 +21,7 @@ pub fn send(servicedir: &Path, letters: &[u8]) -> Result<(), SendError> {
 
 /// Send typed commands (at most 8, in one write), as [`send`] sends letters.
 pub fn command(servicedir: &Path, cmds: &[ControlCommand]) -> Result<(), SendError> {
-    let mut buf = [0u8; 8];
-    let mut n = 0;
-    for c in cmds.iter().take(buf.len()) {
-        if let Some(b) = c.byte() {
-            buf[n] = b;
-            n += 1;
-        }
-    }
-    send(servicedir, &buf[..n])
+    tend_proto::control::send_commands(servicedir, cmds)
 }
 
 #[cfg(test)]

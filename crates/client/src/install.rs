@@ -10,8 +10,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tend_proto::ControlCommand;
 use tend_proto::servicedir as sd;
+use tend_proto::{ControlCommand, ScanCommand};
 use tend_sys::warn::Warn;
 
 /// One file of a service directory (`path` relative to it, `log/run` for instance).
@@ -422,15 +422,15 @@ fn recover(scandir: &Path, patience: Duration, warn: &dyn Warn) -> Result<(), Sy
 /// Tell the scanner to rescan and prune; no scanner is not an error (services are picked
 /// up when one starts).
 pub fn rescan(scandir: &Path, warn: &dyn Warn) {
-    match crate::scanctl::send(scandir, b"an") {
+    match crate::scanctl::send(scandir, &[ScanCommand::Scan, ScanCommand::Prune]) {
         Ok(()) => {}
         Err(crate::scanctl::SendError::NotListening) => warn.warn(&format_args!(
             "no scanner listens on {}: the services start with the next scan",
             scandir.display()
         )),
         Err(e) => warn.warn(&format_args!(
-            "unable to tell the scanner on {} to rescan: {e:?}",
-            scandir.display()
+            "unable to tell the scanner to rescan: {}",
+            e.describe(&scandir.to_string_lossy(), sd::SVSCAN)
         )),
     }
 }

@@ -204,34 +204,8 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), Error> {
 /// scripts are /bin/sh calling tend's programs through `exe`).
 pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result<(), Error> {
     std::fs::create_dir(dir).map_err(|e| Error::io("mkdir", dir, &e))?;
-    // With -r, dir is a source directory holding the definitions; s6-instance-maker makes
-    // no instance/ or instances/ there either (they are made at run time).
     let (service, log) = match &o.rc {
-        Some(rc) => {
-            let service = dir.join(&rc.service);
-            std::fs::create_dir(&service).map_err(|e| Error::io("mkdir", &service, &e))?;
-            write_file(&service.join("type"), "longrun\n", 0o644)?;
-            let log = match (&rc.logger, &o.logdir) {
-                (Some(l), Some(_)) => {
-                    let log = dir.join(l);
-                    std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
-                    write_file(&log.join("type"), "longrun\n", 0o644)?;
-                    write_file(
-                        &log.join("consumer-for"),
-                        &format!("{}\n", rc.service),
-                        0o644,
-                    )?;
-                    write_file(&service.join("producer-for"), &format!("{l}\n"), 0o644)?;
-                    if let Some(p) = &rc.pipeline {
-                        write_file(&log.join("pipeline-name"), &format!("{p}\n"), 0o644)?;
-                    }
-                    Some(log)
-                }
-                _ => None,
-            };
-            copy_tree(template, &service.join(TEMPLATE))?;
-            (service, log)
-        }
+        Some(rc) => rc_layout(template, dir, rc, o.logdir.is_some())?,
         None => {
             copy_tree(template, &dir.join(TEMPLATE))?;
             for d in [INSTANCE, INSTANCES] {
@@ -272,35 +246,69 @@ pub fn make(template: &Path, dir: &Path, o: &MakerOptions, exe: &Path) -> Result
             "3\n",
             0o644,
         )?;
-        let stamp = match o.stamp {
-            0 => "",
-            1 => "t ",
-            2 => "T ",
-            _ => "t T ",
-        };
-        let mut script = format!(
-            "{stamp}n{} s{}{}",
-            o.nfiles,
-            o.filesize,
-            if o.maxsize > 0 {
-                format!(" S{}", o.maxsize)
-            } else {
-                String::new()
-            }
-        );
-        if let Some(p) = &o.prefix {
-            script.push(' ');
-            script.push_str(&quoted(&format!("p{p}")));
-        }
         let run = format!(
-            "#!/bin/sh -e\nexec {}{} -bd3 -- {script} {}\n",
+            "#!/bin/sh -e\nexec {}{} -bd3 -- {} {}\n",
             setuidgid(&o.loguser),
             program_command(exe, "tend-log"),
+            log_script(o),
             quoted(logdir)
         );
         write_file(&log.join(tend_proto::servicedir::RUN), &run, 0o755)?;
     }
     Ok(())
+}
+
+/// With -r: `dir` holds s6-rc source definitions, the longrun (its template inside) and,
+/// when there is a logdir and a logger name, the logger as its consumer. s6-instance-maker
+/// makes no instance/ or instances/ there either (they are made at run time).
+fn rc_layout(
+    template: &Path,
+    dir: &Path,
+    rc: &RcNames,
+    logged: bool,
+) -> Result<(PathBuf, Option<PathBuf>), Error> {
+    let service = dir.join(&rc.service);
+    std::fs::create_dir(&service).map_err(|e| Error::io("mkdir", &service, &e))?;
+    write_file(&service.join("type"), "longrun\n", 0o644)?;
+    let log = match &rc.logger {
+        Some(l) if logged => {
+            let log = dir.join(l);
+            std::fs::create_dir(&log).map_err(|e| Error::io("mkdir", &log, &e))?;
+            write_file(&log.join("type"), "longrun\n", 0o644)?;
+            write_file(
+                &log.join("consumer-for"),
+                &format!("{}\n", rc.service),
+                0o644,
+            )?;
+            write_file(&service.join("producer-for"), &format!("{l}\n"), 0o644)?;
+            if let Some(p) = &rc.pipeline {
+                write_file(&log.join("pipeline-name"), &format!("{p}\n"), 0o644)?;
+            }
+            Some(log)
+        }
+        _ => None,
+    };
+    copy_tree(template, &service.join(TEMPLATE))?;
+    Ok((service, log))
+}
+
+/// The logger's tend-log script: stamps, rotation sizes, the prefix.
+fn log_script(o: &MakerOptions) -> String {
+    let stamp = match o.stamp {
+        0 => "",
+        1 => "t ",
+        2 => "T ",
+        _ => "t T ",
+    };
+    let mut script = format!("{stamp}n{} s{}", o.nfiles, o.filesize);
+    if o.maxsize > 0 {
+        script.push_str(&format!(" S{}", o.maxsize));
+    }
+    if let Some(p) = &o.prefix {
+        script.push(' ');
+        script.push_str(&quoted(&format!("p{p}")));
+    }
+    script
 }
 
 /// The nested scan directory, checked to have a scanner, as s6's first step: no lock file

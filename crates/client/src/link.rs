@@ -13,7 +13,8 @@ use nix::poll::{PollFd, PollFlags, poll};
 use nix::sys::stat::Mode;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use tend_proto::control::{SendError, send_in};
+use tend_proto::ScanCommand;
+use tend_proto::control::{SendError, send_scan};
 use tend_proto::fifodir::Subscription;
 use tend_proto::servicedir::{DOWN, EVENT, RUN, SVSCAN};
 use tend_sys::Error;
@@ -102,8 +103,8 @@ fn with_logger(servicedir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn scanner(scandir: &Path, letters: &[u8]) -> Result<(), LinkError> {
-    match send_in(scandir, SVSCAN, letters) {
+fn scanner(scandir: &Path, cmds: &[ScanCommand]) -> Result<(), LinkError> {
+    match send_scan(scandir, cmds) {
         Ok(()) => Ok(()),
         Err(SendError::NotListening) => Err(LinkError::NoScanner(scandir.to_path_buf())),
         Err(e) => Err(LinkError::Control(scandir.to_path_buf(), e)),
@@ -207,7 +208,7 @@ pub fn svlink_as(
     o: &LinkOptions,
     warn: &dyn tend_sys::warn::Warn,
 ) -> Result<Waited, LinkError> {
-    scanner(scandir, b"")?;
+    scanner(scandir, &[])?;
     let target =
         std::fs::canonicalize(servicedir).map_err(|e| Error::io("resolve", servicedir, &e))?;
     let dirs = with_logger(&target);
@@ -230,7 +231,7 @@ pub fn svlink_as(
     let link = scandir.join(name);
     std::os::unix::fs::symlink(link_text.unwrap_or(&target), &link)
         .map_err(|e| Error::io("symlink to", &link, &e))?;
-    scanner(scandir, b"a")?;
+    scanner(scandir, &[ScanCommand::Scan])?;
     let waited = wait_for(&subs, &mut done, b's', o.deadline)?;
     if o.down == Down::Once && waited == Waited::Done {
         match std::fs::remove_file(target.join(DOWN)) {
@@ -265,7 +266,7 @@ pub fn svunlink(
     let subs = if wait { subscribe(&dirs)? } else { Vec::new() };
     let mut done: Vec<bool> = dirs.iter().map(|d| !svok(d).unwrap_or(false)).collect();
     std::fs::remove_file(&link).map_err(|e| Error::io("unlink", &link, &e))?;
-    scanner(scandir, b"an")?;
+    scanner(scandir, &[ScanCommand::Scan, ScanCommand::Prune])?;
     if !wait {
         return Ok(Waited::Done);
     }

@@ -32,6 +32,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::ScanCommand;
 use tend_sys::Error;
 use tend_sys::code;
 
@@ -441,7 +442,7 @@ pub fn halt(env: &[(OsString, OsString)]) -> Result<(), String> {
         PathBuf::from(OsStr::from_bytes(d))
     });
     let svscan = tend_proto::servicedir::SVSCAN;
-    tend_proto::control::send_in(&dir, svscan, b"t").map_err(|e| {
+    tend_proto::control::send_scan(&dir, &[ScanCommand::Terminate]).map_err(|e| {
         let shown = dir.to_string_lossy();
         e.describe(&shown, svscan).to_string()
     })
@@ -864,7 +865,7 @@ impl Init<'_> {
             let _ = std::os::unix::fs::symlink(staging.join(n), &link);
         }
         self.legacy = names;
-        let _ = tend_proto::control::send_in(&dst, tend_proto::servicedir::SVSCAN, b"a");
+        let _ = tend_proto::control::send_scan(&dst, &[ScanCommand::Scan]);
         if wait {
             self.wait_for_services(&services, subs);
         } else {
@@ -905,11 +906,7 @@ impl Init<'_> {
             .map(|n| self.settings.scan_dir.join(n))
             .collect();
         for d in &dirs {
-            let _ = tend_proto::control::send_in(
-                d,
-                tend_proto::servicedir::SUPERVISE,
-                &[tend_proto::ControlCommand::Down.byte().unwrap_or(b'd')],
-            );
+            let _ = tend_proto::control::send_commands(d, &[tend_proto::ControlCommand::Down]);
         }
         while Instant::now() < deadline && dirs.iter().any(|d| still_up(d)) {
             self.turn(Some(Instant::now() + Duration::from_millis(20)));

@@ -13,6 +13,7 @@ use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::ScanCommand;
 use tend_sys::code::SYSTEM;
 use tend_sys::exec::Prepared;
 use tend_sys::process::{SpawnError, SpawnOptions, spawn};
@@ -333,12 +334,9 @@ impl Init<'_> {
     pub(crate) fn stop_tree(&mut self) {
         if let Some(pid) = self.scanner {
             self.stage(format_args!("stopping services"));
-            let sent = tend_proto::control::send_in(
-                &self.settings.scan_dir,
-                tend_proto::servicedir::SVSCAN,
-                b"t",
-            )
-            .is_ok();
+            let sent =
+                tend_proto::control::send_scan(&self.settings.scan_dir, &[ScanCommand::Terminate])
+                    .is_ok();
             if !sent {
                 let _ = kill(pid, Signal::SIGTERM);
             }

@@ -1,6 +1,7 @@
 //! `supervise/control`: a FIFO the supervisor reads one byte at a time. Each byte is a
 //! command letter; unknown bytes are ignored. The letters are s6 2.15.1's: 2.11's, with
-//! 2.13's `P C K` (the process group) and 2.15.1's `l` (reload).
+//! 2.13's `P C K` (the process group) and 2.15.1's `l` (reload). A scanner's
+//! `.s6-svscan/control` works the same way with s6-svscanctl's letters ([`ScanCommand`]).
 
 use crate::servicedir;
 use nix::errno::Errno;
@@ -123,6 +124,92 @@ impl ControlCommand {
 /// Letters a client may send: s6-svc 2.15.1's set (2.11's, with `l P C K`), in its usage
 /// line's order (signals, then the rest).
 pub const LETTERS: &str = "abqhkti12pcyrlPCKoduDUxOQ";
+
+/// A command to a scanner (`.s6-svscan/control`), one letter on the wire: the letters
+/// s6-svscanctl takes (its `-i` is `-t`'s twin, so `i` decodes as [`Terminate`]).
+///
+/// [`Terminate`]: ScanCommand::Terminate
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanCommand {
+    /// `z`: reap dead children now.
+    Reap,
+    /// `a`: scan now.
+    Scan,
+    /// `b`: stop now: exec finish without waiting for anything.
+    Abort,
+    /// `h`: scan, then prune the services that left the tree.
+    Reload,
+    /// `t`, `i`: bring the whole tree down (loggers drain), wait, then finish.
+    Terminate,
+    /// `q`: as terminate, but loggers are told to stop too.
+    Quit,
+    /// `n`: prune the services that left the tree (loggers drain).
+    Prune,
+    /// `N`: prune, loggers too.
+    PruneHard,
+}
+
+/// The letters a scanner takes, in s6-svscanctl's usage order.
+pub const SCAN_LETTERS: &str = "zabhitqnN";
+
+impl ScanCommand {
+    /// Decode one byte; None for bytes a scanner does not take.
+    pub fn from_byte(b: u8) -> Option<ScanCommand> {
+        use ScanCommand::*;
+        Some(match b {
+            b'z' => Reap,
+            b'a' => Scan,
+            b'b' => Abort,
+            b'h' => Reload,
+            b'i' | b't' => Terminate,
+            b'q' => Quit,
+            b'n' => Prune,
+            b'N' => PruneHard,
+            _ => return None,
+        })
+    }
+
+    /// The letter on the wire (`t` for [`ScanCommand::Terminate`]).
+    pub fn byte(self) -> u8 {
+        use ScanCommand::*;
+        match self {
+            Reap => b'z',
+            Scan => b'a',
+            Abort => b'b',
+            Reload => b'h',
+            Terminate => b't',
+            Quit => b'q',
+            Prune => b'n',
+            PruneHard => b'N',
+        }
+    }
+}
+
+/// Send typed commands to the supervisor of `servicedir` in one write (at most 8; a
+/// signal no letter names is left out); none only checks that a supervisor listens.
+/// Errors as [`send_in`]'s.
+pub fn send_commands(servicedir: &Path, cmds: &[ControlCommand]) -> Result<(), SendError> {
+    let (buf, n) = letters(cmds.iter().filter_map(|c| c.byte()));
+    send_in(servicedir, servicedir::SUPERVISE, &buf[..n])
+}
+
+/// Send `cmds` to the scanner running on `scandir` in one write (at most 8); none only
+/// checks that a scanner listens. Errors as [`send_in`]'s.
+pub fn send_scan(scandir: &Path, cmds: &[ScanCommand]) -> Result<(), SendError> {
+    let (buf, n) = letters(cmds.iter().map(|c| c.byte()));
+    send_in(scandir, servicedir::SVSCAN, &buf[..n])
+}
+
+/// The first 8 letters in a buffer: a few commands go in one write, without allocating.
+fn letters(bytes: impl Iterator<Item = u8>) -> ([u8; 8], usize) {
+    let mut buf = [0u8; 8];
+    let mut n = 0;
+    for (slot, b) in buf.iter_mut().zip(bytes) {
+        *slot = b;
+        n += 1;
+    }
+    (buf, n)
+}
 
 /// Open a control FIFO for writing without blocking. ENXIO means nobody reads it:
 /// the supervisor is not running.
@@ -274,6 +361,18 @@ mod tests {
         }
         for b in [b'z', b'T', b'w', 0u8, b'\n', 0xff] {
             assert_eq!(ControlCommand::from_byte(b), None);
+        }
+    }
+
+    #[test]
+    fn scan_letters_decode_and_encode_back() {
+        for b in SCAN_LETTERS.bytes() {
+            let cmd = ScanCommand::from_byte(b).unwrap();
+            let back = if b == b'i' { b't' } else { b };
+            assert_eq!(cmd.byte(), back, "{}", b as char);
+        }
+        for b in [b'A', b'u', b'd', b'T', 0u8, b'\n', 0xff] {
+            assert_eq!(ScanCommand::from_byte(b), None, "{b}");
         }
     }
 

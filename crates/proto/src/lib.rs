@@ -1,7 +1,7 @@
 //! s6's on-disk protocol, written once for the supervisor and every client.
 //!
 //! What lives here: TAI64N stamps, the 35-byte `supervise/status` record, the
-//! `supervise/control` letters, the fcntl lock that says "a supervisor is running", the
+//! `supervise/control` and `.s6-svscan/control` letters, the fcntl lock that says "a supervisor is running", the
 //! `event/` fifodir (subscribe and notify), `death_tally`, the service directory's
 //! file names, and the one JSON string escaper. Fixed-size codecs and atomic writes; no policy, no printing.
 //! What does not: the supervisor's state machine (crates/supervise) and anything that
@@ -22,6 +22,6 @@ pub mod spawn_error;
 pub mod status;
 pub mod tai64n;
 
-pub use control::ControlCommand;
+pub use control::{ControlCommand, ScanCommand};
 pub use status::{StatusFile, StatusRecord};
 pub use tai64n::Tai64n;

@@ -811,7 +811,7 @@ pub fn wait_supervisors(
             ));
         }
         if let Err(tend_proto::control::SendError::NotListening) =
-            tend_client::scanctl::send(scandir, b"")
+            tend_client::scanctl::send(scandir, &[])
         {
             return Err(format!("no scanner runs on {}", scandir.display()));
         }

@@ -37,6 +37,7 @@ use source::Problem;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tend_proto::ScanCommand;
 use update::{Conversion, ConversionError, was_up};
 pub use update::{Moves, Stop, Sync, moves, sync};
 
@@ -120,7 +121,7 @@ fn scanner_listens(scandir: &Path) -> Result<(), Fail> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut pause = Duration::from_millis(1);
     loop {
-        match tend_client::scanctl::send(scandir, b"") {
+        match tend_client::scanctl::send(scandir, &[]) {
             Err(tend_proto::control::SendError::NotListening)
                 if Instant::now() < deadline
                     && scandir.join(tend_proto::servicedir::SVSCAN).exists() =>
@@ -154,7 +155,7 @@ pub(crate) fn rescan_and_wait(live: &Live, dirs: &[PathBuf]) -> Result<(), Fail>
     if dirs.is_empty() {
         return Ok(());
     }
-    tend_client::scanctl::send(&live.scandir, b"a").map_err(|e| {
+    tend_client::scanctl::send(&live.scandir, &[ScanCommand::Scan]).map_err(|e| {
         Fail::Sys(format!(
             "unable to tell the scanner on {} to rescan: {}",
             live.scandir.display(),

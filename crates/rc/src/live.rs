@@ -105,7 +105,7 @@ impl Live {
         let scandir = PathBuf::from(std::ffi::OsStr::from_bytes(
             recorded.strip_suffix(b"\n").unwrap_or(&recorded),
         ));
-        tend_client::scanctl::send(&scandir, b"").ok()?;
+        tend_client::scanctl::send(&scandir, &[]).ok()?;
         // A scanner runs there, but it may be a new one (a container restarted with its
         // /run kept): then nothing of the tree runs any more, and it is not in use.
         let made_under = fs::read_to_string(dir.join("scanner")).ok();

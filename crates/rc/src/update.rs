@@ -16,7 +16,7 @@ use crate::{Fail, Opened, engine};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tend_proto::ControlCommand;
+use tend_proto::{ControlCommand, ScanCommand};
 
 /// The instructions of a conversion file, by old name.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -480,7 +480,7 @@ pub fn sync(o: &Opened, conv: &Conversion) -> Result<Sync, Fail> {
     if !fresh.is_empty() {
         crate::rescan_and_wait(live, &fresh)?;
     } else if rescan {
-        let _ = tend_client::scanctl::send(&live.scandir, b"a");
+        let _ = tend_client::scanctl::send(&live.scandir, &[ScanCommand::Scan]);
     }
     live.write_defs(g)?;
     live.write_sources()?;

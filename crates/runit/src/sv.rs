@@ -398,23 +398,7 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
         text: String::new(),
     };
     let started = Instant::now();
-    let mut services: Vec<Service> = req
-        .services
-        .iter()
-        .map(|op| {
-            let mut dir = service_dir(op, &req.svdir);
-            let mut name = String::from_utf8_lossy(op.as_bytes());
-            if req.log {
-                dir.push(tend_proto::servicedir::LOG);
-                name.to_mut().push_str("/log");
-            }
-            Service {
-                name,
-                dir,
-                pending: true,
-            }
-        })
-        .collect();
+    let mut services = services(req);
     for s in services.iter_mut() {
         if let Err(e) = std::fs::metadata(&s.dir).and_then(|m| {
             if m.is_dir() {
@@ -444,12 +428,24 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
         }
     }
     if req.action.wait && !req.action.status {
+        run.wait(&mut services, req, started);
+    }
+    if run.lsb {
+        return run.rc.min(1) as i32;
+    }
+    run.rc.min(99) as i32
+}
+
+impl Run<'_> {
+    /// sv's wait: check the pending services every 100 ms until each has taken effect
+    /// or the limit has passed (then `timeout:` or, with kill, `kill:` and a `k`).
+    fn wait(&mut self, services: &mut [Service], req: &Request, started: Instant) {
         let limit = Duration::from_secs(req.wait);
         loop {
             let elapsed = started.elapsed();
             let mut done = true;
             for s in services.iter_mut().filter(|s| s.pending) {
-                if run.check(s, &req.action.acts) != 0 {
+                if self.check(s, &req.action.acts) != 0 {
                     s.pending = false;
                 } else {
                     done = false;
@@ -460,14 +456,14 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
                     } else {
                         "timeout: "
                     });
-                    if let Probe::Running(v) = status::probe(&s.dir, &mut run.paths) {
-                        run.print(&mut text, &s.dir, &s.name, &v, &s.name);
-                        run.rc += 1;
+                    if let Probe::Running(v) = status::probe(&s.dir, &mut self.paths) {
+                        self.print(&mut text, &s.dir, &s.name, &v, &s.name);
+                        self.rc += 1;
                     }
                     text.push('\n');
-                    run.sink.out(&text);
+                    self.sink.out(&text);
                     if req.action.kill {
-                        run.control(s, b"k");
+                        self.control(s, b"k");
                     }
                     s.pending = false;
                 }
@@ -478,10 +474,26 @@ pub fn run(req: &Request, sink: &mut dyn Sink) -> i32 {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    if run.lsb {
-        return run.rc.min(1) as i32;
-    }
-    run.rc.min(99) as i32
+}
+
+/// The services the operands name (their `log/` with -l).
+fn services(req: &Request) -> Vec<Service<'_>> {
+    req.services
+        .iter()
+        .map(|op| {
+            let mut dir = service_dir(op, &req.svdir);
+            let mut name = String::from_utf8_lossy(op.as_bytes());
+            if req.log {
+                dir.push(tend_proto::servicedir::LOG);
+                name.to_mut().push_str("/log");
+            }
+            Service {
+                name,
+                dir,
+                pending: true,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

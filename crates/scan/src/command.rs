@@ -5,46 +5,8 @@ use crate::table::Kill;
 use nix::sys::signal::Signal;
 use tend_proto::servicedir::svscan;
 
-/// One command, as s6-svscanctl's letters name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    /// `z`: reap dead children now.
-    Reap,
-    /// `a`: scan now.
-    Scan,
-    /// `b`: stop now: exec finish without waiting for anything.
-    Abort,
-    /// `h`: scan, then prune the services that left the tree.
-    Reload,
-    /// `t`, `i`: bring the whole tree down (loggers drain), wait, then finish.
-    Terminate,
-    /// `q`: as terminate, but loggers are told to stop too.
-    Quit,
-    /// `n`: prune the services that left the tree (loggers drain).
-    Prune,
-    /// `N`: prune, loggers too.
-    PruneHard,
-}
-
-/// The letters a client may send, in s6-svscanctl's usage order.
-pub const LETTERS: &str = "zabhitqnN";
-
-impl Command {
-    /// Decode one control byte; None for anything else (the scanner warns).
-    pub fn from_byte(b: u8) -> Option<Command> {
-        Some(match b {
-            b'z' => Command::Reap,
-            b'a' => Command::Scan,
-            b'b' => Command::Abort,
-            b'h' => Command::Reload,
-            b'i' | b't' => Command::Terminate,
-            b'q' => Command::Quit,
-            b'n' => Command::Prune,
-            b'N' => Command::PruneHard,
-            _ => return None,
-        })
-    }
-}
+/// One command, as s6-svscanctl's letters name them: the wire's own type, in proto.
+pub use tend_proto::control::{SCAN_LETTERS as LETTERS, ScanCommand as Command};
 
 /// The scanner's pending wishes, applied once per turn of the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

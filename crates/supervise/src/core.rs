@@ -490,72 +490,15 @@ impl Core {
     pub fn control(&mut self, cmd: ControlCommand, now: Now) -> Actions {
         use ControlCommand as C;
         let mut a = Actions::new();
-        let up = self.phase == Phase::Up;
         match cmd {
-            C::Signal(sig) => {
-                if up {
-                    a.push(Action::Kill { pid: self.pid, sig });
-                }
-            }
-            C::Pause => {
-                if up {
-                    a.push(Action::Kill {
-                        pid: self.pid,
-                        sig: Signal::SIGSTOP,
-                    });
-                    self.paused = true;
-                    a.push(Action::WriteStatus);
-                }
-            }
-            C::Continue => {
-                if up {
-                    a.push(Action::Kill {
-                        pid: self.pid,
-                        sig: Signal::SIGCONT,
-                    });
-                    self.paused = false;
-                    a.push(Action::WriteStatus);
-                }
-            }
-            C::PauseGroup | C::ContinueGroup => {
-                if up {
-                    let stop = cmd == C::PauseGroup;
-                    a.push(Action::KillGroup {
-                        pid: self.pid,
-                        sig: if stop {
-                            Signal::SIGSTOP
-                        } else {
-                            Signal::SIGCONT
-                        },
-                    });
-                    self.paused = stop;
-                    a.push(Action::WriteStatus);
-                }
-            }
-            C::KillGroup => {
-                if up {
-                    a.push(Action::KillGroup {
-                        pid: self.pid,
-                        sig: Signal::SIGKILL,
-                    });
-                }
-            }
-            C::Reload => {
-                if up {
-                    a.push(Action::Kill {
-                        pid: self.pid,
-                        sig: self.settings.reload_signal,
-                    });
-                }
-            }
-            C::Restart => {
-                if up {
-                    a.push(Action::Kill {
-                        pid: self.pid,
-                        sig: self.settings.down_signal,
-                    });
-                }
-            }
+            C::Signal(_)
+            | C::Pause
+            | C::Continue
+            | C::PauseGroup
+            | C::ContinueGroup
+            | C::KillGroup
+            | C::Reload
+            | C::Restart => self.signal_run(cmd, &mut a),
             C::Down => self.bring_down(now, &mut a),
             C::DownPermanent => {
                 a.push(Action::CreateDown);
@@ -598,6 +541,74 @@ impl Core {
             }
         }
         a
+    }
+
+    /// The letters that only signal ./run (or its process group), and only while it is
+    /// up; pausing and continuing also set the paused mark.
+    fn signal_run(&mut self, cmd: ControlCommand, a: &mut Actions) {
+        use ControlCommand as C;
+        if self.phase != Phase::Up {
+            return;
+        }
+        let pid = self.pid;
+        let (kill, paused) = match cmd {
+            C::Signal(sig) => (Action::Kill { pid, sig }, None),
+            C::Pause => (
+                Action::Kill {
+                    pid,
+                    sig: Signal::SIGSTOP,
+                },
+                Some(true),
+            ),
+            C::Continue => (
+                Action::Kill {
+                    pid,
+                    sig: Signal::SIGCONT,
+                },
+                Some(false),
+            ),
+            C::PauseGroup => (
+                Action::KillGroup {
+                    pid,
+                    sig: Signal::SIGSTOP,
+                },
+                Some(true),
+            ),
+            C::ContinueGroup => (
+                Action::KillGroup {
+                    pid,
+                    sig: Signal::SIGCONT,
+                },
+                Some(false),
+            ),
+            C::KillGroup => (
+                Action::KillGroup {
+                    pid,
+                    sig: Signal::SIGKILL,
+                },
+                None,
+            ),
+            C::Reload => (
+                Action::Kill {
+                    pid,
+                    sig: self.settings.reload_signal,
+                },
+                None,
+            ),
+            C::Restart => (
+                Action::Kill {
+                    pid,
+                    sig: self.settings.down_signal,
+                },
+                None,
+            ),
+            _ => return,
+        };
+        a.push(kill);
+        if let Some(p) = paused {
+            self.paused = p;
+            a.push(Action::WriteStatus);
+        }
     }
 
     /// A signal to the supervisor itself.

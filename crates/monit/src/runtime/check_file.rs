@@ -85,38 +85,15 @@ impl Settings {
                 v.parse::<u32>()
                     .map_err(|_| format!("line {}: not a number: {v}", i + 1))
             };
-            fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
-                let slot = if which == "start" {
-                    &mut st.start
-                } else {
-                    &mut st.stop
-                };
-                slot.get_or_insert_with(|| Run {
-                    timeout: DEFAULT_TIMEOUT,
-                    ..Default::default()
-                })
-            }
             match k {
                 "name" => st.name = v.into(),
                 "pidfile" => st.pidfile = Some(v.into()),
                 "matching" => st.matching = Some(v.into()),
                 "restart-limit" => {
-                    let f: Vec<&str> = v.split(' ').collect();
-                    let bad = || format!("line {}: bad restart-limit: {v}", i + 1);
-                    let [n, secs, what] = f.as_slice() else {
-                        return Err(bad());
-                    };
-                    let a = match *what {
-                        "unmonitor" => LimitAction::Unmonitor,
-                        "exec" => LimitAction::Exec(Vec::new()),
-                        "alert" => LimitAction::Alert,
-                        _ => return Err(bad()),
-                    };
-                    st.restart_limit = Some((
-                        n.parse().map_err(|_| bad())?,
-                        secs.parse().map_err(|_| bad())?,
-                        a,
-                    ));
+                    st.restart_limit = Some(
+                        restart_limit(v)
+                            .ok_or_else(|| format!("line {}: bad restart-limit: {v}", i + 1))?,
+                    )
                 }
                 "cycle" => st.cycle = num()?,
                 "depends" => st.depends.push(v.into()),
@@ -167,5 +144,81 @@ impl Settings {
             }
         }
         Ok(st)
+    }
+}
+
+/// The start or stop program's settings, made on first use.
+fn run<'s>(st: &'s mut Settings, which: &str) -> &'s mut Run {
+    let slot = if which == "start" {
+        &mut st.start
+    } else {
+        &mut st.stop
+    };
+    slot.get_or_insert_with(|| Run {
+        timeout: DEFAULT_TIMEOUT,
+        ..Default::default()
+    })
+}
+
+/// `restart-limit N SECS ACTION` (an exec's argv follows on `restart-limit-arg` lines).
+fn restart_limit(v: &str) -> Option<(u32, u64, LimitAction)> {
+    let f: Vec<&str> = v.split(' ').collect();
+    let [n, secs, what] = f.as_slice() else {
+        return None;
+    };
+    let a = match *what {
+        "unmonitor" => LimitAction::Unmonitor,
+        "exec" => LimitAction::Exec(Vec::new()),
+        "alert" => LimitAction::Alert,
+        _ => return None,
+    };
+    Some((n.parse().ok()?, secs.parse().ok()?, a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Limit = Option<(u32, u64, LimitAction)>;
+
+    #[test]
+    fn restart_limit_rows() {
+        let rows: [(&str, Limit); 7] = [
+            ("3 30 unmonitor", Some((3, 30, LimitAction::Unmonitor))),
+            ("1 10 exec", Some((1, 10, LimitAction::Exec(Vec::new())))),
+            ("5 50 alert", Some((5, 50, LimitAction::Alert))),
+            ("3 30 restart", None),
+            ("3 30", None),
+            ("x 30 alert", None),
+            ("3 30 alert extra", None),
+        ];
+        for (text, want) in rows {
+            assert_eq!(restart_limit(text), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn text_round_trips() {
+        let st = Settings {
+            name: "web".into(),
+            pidfile: Some("/var/vcap/sys/run/web.pid".into()),
+            start: Some(Run {
+                argv: vec!["/bin/sh".into(), "-c".into(), "exec web".into()],
+                timeout: 60,
+                uid: Some(1000),
+                gid: None,
+            }),
+            restart_limit: Some((3, 30, LimitAction::Exec(vec!["/bin/true".into()]))),
+            stop_signal: Some("INT".into()),
+            stop_grace: Some(20),
+            foreground: true,
+            ..Default::default()
+        };
+        assert_eq!(Settings::parse(&st.to_text()), Ok(st.clone()));
+        let bad = "name web\nrestart-limit 3 thirty unmonitor\n";
+        assert_eq!(
+            Settings::parse(bad),
+            Err("line 2: bad restart-limit: 3 thirty unmonitor".into())
+        );
     }
 }

@@ -70,8 +70,7 @@ pub fn install(
 /// A scanner on `scandir`: the one running, or a tend-svscan started in a session of its
 /// own (it outlives tend-monit).
 fn ensure_scanner(scandir: &Path, exe: &Path) -> Result<(), Error> {
-    let listening =
-        || tend_proto::control::send_in(scandir, tend_proto::servicedir::SVSCAN, b"").is_ok();
+    let listening = || tend_proto::control::send_scan(scandir, &[]).is_ok();
     if listening() {
         return Ok(());
     }
@@ -462,7 +461,6 @@ pub fn run(
         starting: Vec::new(),
         cache,
     };
-    use nix::poll::{PollFd, PollFlags};
     loop {
         if starter.busy() {
             starter.advance(&b.control, scandir, report, &mut b.starting);
@@ -473,21 +471,7 @@ pub fn run(
             .into_iter()
             .flatten()
             .min();
-        let timeout = tend_sys::deadline::poll_timeout(deadline, now);
-        let mut fds = vec![PollFd::new(
-            std::os::fd::AsFd::as_fd(&sigfd),
-            PollFlags::POLLIN,
-        )];
-        if let Some(s) = &server {
-            let events = |write| [PollFlags::POLLIN, PollFlags::POLLOUT][usize::from(write)];
-            fds.extend(
-                s.poll_fds()
-                    .into_iter()
-                    .map(|(fd, w)| PollFd::new(fd, events(w))),
-            );
-        }
-        let _ = nix::poll::poll(&mut fds, timeout);
-        drop(fds);
+        sleep_until_turn(&sigfd, server.as_ref(), deadline, now);
         if let Some(s) = &mut server {
             s.service(&mut b);
         }
@@ -502,19 +486,7 @@ pub fn run(
                 }
                 Ok(Signal::SIGHUP) => {
                     if let Some(n) = reread() {
-                        b.control = n;
-                        if let Some(s) = &mut server {
-                            s.reconfigure(&b.control, report);
-                        }
-                        // Services may be replaced and the cycle changed: start afresh.
-                        b.cache = crate::runtime::cache::StateCache::new(&b.control);
-                        starter = match install(&b.control, scandir, &exe_s, report) {
-                            Ok(_) => Starter::new(&b.control),
-                            Err(e) => {
-                                report.warn(&e);
-                                Starter::idle()
-                            }
-                        };
+                        starter = reload(n, &mut b, server.as_mut(), &exe_s, report);
                     }
                 }
                 _ => {
@@ -523,6 +495,53 @@ pub fn run(
                     }
                 }
             }
+        }
+    }
+}
+
+/// Sleep until a signal, a connection's turn or `deadline`.
+fn sleep_until_turn(
+    sigfd: &nix::sys::signalfd::SignalFd,
+    server: Option<&crate::runtime::http::Server>,
+    deadline: Option<Instant>,
+    now: Instant,
+) {
+    use nix::poll::{PollFd, PollFlags};
+    let mut fds = vec![PollFd::new(
+        std::os::fd::AsFd::as_fd(sigfd),
+        PollFlags::POLLIN,
+    )];
+    if let Some(s) = server {
+        let events = |write| [PollFlags::POLLIN, PollFlags::POLLOUT][usize::from(write)];
+        fds.extend(
+            s.poll_fds()
+                .into_iter()
+                .map(|(fd, w)| PollFd::new(fd, events(w))),
+        );
+    }
+    let _ = nix::poll::poll(&mut fds, tend_sys::deadline::poll_timeout(deadline, now));
+}
+
+/// SIGHUP with a control file read again: the server and the cache take it, its
+/// services are installed, and starting begins afresh (services may be replaced and the
+/// cycle changed).
+fn reload(
+    c: Control,
+    b: &mut Backend<'_>,
+    server: Option<&mut crate::runtime::http::Server>,
+    exe: &str,
+    report: &dyn Warn,
+) -> Starter {
+    b.control = c;
+    if let Some(s) = server {
+        s.reconfigure(&b.control, report);
+    }
+    b.cache = crate::runtime::cache::StateCache::new(&b.control);
+    match install(&b.control, b.scandir, exe, report) {
+        Ok(_) => Starter::new(&b.control),
+        Err(e) => {
+            report.warn(&e);
+            Starter::idle()
         }
     }
 }

@@ -250,25 +250,7 @@ pub fn render(
         st.stop_grace = Some(t.grace);
         extra = t.files;
     }
-    // The watcher as the interpreter of ./run: tend-supervise's exec of ./run is the
-    // watcher's, with no shell in between (a restart's path, death → start program,
-    // loses a dynamic /bin/sh's start-up). The kernel splits a `#!` line at no blank
-    // and reads 127 bytes of it on older kernels: a path that does not fit goes through
-    // sh.
-    let direct = format!("#!{exe} -W");
-    let run = if direct.len() < 127 && !exe.contains([' ', '\t', '\n']) && exe.starts_with('/') {
-        format!(
-            "{direct}\n# check process {} ({}), from tend-monit\n",
-            c.name, c.loc
-        )
-    } else {
-        format!(
-            "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
-            c.name,
-            c.loc,
-            quote(exe)
-        )
-    };
+    let run = run_script(c, exe);
     Ok(Service {
         name: c.name.clone(),
         files: vec![
@@ -282,6 +264,27 @@ pub fn render(
         .chain(extra)
         .collect(),
     })
+}
+
+/// ./run: the watcher as its interpreter, so tend-supervise's exec of ./run is the
+/// watcher's, with no shell in between (a restart's path, death → start program, loses a
+/// dynamic /bin/sh's start-up). The kernel splits a `#!` line at no blank and reads 127
+/// bytes of it on older kernels: a path that does not fit goes through sh.
+fn run_script(c: &Check, exe: &str) -> String {
+    let direct = format!("#!{exe} -W");
+    if direct.len() < 127 && !exe.contains([' ', '\t', '\n']) && exe.starts_with('/') {
+        format!(
+            "{direct}\n# check process {} ({}), from tend-monit\n",
+            c.name, c.loc
+        )
+    } else {
+        format!(
+            "#!/bin/sh\n# check process {} ({}), from tend-monit\nexec {} -W\n",
+            c.name,
+            c.loc,
+            quote(exe)
+        )
+    }
 }
 
 /// Every process check's service, in file order.

@@ -1170,44 +1170,90 @@ impl Watcher<'_> {
             (None, None) => DEFAULT_TIMEOUT,
         };
         let _ = std::fs::remove_file(self.state_file(STOP_FAILED));
-        let mut program = None;
+        let program = self.begin_stop(pidfd);
+        let deadline = Instant::now() + Duration::from_secs(u64::from(timeout));
+        let (daemon, program) = self.await_stop(deadline, pidfd, program);
+        if let Some((child, _)) = program {
+            self.report.warn(&format_args!(
+                "{}: stop program still runs after {timeout} s: killed",
+                self.st.name
+            ));
+            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+            self.signals();
+        }
+        let Some(fd) = daemon else { return };
+        if self.st.foreground {
+            // Its own child, as bpm's: killed after the grace.
+            self.report.warn(&format_args!(
+                "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
+                self.st.name
+            ));
+            let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+            let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
+            return;
+        }
+        self.report.warn(&format_args!(
+            "{}: pid {pid} still runs {timeout} s after the stop program",
+            self.st.name
+        ));
+        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
+        let _ = std::fs::write(
+            self.state_file(STOP_FAILED),
+            format!("pid {pid} still runs {timeout} s after the stop program\n"),
+        );
+    }
+
+    /// The stop program started (its pid, and a pidfd that turns readable when it exits),
+    /// or, without one, the stop signal sent to the daemon.
+    fn begin_stop(&mut self, pidfd: Option<&OwnedFd>) -> Option<(Pid, OwnedFd)> {
         match &self.st.stop {
             Some(run) => match spawn(run) {
                 // Opened before any reaping (only `signals` reaps): the child is at most
-                // a zombie here, and its pidfd turns readable when it exits.
-                Ok(child) => {
-                    program = rustix::process::Pid::from_raw(child.as_raw())
-                        .and_then(|p| {
-                            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())
-                                .ok()
-                        })
-                        .map(|fd| (child, fd));
+                // a zombie here.
+                Ok(child) => rustix::process::Pid::from_raw(child.as_raw())
+                    .and_then(|p| {
+                        rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok()
+                    })
+                    .map(|fd| (child, fd)),
+                Err(e) => {
+                    self.report
+                        .warn(&format_args!("{}: stop program: {e}", self.st.name));
+                    None
                 }
-                Err(e) => self
-                    .report
-                    .warn(&format_args!("{}: stop program: {e}", self.st.name)),
             },
             None => {
-                let sig = match self.st.stop_signal.as_deref() {
-                    Some("INT") => rustix::process::Signal::INT,
-                    Some("QUIT") => rustix::process::Signal::QUIT,
-                    Some("KILL") => rustix::process::Signal::KILL,
-                    _ => rustix::process::Signal::TERM,
-                };
+                // The toolkit's one signal grammar (what tend-jobs wrote as bpm's
+                // shutdown_signal); TERM when none is set.
+                let sig = self
+                    .st
+                    .stop_signal
+                    .as_deref()
+                    .and_then(tend_sys::signals::parse)
+                    .and_then(rustix::process::Signal::from_named_raw)
+                    .unwrap_or(rustix::process::Signal::TERM);
                 if let Some(fd) = pidfd {
                     let _ = rustix::process::pidfd_send_signal(fd, sig);
                 }
+                None
             }
         }
-        let deadline = Instant::now() + Duration::from_secs(u64::from(timeout));
-        let mut daemon = pidfd;
+    }
+
+    /// Wait until the daemon is gone and the stop program has finished, or until
+    /// `deadline`, reaping as signals come: what still runs then.
+    fn await_stop<'a>(
+        &mut self,
+        deadline: Instant,
+        mut daemon: Option<&'a OwnedFd>,
+        mut program: Option<(Pid, OwnedFd)>,
+    ) -> (Option<&'a OwnedFd>, Option<(Pid, OwnedFd)>) {
         loop {
             if daemon.is_none() && program.is_none() {
-                return;
+                return (None, None);
             }
             let now = Instant::now();
             if now >= deadline {
-                break;
+                return (daemon, program);
             }
             // A fixed set: the signals, then the daemon and the stop program while they
             // are awaited (an unused slot polls the signalfd for nothing).
@@ -1237,34 +1283,6 @@ impl Watcher<'_> {
             }
             self.signals();
         }
-        if let Some((child, _)) = program {
-            self.report.warn(&format_args!(
-                "{}: stop program still runs after {timeout} s: killed",
-                self.st.name
-            ));
-            let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
-            self.signals();
-        }
-        let Some(fd) = daemon else { return };
-        if self.st.foreground {
-            // Its own child, as bpm's: killed after the grace.
-            self.report.warn(&format_args!(
-                "{}: pid {pid} still runs {timeout} s after its stop signal: killed",
-                self.st.name
-            ));
-            let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
-            let _ = tend_sys::wait::wait(Some(Pid::from_raw(pid)));
-            return;
-        }
-        self.report.warn(&format_args!(
-            "{}: pid {pid} still runs {timeout} s after the stop program",
-            self.st.name
-        ));
-        let _ = std::fs::create_dir_all(self.dir.join(STATE_DIR));
-        let _ = std::fs::write(
-            self.state_file(STOP_FAILED),
-            format!("pid {pid} still runs {timeout} s after the stop program\n"),
-        );
     }
 }
 
