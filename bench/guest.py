@@ -34,6 +34,8 @@ import time
 BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
 # PAYLOAD=agent: the stub agent (bench/guest-agent.c, built by bench/guest.sh)
 AGENT = sys.argv[5] if len(sys.argv) > 5 else ""
+# TRACE=1: bench/guest-pages.c, where the tend processes' shared Pss goes
+PAGES = sys.argv[6] if len(sys.argv) > 6 else ""
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
 ICOUNT = os.environ.get("ICOUNT", "")
 # TRACE=1: the kernel logs every fork, exec and exit (tp_printk), and the report prints
@@ -83,6 +85,8 @@ def build_tree():
         for lib in libs(shutil.which(p)):
             copy(lib, lib.lstrip("/"))
     copy(FLOOR, "bench/floor")
+    if PAGES:
+        copy(PAGES, "bench/pages")
     write("etc/hostname", "bench\n", 0o644)
     write("bench/mounts", """#!/bin/sh
 mount -t proc -o nosuid,nodev,noexec proc /proc
@@ -112,6 +116,8 @@ for d in /proc/[0-9]*; do
     t=$((t + p))
 done 2>/dev/null
 echo "BENCH-PSSALL $t"
+[ -z "$TRACE" ] || /bench/pages /bin/tend $(for d in /proc/[0-9]*; do
+    [ "${d#/proc/}" = $$ ] || ! [ $d/exe -ef /bin/tend ] || echo ${d#/proc/}; done)
 [ -z "$TRACE" ] || dmesg | grep -E 'sched_process_(exec|fork|exit)|tend-bench-ready|Run /init'
 echo o > /proc/sysrq-trigger
 """)
@@ -243,7 +249,7 @@ def boot(initrd, variant):
     q.wait()
     s = text.decode(errors="replace")
     if TRACE:
-        print("\n".join(l for l in s.splitlines() if "BENCH-PROC" in l or "sched_process" in l
+        print("\n".join(l for l in s.splitlines() if "BENCH-P" in l or "sched_process" in l
                         or "tend-bench-ready" in l or "Run /init" in l))
     run = re.search(r"\[\s*([\d.]+)\] Run /init as init process", s)
     ready = re.search(r"\[\s*([\d.]+)\] tend-bench-ready", s)
