@@ -235,7 +235,8 @@ def boot(initrd, variant):
                          stderr=subprocess.STDOUT)
     outside = None
     text = b""
-    deadline = t0 + 300
+    # Host time: under tcg with a loaded host a boot can take minutes.
+    deadline = t0 + 1800
     while True:
         line = q.stdout.readline()
         if not line:
