@@ -4,8 +4,9 @@
  * loopback transport from /lib/vsock (finit_module; what a Kata guest kernel has built
  * in), binds vsock port 1024, marks the kernel log, says READY, runs /bench/report (which
  * measures and powers off) and serves the port: a connection's first line `exit` ends it.
- * `-m`: load the modules and exit (an init's init.d step, so that its console can bind
- * before the agent starts). Built static by bench/guest.sh. */
+ * `-m`, or run as an init.d script (a symlink there: no shell before it): load the modules
+ * and exit (an init's stage 1, so that its console can bind). Built static by
+ * bench/guest.sh. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/vm_sockets.h>
@@ -45,7 +46,7 @@ static void modules(void)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "-m") == 0) {
+    if ((argc > 1 && strcmp(argv[1], "-m") == 0) || strstr(argv[0], "init.d/")) {
         modules();
         return 0;
     }

@@ -6,6 +6,12 @@
 # tend-init). Not for CI: the image takes minutes to build (kept in $WORK).
 #
 #   bench/guest-systemd.sh     (as root; ROUNDS=7)
+#   PAYLOAD=agent bench/guest-systemd.sh   issue 38's agent guest, as bench/guest.sh's: the
+#       stub agent (bench/guest-agent.c; it loads the vsock modules, marks READY, runs the
+#       report) and the debug console (tend-vsockserver -1 1026 tend-pty /bin/sh, after
+#       the modules), as two units, or tend-init's main program (tend.main_after=none)
+#       and a service directory; the modules loaded by the stub as a oneshot or init.d step
+# Under tcg the guest's clock is its instruction count (ICOUNT as in bench/guest.sh).
 # Needs: debootstrap, e2fsprogs, qemu-system-x86, linux-image-amd64.
 # Measures as bench/guest.py: printk time from the initrd's mount of the root (the
 # kernel's `EXT4-fs (vda): mounted`, just before the initrd execs the init; also from its
@@ -22,6 +28,9 @@ rounds=${ROUNDS:-7}
 accel=${ACCEL:-tcg}
 kernel=$(ls /boot/vmlinuz-* | sort | tail -n 1)
 initrd=/boot/initrd.img-${kernel#/boot/vmlinuz-}
+payload=${PAYLOAD:-}
+icount=${ICOUNT-0}
+[ "$accel" = tcg ] && [ "$icount" != off ] || icount=
 root=$work/root
 if [ ! -x "$root/lib/systemd/systemd" ]; then
     mkdir -p "$work"
@@ -70,18 +79,74 @@ mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 for u in bench-ready bench-logged; do
     ln -sf "/etc/systemd/system/$u.service" "$root/etc/systemd/system/multi-user.target.wants/"
 done
+if [ "$payload" = agent ]; then
+    version=${kernel#/boot/vmlinuz-}
+    mkdir -p "$root/lib/vsock"
+    for m in vsock vmw_vsock_virtio_transport_common vsock_loopback; do
+        cp "/lib/modules/$version/kernel/net/vmw_vsock/$m.ko" "$root/lib/vsock/"
+    done
+    gcc -static -O2 -o "$root/bench/agent" "$here/bench/guest-agent.c"
+    # As shipped: one executable, a hard link per program.
+    for p in tend-init tend-svscan tend-supervise tend-log tend-vsockserver tend-pty; do
+        ln -f "$root/usr/bin/tend" "$root/usr/bin/$p"
+    done
+    # The agent's report, as bench/guest.py's but on the console (the agent's stdout is
+    # the journal under systemd).
+    cat > "$root/bench/report" <<'EOF'
+#!/bin/sh
+{
+dmesg | grep -E 'Run /init as init process|EXT4-fs \(vda\): mounted|tend-bench-ready'
+echo BENCH-READY
+sleep 1
+awk '/^MemTotal/{t=$2} /^MemAvailable/{a=$2} END{print "BENCH-MEM " t-a}' /proc/meminfo
+echo "BENCH-PSS $(awk '/^Pss:/{print $2}' /proc/1/smaps_rollup)"
+} > /dev/console
+echo o > /proc/sysrq-trigger
+EOF
+    chmod +x "$root/bench/report"
+    rm -rf "$root/etc/tend/services"/* "$root/etc/systemd/system/multi-user.target.wants"/bench-*
+    mkdir -p "$root/etc/tend/services/console" "$root/etc/tend/init.d"
+    printf '#!/bin/sh\nexec tend-vsockserver -1 1026 tend-pty /bin/sh\n' > "$root/etc/tend/services/console/run"
+    chmod +x "$root/etc/tend/services/console/run"
+    echo 1 > "$root/etc/tend/services/console/notification-fd"
+    ln -sf /bench/agent "$root/etc/tend/init.d/10-vsock"
+    cat > "$root/etc/systemd/system/bench-agent.service" <<'EOF'
+[Unit]
+Description=bench: the stub agent
+[Service]
+ExecStart=/bench/agent
+[Install]
+WantedBy=multi-user.target
+EOF
+    cat > "$root/etc/systemd/system/bench-console.service" <<'EOF'
+[Unit]
+Description=bench: the debug console
+[Service]
+ExecStartPre=/bench/agent -m
+ExecStart=/usr/bin/tend-vsockserver -1 1026 /usr/bin/tend-pty /bin/sh
+[Install]
+WantedBy=multi-user.target
+EOF
+    for u in bench-agent bench-console; do
+        ln -sf "/etc/systemd/system/$u.service" "$root/etc/systemd/system/multi-user.target.wants/"
+    done
+fi
 echo bench > "$root/etc/hostname"
 rm -f "$work/disk.img"
 mke2fs -q -t ext4 -d "$root" "$work/disk.img" 2G
 echo "# bench/guest-systemd.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $kernel, accel $accel, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$kernel" "$initrd" "$work/disk.img" "$accel" "$rounds" <<'EOF'
+python3 - "$kernel" "$initrd" "$work/disk.img" "$accel" "$rounds" "$payload" "$icount" <<'EOF'
 import re, statistics, subprocess, sys, time
-kernel, initrd, disk, accel, rounds = sys.argv[1:]
+kernel, initrd, disk, accel, rounds, payload, icount = sys.argv[1:]
 inits = {"systemd": "init=/lib/systemd/systemd", "tend-init": "init=/usr/bin/tend-init tend.mode=guest"}
+if payload == "agent":
+    inits["tend-init"] += " tend.main=/bench/agent tend.main_after=none"
+print(f"payload {payload or 'ready+logged'}, accel {accel}" + (f" -icount shift={icount},sleep=off" if icount else ""))
 res = {k: [] for k in inits}
 for _ in range(int(rounds)):
     for name, arg in inits.items():
-        cmd = ["qemu-system-x86_64", "-accel", accel, "-m", "256", "-nographic", "-no-reboot",
+        cmd = ["qemu-system-x86_64", "-accel", accel,
+               *(["-icount", f"shift={icount},sleep=off"] if icount else []), "-m", "256", "-nographic", "-no-reboot",
                "-kernel", kernel, "-initrd", initrd,
                "-drive", f"file={disk},format=raw,if=virtio,snapshot=on",
                "-append", f"root=/dev/vda rw console=ttyS0 quiet panic=-1 printk.time=1 {arg}"]
@@ -92,7 +157,7 @@ for _ in range(int(rounds)):
             out += line
             if outside is None and b"BENCH-READY" in line:
                 outside = (time.monotonic() - t0) * 1000
-            if time.monotonic() - t0 > 600:
+            if time.monotonic() - t0 > 1800:
                 q.kill()
         q.wait()
         s = out.decode(errors="replace")

@@ -34,8 +34,13 @@ import time
 BIN, KERNEL, ACCEL, FLOOR = sys.argv[1:5]
 # PAYLOAD=agent: the stub agent (bench/guest-agent.c, built by bench/guest.sh)
 AGENT = sys.argv[5] if len(sys.argv) > 5 else ""
+# TRACE=1: bench/guest-pages.c, where the tend processes' shared Pss goes
+PAGES = sys.argv[6] if len(sys.argv) > 6 else ""
 ROUNDS = int(os.environ.get("ROUNDS", "7"))
 ICOUNT = os.environ.get("ICOUNT", "")
+# TRACE=1: the kernel logs every fork, exec and exit (tp_printk), and the report prints
+# them with the per-process Pss: where the time to READY and the memory go.
+TRACE = os.environ.get("TRACE", "")
 # PAYLOAD=three: issue 28's three services (see write_three) instead of ready + logged.
 # PAYLOAD=agent: issue 38's agent guest (see write_agent).
 PAYLOAD = os.environ.get("PAYLOAD", "")
@@ -80,6 +85,8 @@ def build_tree():
         for lib in libs(shutil.which(p)):
             copy(lib, lib.lstrip("/"))
     copy(FLOOR, "bench/floor")
+    if PAGES:
+        copy(PAGES, "bench/pages")
     write("etc/hostname", "bench\n", 0o644)
     write("bench/mounts", """#!/bin/sh
 mount -t proc -o nosuid,nodev,noexec proc /proc
@@ -102,9 +109,16 @@ echo "BENCH-PSS $(awk '/^Pss:/{print $2}' /proc/1/smaps_rollup)"
 t=0
 for d in /proc/[0-9]*; do
     [ "${d#/proc/}" = $$ ] && continue
-    while read -r k v u; do [ "$k" = Pss: ] && t=$((t + v)); done < $d/smaps_rollup
+    p=0
+    while read -r k v u; do [ "$k" = Pss: ] && p=$v; done < $d/smaps_rollup
+    read -r c < $d/comm
+    echo "BENCH-PROC ${d#/proc/} $c $p"
+    t=$((t + p))
 done 2>/dev/null
 echo "BENCH-PSSALL $t"
+[ -z "$TRACE" ] || /bench/pages /bin/tend $(for d in /proc/[0-9]*; do
+    [ "${d#/proc/}" = $$ ] || ! [ $d/exe -ef /bin/tend ] || echo ${d#/proc/}; done)
+[ -z "$TRACE" ] || dmesg | grep -E 'sched_process_(exec|fork|exit)|tend-bench-ready|Run /init'
 echo o > /proc/sysrq-trigger
 """)
     if PAYLOAD == "three":
@@ -152,7 +166,10 @@ def write_agent():
     for m in ["vsock", "vmw_vsock_virtio_transport_common", "vsock_loopback"]:
         copy(f"{mods}/{m}.ko", f"lib/vsock/{m}.ko")
     copy(AGENT, "bench/agent")
-    write("etc/tend/init.d/10-vsock", "#!/bin/sh\nexec /bench/agent -m\n")
+    # The stub itself as the init.d step (it loads the modules when run from there): a
+    # busybox sh before it cost 1.1 ms of the 48.4 (the trace of TRACE=1).
+    os.makedirs(os.path.join(ROOT, "etc/tend/init.d"), exist_ok=True)
+    os.symlink("/bench/agent", os.path.join(ROOT, "etc/tend/init.d/10-vsock"))
     write("etc/tend/services/console/run", "#!/bin/sh\nexec tend-vsockserver -1 1026 tend-pty /bin/sh\n")
     write("etc/tend/services/console/notification-fd", "1\n", 0o644)
 
@@ -181,7 +198,7 @@ def pack(variant):
             os.remove(p)
     if variant == "floor":
         shutil.copy(os.path.join(ROOT, "bench/agent" if PAYLOAD == "agent" else "bench/floor"), init)
-    elif variant == "tend-init":
+    elif variant in ("tend-init", AFTER_CONSOLE):
         os.link(os.path.join(ROOT, "bin/tend"), init)
     elif variant == "busybox init":
         os.symlink("bin/busybox", init)
@@ -193,18 +210,33 @@ def pack(variant):
     return out
 
 
-def boot(initrd):
+# PAYLOAD=agent: the agent waits for no service (tend.main_after=none: it starts before
+# the console, which binds beside it); AFTER_CONSOLE is the default order (the console
+# ready first), booted from the same image.
+AFTER_CONSOLE = "tend-init agent-after-console"
+
+
+def params(variant):
+    if PAYLOAD != "agent":
+        return ""
+    return " tend.main=/bench/agent" + ("" if variant == AFTER_CONSOLE else " tend.main_after=none")
+
+
+def boot(initrd, variant):
     icount = ["-icount", f"shift={ICOUNT},sleep=off"] if ICOUNT else []
     cmd = ["qemu-system-x86_64", "-accel", ACCEL, *icount, "-m", "256", "-nographic", "-no-reboot",
            "-kernel", KERNEL, "-initrd", initrd,
            "-append", "console=ttyS0 quiet panic=-1 printk.time=1 tend.hostname=bench"
-           + (" tend.main=/bench/agent" if PAYLOAD == "agent" else "")]
+           + params(variant)
+           + (" TRACE=1 trace_event=sched:sched_process_fork,sched:sched_process_exec,"
+              "sched:sched_process_exit tp_printk log_buf_len=1M" if TRACE else "")]
     t0 = time.monotonic()
     q = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     outside = None
     text = b""
-    deadline = t0 + 300
+    # Host time: under tcg with a loaded host a boot can take minutes.
+    deadline = t0 + 1800
     while True:
         line = q.stdout.readline()
         if not line:
@@ -217,6 +249,9 @@ def boot(initrd):
             break
     q.wait()
     s = text.decode(errors="replace")
+    if TRACE:
+        print("\n".join(l for l in s.splitlines() if "BENCH-P" in l or "sched_process" in l
+                        or "tend-bench-ready" in l or "Run /init" in l))
     run = re.search(r"\[\s*([\d.]+)\] Run /init as init process", s)
     ready = re.search(r"\[\s*([\d.]+)\] tend-bench-ready", s)
     mem = re.search(r"BENCH-MEM (\d+)", s)
@@ -233,7 +268,7 @@ def boot(initrd):
     }
 
 
-VARIANTS = ["floor", "tend-init", "busybox init"] + ([] if PAYLOAD == "agent" else ["s6-svscan"])
+VARIANTS = ["floor", "tend-init", "busybox init"] + ([AFTER_CONSOLE] if PAYLOAD == "agent" else ["s6-svscan"])
 # ONLY="floor,tend-init": boot only these (the floor and tend-init are always kept).
 if os.environ.get("ONLY"):
     keep = set(os.environ["ONLY"].split(",")) | {"floor", "tend-init"}
@@ -243,7 +278,7 @@ images = {v: pack(v) for v in VARIANTS}
 results = {v: [] for v in VARIANTS}
 for r in range(ROUNDS):
     for v in VARIANTS:
-        results[v].append(boot(images[v]))
+        results[v].append(boot(images[v], v))
 shutil.rmtree(TMP)
 
 med = {v: {k: statistics.median(x[k] for x in results[v]) for k in results[v][0]} for v in VARIANTS}

@@ -10,8 +10,13 @@
 #   ONLY=floor,tend-init ...        boot only those variants (floor and tend-init always)
 #   PAYLOAD=agent bench/guest.sh   issue 38's agent guest: the stub agent (bench/guest-agent.c)
 #                                  as /init (the floor, AGENT_INIT=yes), as tend-init's main
-#                                  program (tend.main=) with the vsock debug console, and
-#                                  under busybox init with the same console; to READY
+#                                  program (tend.main=, tend.main_after=none) with the vsock
+#                                  debug console, the same with the agent after the console
+#                                  (the default order), and under busybox init with the same
+#                                  console; to READY
+#   TRACE=1 ...                    the kernel logs forks, execs and exits (tp_printk); the
+#                                  report prints them, each process's Pss and where the tend
+#                                  processes' shared pages lie (bench/guest-pages.c)
 # Needs: qemu-system-x86, linux-image-amd64, busybox-static, cpio, s6, gcc (static libc).
 # KVM when a bounded probe boot works (a nested software KVM can hang the kernel),
 # else tcg (about ten times slower: read the ratios); ACCEL=kvm|tcg forces one.
@@ -38,6 +43,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gcc -static -O2 -o "$tmp/floor" "$here/bench/guest-floor.c"
 gcc -static -O2 -o "$tmp/agent" "$here/bench/guest-agent.c"
+gcc -static -O2 -o "$tmp/pages" "$here/bench/guest-pages.c"
 accel=${ACCEL:-}
 if [ -z "$accel" ]; then
     accel=tcg
@@ -62,4 +68,4 @@ else
 fi
 export ICOUNT
 echo "# bench/guest.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $kernel, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor" "$tmp/agent"
+python3 "$here/bench/guest.py" "$bin" "$kernel" "$accel" "$tmp/floor" "$tmp/agent" "$tmp/pages"

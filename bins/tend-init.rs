@@ -5,7 +5,7 @@ use tend_cli::{Program, code};
 use tend_init::Action;
 use tend_init::settings::{SPEC, help};
 
-const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir|poweroff|reboot|halt ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ -m auto|container|guest ] [ -n hostname ] [ -C tty ] [ -o auto|on|off ] [ -M main ] [ -r restarts ] [ -N nofile ] [ -O oomadj ] [ -a poweroff|reboot|halt ] [ prog... ]";
+const USAGE: &str = "tend-init [ -h ] [ -p ] [ -i initdir ] [ -s servicesdir|poweroff|reboot|halt ] [ -f finishdir ] [ -e envdir ] [ -S scandir ] [ -w maxtime ] [ -I stop|warn ] [ -U stop|warn ] [ -t finishtime ] [ -g servicesgrace ] [ -k killgrace ] [ -c exitcode ] [ -m auto|container|guest ] [ -n hostname ] [ -C tty ] [ -o auto|on|off ] [ -M main ] [ -r restarts ] [ -N nofile ] [ -O oomadj ] [ -A all|none|services ] [ -a poweroff|reboot|halt ] [ prog... ]";
 const PROG: Program = Program::new("tend-init", USAGE);
 
 pub fn main() {

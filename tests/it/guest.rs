@@ -452,7 +452,7 @@ impl Qemu {
         );
     }
 
-    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+    pub(crate) fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         let st = self.daemon.wait_exit(timeout);
         // Let the reader threads take the last bytes.
         std::thread::sleep(Duration::from_millis(100));

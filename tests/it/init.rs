@@ -700,6 +700,57 @@ fn command_waits_for_readiness() {
     assert_code(&o, 1);
 }
 
+/// `-A`: the command waits only for the services it names (and for none with `-A
+/// none`); a service never ready holds back only what waits for it. Bounded: a wait
+/// that ignored -A would stop init after `-w` (exit 1), not hang the test.
+#[test]
+fn command_waits_only_for_the_services_main_after_names() {
+    let s = Scratch::new("init-after");
+    let flag = s.join("flag");
+    s.write(
+        "services/ready/run",
+        &format!(
+            "#!/bin/sh\ntouch {}\necho >&3\nexec sleep 100\n",
+            flag.display()
+        ),
+        true,
+    );
+    s.write("services/ready/notification-fd", "3\n", false);
+    s.write("services/never/run", SLEEPER, true);
+    s.write("services/never/notification-fd", "3\n", false);
+    let init = |after: &str, scan: &str, script: String| {
+        let mut c = cmd("tend-init");
+        c.arg("-s")
+            .arg(s.join("services"))
+            .arg("-S")
+            .arg(s.join(scan))
+            .args(["-e", "", "-i", "/nonexistent", "-f", "/nonexistent"])
+            .args(["-w", "30000", "-U", "stop", "-g", "2000", "-k", "500"])
+            .args(["-A", after, "sh", "-c"])
+            .arg(script);
+        run(c)
+    };
+    let o = init(
+        "ready,nope",
+        "scan1",
+        format!("test -e {} && echo ready-first", flag.display()),
+    );
+    assert_code(&o, 0);
+    assert_eq!(text(&o.stdout), "ready-first\n", "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("tend-init: warning: no service nope to wait for\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = init("none", "scan2", "echo started; exit 4".into());
+    assert_code(&o, 4);
+    assert_eq!(text(&o.stdout), "started\n", "{}", text(&o.stderr));
+    // Nothing of either tree is left.
+    for scan in ["scan1/ready", "scan2/never"] {
+        assert_code(&tend("tend-svok", [s.join(scan)]), 1);
+    }
+}
+
 /// Stage 3 outside a PID namespace: a finish script is killed after -t, and an orphan
 /// that ignores SIGTERM (reparented to init, the subreaper) is SIGKILLed after -k.
 #[test]

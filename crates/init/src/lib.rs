@@ -281,6 +281,12 @@ fn run_stages(
         init.become_subreaper();
     }
     init.stage1(has_command);
+    // -A none: the command waits for no service, so it starts before them, not behind
+    // the scanner's and the supervisors' execs (an agent guest's time to ready).
+    let first = settings.main_after.as_ref().is_some_and(Vec::is_empty);
+    if first && has_command && init.carry_on() {
+        init.start_command(command);
+    }
     if init.carry_on() {
         init.start_services(has_command);
     }

@@ -5,6 +5,7 @@ use crate::{Init, OnFailure, exec_failure, guest, tree};
 use nix::errno::Errno;
 use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use tend_proto::fifodir::{Subscription, make_fifodir};
@@ -32,12 +33,16 @@ impl Init<'_> {
         };
         self.stage(format_args!("stage 2: starting services"));
         // Without a command and without a limit nobody waits for the services.
-        let wait = has_command || self.settings.services_wait.is_some();
-        let services = if wait {
+        let mut wait = has_command || self.settings.services_wait.is_some();
+        let mut services = if wait {
             tree::services(&dst)
         } else {
             Vec::new()
         };
+        if has_command && let Some(names) = self.settings.main_after.clone() {
+            self.keep_only(&mut services, &names);
+            wait = !services.is_empty();
+        }
         let subs = if wait {
             Self::subscribe(&services)
         } else {
@@ -83,6 +88,21 @@ impl Init<'_> {
             self.warn(format_args!("{e}"));
         }
         Some(dst)
+    }
+
+    /// `-A`: the command waits only for the services named (and their loggers); a name
+    /// with no service is said, not waited for.
+    fn keep_only(&mut self, services: &mut Vec<tree::Service>, names: &[OsString]) {
+        let named = |s: &tree::Service, n: &OsString| {
+            s.name.strip_suffix("/log").unwrap_or(&s.name).as_bytes() == n.as_bytes()
+        };
+        for n in names {
+            if !services.iter().any(|s| named(s, n)) {
+                let n = Path::new(n).display();
+                self.warn(format_args!("no service {n} to wait for"));
+            }
+        }
+        services.retain(|s| names.iter().any(|n| named(s, n)));
     }
 
     /// Start tend-svscan on `dst`, off the terminal; false if it could not be started.

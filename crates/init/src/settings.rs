@@ -78,6 +78,9 @@ pub struct Settings {
     pub nofile: Option<u64>,
     /// The command's oom_score_adj.
     pub oom_score_adj: Option<i32>,
+    /// The services the command (or main program) waits for: None, all of them; else
+    /// these names only (empty: none, and it starts before them).
+    pub main_after: Option<Vec<OsString>>,
 }
 
 /// How one setting is given: option letter, environment variable, value name, default
@@ -91,7 +94,7 @@ pub struct Entry {
 }
 
 /// The table `-h` prints and the parser reads; in usage order.
-pub const TABLE: [Entry; 21] = [
+pub const TABLE: [Entry; 22] = [
     Entry {
         letter: 'i',
         var: "TEND_INIT_DIR",
@@ -239,11 +242,18 @@ pub const TABLE: [Entry; 21] = [
         default: "inherited",
         what: "the command's oom_score_adj (-1000...1000)",
     },
+    Entry {
+        letter: 'A',
+        var: "TEND_MAIN_AFTER",
+        value: "all|none|a,b",
+        default: "all",
+        what: "the services the command waits for (none: it starts first)",
+    },
 ];
 
 /// getopt's spec for the table, plus `-h`.
 /// `-a action` is not a setting: it asks a running guest init to stop.
-pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:o:M:r:N:O:a:";
+pub const SPEC: &str = "hi:s:f:e:S:w:I:U:t:g:k:pc:m:n:C:o:M:r:N:O:A:a:";
 
 /// The kernel command-line parameter of a variable: `TEND_KILL_GRACETIME` is
 /// `tend.kill_gracetime`.
@@ -366,6 +376,7 @@ impl Settings {
             restarts: src.number('r', u32::MAX as u64)?.map_or(0, |n| n as u32),
             nofile: src.number('N', 1 << 30)?,
             oom_score_adj: src.oom()?,
+            main_after: src.main_after()?,
         })
     }
 }
@@ -455,6 +466,32 @@ impl Source<'_> {
             Some((name, v)) => tend_env::oom::parse(&v)
                 .map(Some)
                 .ok_or_else(|| bad(name, &v)),
+        }
+    }
+
+    /// `-A`: `all` (None), `none` (no name), or service names separated by commas.
+    fn main_after(&self) -> Result<Option<Vec<OsString>>, BadSetting> {
+        let Some((name, v)) = self.get('A') else {
+            return Ok(None);
+        };
+        match v.as_bytes() {
+            b"all" => Ok(None),
+            b"none" => Ok(Some(Vec::new())),
+            b => {
+                let names: Vec<OsString> = b
+                    .split(|&c| c == b',')
+                    .map(|n| OsStr::from_bytes(n).to_os_string())
+                    .collect();
+                // A name is one directory of the scan directory.
+                let bad_name = |n: &OsString| {
+                    let n = n.as_bytes();
+                    n.is_empty() || n.starts_with(b".") || n.contains(&b'/')
+                };
+                if names.iter().any(bad_name) {
+                    return Err(bad(name, &v));
+                }
+                Ok(Some(names))
+            }
         }
     }
 
@@ -567,6 +604,7 @@ mod tests {
             ("TEND_MAIN_RESTARTS", "2"),
             ("TEND_MAIN_NOFILE", "1048576"),
             ("TEND_MAIN_OOM", "-997"),
+            ("TEND_MAIN_AFTER", "cdh,aa"),
         ]);
         let s = Settings::resolve(&[], &e, true).unwrap();
         assert_eq!(
@@ -593,6 +631,7 @@ mod tests {
                 restarts: 2,
                 nofile: Some(1048576),
                 oom_score_adj: Some(-997),
+                main_after: Some(vec!["cdh".into(), "aa".into()]),
             }
         );
         // The table lists exactly these variables, and every letter of SPEC but h.
@@ -660,6 +699,21 @@ mod tests {
         assert_eq!(s.main, Some("/usr/bin/agent".into()));
         assert_eq!(s.restarts, 3);
         assert_eq!(s.services_wait, Some(Duration::from_millis(5000)));
+        assert_eq!(s.main_after, None);
+    }
+
+    #[test]
+    fn main_after_is_all_none_or_names() {
+        let after = |v: &str| Settings::resolve(&[opt('A', v)], &[], true).map(|s| s.main_after);
+        assert_eq!(after("all"), Ok(None));
+        assert_eq!(after("none"), Ok(Some(Vec::new())));
+        assert_eq!(after("console"), Ok(Some(vec!["console".into()])));
+        for v in ["a,,b", "a/log", ".x", ","] {
+            assert_eq!(
+                after(v).unwrap_err().to_string(),
+                format!("invalid -A: {v}")
+            );
+        }
     }
 
     #[test]

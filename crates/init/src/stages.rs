@@ -201,10 +201,13 @@ impl Init<'_> {
             return;
         };
         let mut restarts_left = self.settings.restarts;
+        // Started before the services (-A none), and maybe exited already.
+        let mut started = self.command.is_some() || self.command_code.is_some();
         loop {
-            if !self.spawn_command(command, prog) {
+            if !started && !self.spawn_command(command, prog) {
                 return;
             }
+            started = false;
             // A guest's stop signals stop init, not only the command (stage 3 signals it).
             self.wait_while(None, |i| i.command.is_some() && i.stop.is_none());
             let Some(code) = self.command_code else {
@@ -222,6 +225,13 @@ impl Init<'_> {
                 "restarting the command ({done} of {})",
                 self.settings.restarts
             ));
+        }
+    }
+
+    /// Start the command ahead of stage 2 (which then waits for it).
+    pub(crate) fn start_command(&mut self, command: &[OsString]) {
+        if let Some(prog) = command.first() {
+            self.spawn_command(command, prog);
         }
     }
 
