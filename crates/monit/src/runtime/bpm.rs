@@ -48,7 +48,7 @@ pub const RUN: &str = "bpm-run";
 /// the seconds bpm waits before SIGKILL.
 pub struct Translated {
     pub files: Vec<tend_client::install::File>,
-    pub signal: String,
+    pub signal: i32,
     pub grace: u32,
 }
 
@@ -81,7 +81,7 @@ pub fn translate(c: &Check, r: &Route, report: &dyn Warn) -> Result<Translated, 
         .collect();
     Ok(Translated {
         files,
-        signal: p.shutdown_name().to_string(),
+        signal: p.shutdown_signal,
         grace: u32::try_from(p.stop_grace_ms.div_ceil(1000)).unwrap_or(u32::MAX),
     })
 }

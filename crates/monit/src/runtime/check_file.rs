@@ -38,8 +38,10 @@ impl Settings {
         if let Some(g) = self.stop_grace {
             s += &format!("stop-grace {g}\n");
         }
+        if let Some(name) = self.stop_signal.and_then(tend_sys::signals::name) {
+            s += &format!("stop-signal {name}\n");
+        }
         for (k, v) in [
-            ("stop-signal", &self.stop_signal),
             ("mail-from", &m.from),
             ("mail-subject", &m.subject),
             ("eventqueue", &m.queue),
@@ -105,7 +107,12 @@ impl Settings {
                 "logfile" => st.mail.log = Some(v.into()),
                 "connection" => st.connection = Some(v.into()),
                 "foreground" => st.foreground = true,
-                "stop-signal" => st.stop_signal = Some(v.into()),
+                "stop-signal" => {
+                    st.stop_signal = Some(
+                        tend_sys::signals::parse(v)
+                            .ok_or_else(|| format!("line {}: bad stop-signal: {v}", i + 1))?,
+                    )
+                }
                 "stop-grace" => st.stop_grace = Some(num()?),
                 "mail-message" => match &mut st.mail.message {
                     Some(m) => {
@@ -209,12 +216,21 @@ mod tests {
                 gid: None,
             }),
             restart_limit: Some((3, 30, LimitAction::Exec(vec!["/bin/true".into()]))),
-            stop_signal: Some("INT".into()),
+            stop_signal: Some(nix::sys::signal::Signal::SIGINT as i32),
             stop_grace: Some(20),
             foreground: true,
             ..Default::default()
         };
         assert_eq!(Settings::parse(&st.to_text()), Ok(st.clone()));
+        assert!(
+            st.to_text().contains("stop-signal SIGINT\n"),
+            "{}",
+            st.to_text()
+        );
+        assert_eq!(
+            Settings::parse("name web\nstop-signal HUPP\n"),
+            Err("line 2: bad stop-signal: HUPP".into())
+        );
         let bad = "name web\nrestart-limit 3 thirty unmonitor\n";
         assert_eq!(
             Settings::parse(bad),

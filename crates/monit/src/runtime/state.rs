@@ -51,7 +51,8 @@ pub struct Settings {
     /// Without a stop program: the signal that stops the daemon (`TERM` unless said)
     /// and the seconds before SIGKILL (a foreground daemon's; bpm's `shutdown_signal`
     /// and its 20 s).
-    pub stop_signal: Option<String>,
+    /// A signal number, written by its name in the check file (sys::signals).
+    pub stop_signal: Option<i32>,
     pub stop_grace: Option<u32>,
 }
 

@@ -1227,8 +1227,6 @@ impl Watcher<'_> {
                 let sig = self
                     .st
                     .stop_signal
-                    .as_deref()
-                    .and_then(tend_sys::signals::parse)
                     .and_then(rustix::process::Signal::from_named_raw)
                     .unwrap_or(rustix::process::Signal::TERM);
                 if let Some(fd) = pidfd {
@@ -1368,7 +1366,7 @@ mod tests {
             depends: vec!["db".into(), "cache".into()],
             connection: Some("restart".into()),
             foreground: true,
-            stop_signal: Some("INT".into()),
+            stop_signal: Some(nix::sys::signal::Signal::SIGINT as i32),
             stop_grace: Some(20),
         };
         assert_eq!(Settings::parse(&st.to_text()).unwrap(), st);
