@@ -4,7 +4,7 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag};
 use nix::sys::socket::{
     AddressFamily, Backlog, SockFlag, SockType, UnixAddr, VsockAddr, bind as sys_bind,
-    connect as sys_connect, listen, socket,
+    connect as sys_connect, listen, setsockopt, socket, sockopt,
 };
 use nix::sys::stat::{Mode, SFlag};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -39,6 +39,9 @@ pub struct BindOptions {
     pub blocking: bool,
     /// Close the socket on exec (a daemon that serves it itself), or hand it on.
     pub cloexec: bool,
+    /// SO_PASSCRED, set before the bind: a datagram sent between a bind and a later
+    /// setsockopt carries no credentials (pid 0, the overflow uid and gid).
+    pub pass_credentials: bool,
 }
 
 /// The longest path a `sockaddr_un` holds (without its NUL).
@@ -59,6 +62,10 @@ pub fn bind(path: &Path, o: &BindOptions) -> Result<OwnedFd, Error> {
     let addr = UnixAddr::new(path).map_err(fail)?;
     let fd = socket(AddressFamily::Unix, o.kind.sock_type(), flags, None)
         .map_err(|e| Error::new("create socket", e))?;
+    if o.pass_credentials {
+        setsockopt(&fd, sockopt::PassCred, &true)
+            .map_err(|e| Error::new("ask for sender credentials", e))?;
+    }
     match nix::sys::stat::lstat(path) {
         Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK => {
             if is_live(&addr, o.kind).map_err(fail)? {
