@@ -255,7 +255,39 @@ mod tests {
         backlog: Some(16),
         blocking: false,
         cloexec: true,
+        pass_credentials: false,
     };
+
+    /// The first datagram the bound socket takes already carries its sender: the
+    /// socket asked for credentials before it had an address anyone could send to.
+    #[test]
+    fn credentials_from_the_first_datagram() {
+        use nix::cmsg_space;
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, UnixCredentials, recvmsg};
+        let d = scratch("cred");
+        let p = d.join("s");
+        let o = BindOptions {
+            kind: Kind::Datagram,
+            backlog: None,
+            blocking: true,
+            pass_credentials: true,
+            ..STREAM
+        };
+        let fd = bind(&p, &o).unwrap();
+        let tx = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        tx.send_to(b"x", &p).unwrap();
+        let mut buf = [0u8; 4];
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let mut space = cmsg_space!(UnixCredentials);
+        let m = recvmsg::<()>(fd.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::empty())
+            .unwrap();
+        let pid = m.cmsgs().unwrap().find_map(|c| match c {
+            ControlMessageOwned::ScmCredentials(c) => Some(c.pid()),
+            _ => None,
+        });
+        assert_eq!(pid, Some(std::process::id() as i32));
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     #[test]
     fn stale_replaced_live_and_files_refused() {
