@@ -2937,9 +2937,11 @@ fn monit_numbers_validated_as_monit() {
     }
 }
 
-/// The daemons whose environment carries `JOB=name` (the start program's `env`).
-fn daemons_of(name: &str) -> Vec<u32> {
-    let want = format!("JOB={name}");
+/// The daemons whose environment carries `JOB=ROOT/name` (the start program's `env`),
+/// ROOT being this test's scratch directory: another test process running the same test
+/// at the same time (the flake sweep's parallel loops) has daemons of the same names.
+fn daemons_of(vm: &Vm, name: &str) -> Vec<u32> {
+    let want = format!("JOB={}/{name}", vm.s.path.display());
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -2965,7 +2967,7 @@ fn daemons_of(name: &str) -> Vec<u32> {
 fn monit_stop_waits_for_the_stop_program() {
     let job = |name: &str| {
         format!(
-            "check process {name} with pidfile @ROOT@/run/{name}.pid\n  start program = \"/usr/bin/env JOB={name} @ROOT@/bin/daemon @ROOT@/run/{name}.pid @ROOT@/log {name}\" with timeout 60 seconds\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/{name}.pid); sleep 1; rm -f @ROOT@/run/{name}.pid'\" with timeout 60 seconds\n  group vcap\n"
+            "check process {name} with pidfile @ROOT@/run/{name}.pid\n  start program = \"/usr/bin/env JOB=@ROOT@/{name} @ROOT@/bin/daemon @ROOT@/run/{name}.pid @ROOT@/log {name}\" with timeout 60 seconds\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/{name}.pid); sleep 1; rm -f @ROOT@/run/{name}.pid'\" with timeout 60 seconds\n  group vcap\n"
         )
     };
     let mut vm = Vm::new("monit-stopwait", &format!("{}{}", job("a"), job("b")));
@@ -2982,9 +2984,9 @@ fn monit_stop_waits_for_the_stop_program() {
                 "round {round}"
             );
             assert!(
-                daemons_of(n).is_empty(),
+                daemons_of(&vm, n).is_empty(),
                 "round {round}: {n} {:?}",
-                daemons_of(n)
+                daemons_of(&vm, n)
             );
             assert!(
                 !vm.s.join(format!("run/{n}.pid")).exists(),
@@ -3001,7 +3003,7 @@ fn monit_stop_waits_for_the_stop_program() {
     let one_each = || {
         ["a", "b"]
             .iter()
-            .all(|n| daemons_of(n).len() == 1 && vm.pid(n).is_some())
+            .all(|n| daemons_of(&vm, n).len() == 1 && vm.pid(n).is_some())
     };
     wait_until(PATIENCE, "one daemon each", || one_each().then_some(()));
     stays_for(Duration::from_millis(1500), "one daemon each", one_each);
@@ -3014,7 +3016,7 @@ fn monit_stop_waits_for_the_stop_program() {
 fn monit_stop_outlived_is_not_done() {
     let mut vm = Vm::new(
         "monit-stopfail",
-        "check process a with pidfile @ROOT@/run/a.pid\n  start program = \"/usr/bin/env JOB=stopfail-a @ROOT@/bin/daemon @ROOT@/run/a.pid @ROOT@/log a\"\n  stop program = \"/bin/true\" with timeout 1 seconds\n",
+        "check process a with pidfile @ROOT@/run/a.pid\n  start program = \"/usr/bin/env JOB=@ROOT@/stopfail-a @ROOT@/bin/daemon @ROOT@/run/a.pid @ROOT@/log a\"\n  stop program = \"/bin/true\" with timeout 1 seconds\n",
     );
     vm.start();
     vm.wait_state("a", "running");
@@ -3026,7 +3028,7 @@ fn monit_stop_outlived_is_not_done() {
     assert_code(&vm.monit(&["start", "a"]), 0);
     assert_eq!(vm.state("a").as_deref(), Some("running"));
     assert_eq!(vm.pid("a"), Some(pid));
-    assert_eq!(daemons_of("stopfail-a").len(), 1);
+    assert_eq!(daemons_of(&vm, "stopfail-a").len(), 1);
     assert_eq!(vm.log(), ["start a"]);
 }
 
@@ -3039,7 +3041,7 @@ fn monit_restart_limit_counts_connection_restarts() {
     let mut vm = Vm::new(
         "monit-connlimit",
         &format!(
-            "check process api with pidfile @ROOT@/run/api.pid\n  start program = \"/usr/bin/env JOB=connlimit-api @ROOT@/bin/daemon @ROOT@/run/api.pid @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/api.pid)'\"\n  if failed port {port} protocol http request \"/health\" with timeout 1 seconds then restart\n  if 2 restarts within 15 cycles then unmonitor\n"
+            "check process api with pidfile @ROOT@/run/api.pid\n  start program = \"/usr/bin/env JOB=@ROOT@/connlimit-api @ROOT@/bin/daemon @ROOT@/run/api.pid @ROOT@/log api\"\n  stop program = \"/bin/sh -c 'kill $(cat @ROOT@/run/api.pid)'\"\n  if failed port {port} protocol http request \"/health\" with timeout 1 seconds then restart\n  if 2 restarts within 15 cycles then unmonitor\n"
         ),
     );
     let rc = std::fs::read_to_string(&vm.rc)
@@ -3056,7 +3058,7 @@ fn monit_restart_limit_counts_connection_restarts() {
     assert_eq!(vm.log(), ["start api", "start api", "start api"]);
     // One daemon, left running (its start program's shell has become `sleep`).
     let pid = wait_until(PATIENCE, "one daemon", || {
-        (daemons_of("connlimit-api").len() == 1)
+        (daemons_of(&vm, "connlimit-api").len() == 1)
             .then(|| vm.pid("api"))
             .flatten()
     });
