@@ -279,8 +279,13 @@ mod tests {
         let mut buf = [0u8; 4];
         let mut iov = [std::io::IoSliceMut::new(&mut buf)];
         let mut space = cmsg_space!(UnixCredentials);
-        let m = recvmsg::<()>(fd.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::empty())
-            .unwrap();
+        let m = recvmsg::<()>(
+            fd.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::empty(),
+        )
+        .unwrap();
         let pid = m.cmsgs().unwrap().find_map(|c| match c {
             ControlMessageOwned::ScmCredentials(c) => Some(c.pid()),
             _ => None,
