@@ -1699,7 +1699,12 @@ def serve(c):
         if data:
             if line == b".\r\n":
                 n += 1
-                open(os.path.join(out, "%03d.mail" % n), "wb").write(b"".join(body))
+                # Whole or not there: a reader of the directory that sees a mail's
+                # name finds it written (made beside the directory, then moved in).
+                tmp = os.path.join(os.path.dirname(os.path.abspath(out)), ".smtp-%03d" % n)
+                with open(tmp, "wb") as m:
+                    m.write(b"".join(body))
+                os.rename(tmp, os.path.join(out, "%03d.mail" % n))
                 data = False
                 f.write(b"250 ok\r\n"); f.flush()
             else:
