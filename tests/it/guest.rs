@@ -477,6 +477,31 @@ impl Qemu {
         }
     }
 
+    /// The exit status of a guest that reports as it goes: it may take as long as it
+    /// needs while its console grows, and fails after `quiet` without a new byte.
+    #[track_caller]
+    pub(crate) fn expect_exit_while_talking(
+        &mut self,
+        quiet: Duration,
+    ) -> std::process::ExitStatus {
+        let (mut seen, mut since) = (0, Instant::now());
+        loop {
+            if let Some(st) = self.wait_exit(Duration::from_secs(5)) {
+                return st;
+            }
+            let now = self.console().len();
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            }
+            assert!(
+                since.elapsed() < quiet,
+                "qemu silent for {quiet:?}, {:?} after its start:\n{}",
+                self.started.elapsed(),
+                self.console()
+            );
+        }
+    }
+
     /// One command on the human monitor, returning once qemu has run it: its prompt
     /// comes back. (A line written on a connection closed before a busy qemu reads it
     /// can be dropped with the connection.)

@@ -173,8 +173,9 @@ pub(crate) fn server_over_vsock_loopback_in_a_guest() {
         &[],
     )
     .unwrap();
-    // 10,000 emulated connections (three execs each) on top of a boot.
-    let st = q.expect_exit(guest::limit(host) * 5);
+    // 10,000 emulated connections (three execs each) on top of a boot: as long as the
+    // guest reports progress (one line per 200), each stretch within the boot's limit.
+    let st = q.expect_exit_while_talking(guest::limit(host));
     let console = q.console();
     assert!(st.success(), "{st:?}\n{console}");
     let report: std::collections::HashMap<&str, &str> = console
