@@ -670,6 +670,11 @@ fn sv_bad_input_counts_like_runits() {
     // A supervisor that is gone: its record stays, nobody listens.
     let gone = ServiceDir::new(s.join("gone")).run(SLEEPER).path();
     drop(Runsv::start(&gone));
+    // Killed with its group, and waited for; until the rest of the group has died too,
+    // supervise/ok can still have a reader (sv then said "run: gone", under load).
+    wait_until(PATIENCE, "nobody reading gone/supervise/ok", || {
+        (!runsv_listening(&gone)).then_some(())
+    });
     let mut many: Vec<String> = (0..120).map(|i| format!("missing{i}")).collect();
     many.insert(0, "status".into());
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
@@ -1031,7 +1036,9 @@ fn sv_finds_services_in_svdir_else_tend_scandir() {
 fn sv_force_stop_kills_a_stubborn_service_like_runits() {
     require("runsv");
     let s = Scratch::new("sv-force");
-    let stubborn = "#!/bin/sh\ntrap '' TERM\nexec sleep 1000\n";
+    // `ignoring` says the trap is set: "up" is the fork, and a TERM before the trap
+    // would stop the shell (seen under load: tend's side then said "ok: down").
+    let stubborn = "#!/bin/sh\ntrap '' TERM\n: > ignoring\nexec sleep 1000\n";
     let mut seen = Vec::new();
     for (prog, sup) in [("sv", "runsv"), ("tend-sv", "tend-supervise")] {
         let base = s.join(sup);
@@ -1043,6 +1050,9 @@ fn sv_force_stop_kills_a_stubborn_service_like_runits() {
             g.wait_up();
             Box::new(g)
         };
+        wait_until(PATIENCE, "the TERM trap set", || {
+            web.join("ignoring").exists().then_some(())
+        });
         // TERM is ignored: the wait times out, `kill:` is reported and SIGKILL sent.
         let forced = sv(prog, &base, &["-w", "1", "force-stop", "./web"]);
         let after = sv(prog, &base, &["-w", "9", "down", "./web"]);
