@@ -442,6 +442,10 @@ const STEPS: &[&[&str]] = &[
     &["-w", "9", "pause", "./web"],
     &["status", "./web"],
     &["-v", "cont", "./web"],
+    // runit's sv takes a restart as done once the status is as new as its own start, in
+    // whole seconds: on a run started in the same second it returned at once, before
+    // runsv had acted, and the next steps met the restart half done (under load).
+    &["settle"],
     &["-w", "9", "restart", "./web"],
     &["-w", "9", "once", "./web"],
     &["status", "./web"],
@@ -453,6 +457,7 @@ const STEPS: &[&[&str]] = &[
     &["-w", "1", "up", "./web"],
     &["touch-ok"],
     &["-w", "9", "check", "./web"],
+    &["settle"],
     &["-w", "9", "restart", "./web"],
     &["-w", "9", "force-stop", "./web"],
     &["-w", "9", "start", "./web"],
@@ -474,6 +479,14 @@ fn transcript(prog: &str, cwd: &Path) -> Vec<(String, i32)> {
                 "install-check" => {
                     ServiceDir::new(cwd.join("web")).script("check", CHECK);
                 }
+                // Until the run is a whole second old, as `status` says it.
+                "settle" => {
+                    wait_until(PATIENCE, "the run a second old", || {
+                        let out = raw_status(prog, cwd);
+                        let secs = out.split(") ").nth(1)?.split('s').next()?;
+                        (secs.parse::<u64>().ok()? >= 1).then_some(())
+                    });
+                }
                 _ => {}
             }
             if args.len() == 1 {
@@ -483,6 +496,21 @@ fn transcript(prog: &str, cwd: &Path) -> Vec<(String, i32)> {
             (format!("{args:?}: {out}"), code)
         })
         .collect()
+}
+
+/// `prog status ./web` in `cwd`, digits kept.
+fn raw_status(prog: &str, cwd: &Path) -> String {
+    let mut c = if prog == "sv" {
+        Command::new("sv")
+    } else {
+        cmd(prog)
+    };
+    c.args(["status", "./web"])
+        .current_dir(cwd)
+        .env_remove("SVWAIT")
+        .env_remove("TEND_SCANDIR")
+        .env("SVDIR", cwd);
+    text(&run(c).stdout)
 }
 
 fn plain_service(dir: &Path) {
