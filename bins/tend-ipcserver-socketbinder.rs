@@ -17,6 +17,7 @@ pub fn main() {
         backlog: Some(libc::SOMAXCONN),
         blocking: false,
         cloexec: true,
+        pass_credentials: false,
     };
     for (c, v) in &p.opts {
         let v = v.as_deref().unwrap_or_default();

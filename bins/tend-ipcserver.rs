@@ -22,6 +22,7 @@ pub fn main() {
         backlog: Some(libc::SOMAXCONN),
         blocking: false,
         cloexec: true,
+        pass_credentials: false,
     };
     let mut creds = Credentials::default();
     for (c, v) in &p.opts {

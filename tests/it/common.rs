@@ -1056,6 +1056,26 @@ pub fn remove_image_at_exit(tag: &str) {
         .spawn();
 }
 
+/// A directory under CARGO_TARGET_TMPDIR of this test process's own, made once and
+/// shared by its tests, removed once the process has exited (as `remove_image_at_exit`).
+/// A fixed name would be rebuilt under the feet of another test process running the same
+/// tests (the flake sweep's parallel loops: `rm: ... Directory not empty`).
+pub fn process_dir(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-p{}", std::process::id()));
+    let script = "tail --pid=\"$1\" -f /dev/null; exec rm -rf \"$2\"";
+    let _ = Command::new("sh")
+        .args(["-c", script, "sh", &std::process::id().to_string()])
+        .arg(&dir)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+    dir
+}
+
 /// Host mounts a test leaves (bpm's shared mount points made by tend-jail, mounts made
 /// across them), detached on drop, last first, each as often as it is stacked.
 pub struct Unmount(pub Vec<PathBuf>);

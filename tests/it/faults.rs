@@ -15,40 +15,37 @@ const T: Duration = Duration::from_secs(20);
 
 /// Processes (not supervisors) whose cwd is `dir` and whose command line holds `needle`.
 fn procs(dir: &Path, needle: &str) -> Vec<i32> {
-    let mut found = Vec::new();
+    // (pid, parent pid), the parent read in the same pass: a shell's child read later
+    // may have exec'd `sleep 0.02` and gone, and would count as a second shell.
+    let mut found: Vec<(i32, i32)> = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
-        let (Ok(cwd), Ok(cmd)) = (
+        let (Ok(cwd), Ok(cmd), Ok(stat)) = (
             std::fs::read_link(e.path().join("cwd")),
             std::fs::read(e.path().join("cmdline")),
+            std::fs::read_to_string(e.path().join("stat")),
         ) else {
             continue;
         };
         let cmd = text(&cmd).replace('\0', " ");
         if cwd == dir && cmd.contains(needle) && !cmd.contains("supervise") {
-            found.push(pid);
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().nth(1)?.parse().ok())
+                .unwrap_or(0);
+            found.push((pid, ppid));
         }
     }
     // A shell's child between its fork and its exec has the shell's command line: count
     // the shell once.
-    let parent = |pid: i32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .ok()
-            .and_then(|s| {
-                s.rsplit_once(')')?
-                    .1
-                    .split_whitespace()
-                    .nth(1)?
-                    .parse()
-                    .ok()
-            })
-            .unwrap_or(0)
-    };
-    let all = found.clone();
-    found.retain(|&p| !all.contains(&parent(p)));
+    let all: Vec<i32> = found.iter().map(|&(p, _)| p).collect();
     found
+        .into_iter()
+        .filter(|&(_, ppid)| !all.contains(&ppid))
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// The supervisor of `name` (`NAME` or `NAME/log`) under `scanner`.

@@ -39,7 +39,7 @@ fn extra_files() -> &'static Path {
 }
 
 fn make_extra_files() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("init-extra");
+    let dir = process_dir("init-extra");
     let _ = std::fs::remove_dir_all(&dir);
     let w = |rel: &str, text: &str| {
         let p = dir.join(rel);
@@ -98,7 +98,7 @@ fn build_sh() -> Command {
 fn rootfs() -> &'static Path {
     static ROOTFS: OnceLock<PathBuf> = OnceLock::new();
     ROOTFS.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("init-rootfs");
+        let dir = process_dir("init-rootfs");
         let mut c = build_sh();
         c.arg("-o")
             .arg(&dir)

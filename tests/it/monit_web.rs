@@ -1,7 +1,7 @@
 //! tend-monit's web interface (`GET /`, the buttons that POST the actions) in Debian's
 //! headless Chromium, driven over its DevTools pipe (tests/monit-files/chromium_press.py):
 //! the page renders every service's state, a real click on a restart button restarts the
-//! service, and the screenshot is kept (target/monit-web.png).
+//! service, and the screenshot is kept (monit-web.png in Cargo's CARGO_TARGET_TMPDIR).
 
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
@@ -125,11 +125,12 @@ fn monit_web_page_in_chromium_renders_states_and_restarts() {
         "{out}"
     );
 
-    // The screenshot: a PNG, kept past the run.
+    // The screenshot: a PNG, kept past the run in the build's own directory (the
+    // checkout has no target/ when CARGO_TARGET_DIR points elsewhere).
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
     assert!(png.len() > 2000, "a blank screenshot: {} bytes", png.len());
-    let kept = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/monit-web.png");
+    let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("monit-web.png");
     std::fs::copy(&shot, &kept).unwrap();
 
     // The click restarted web: a new process, started again by its start program; db

@@ -51,12 +51,12 @@ fn version() -> String {
     text(&o.stdout).trim().to_string()
 }
 
-/// packaging/build.sh, once per test process, into target/tmp/packages.
+/// packaging/build.sh, once per test process, into target/tmp/packages-pPID.
 fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
         require_root();
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("packages");
+        let out = process_dir("packages");
         let _ = std::fs::remove_dir_all(&out);
         // A stripped copy of the test build, as the release profile strips.
         let build = out.join("build");

@@ -442,6 +442,10 @@ const STEPS: &[&[&str]] = &[
     &["-w", "9", "pause", "./web"],
     &["status", "./web"],
     &["-v", "cont", "./web"],
+    // runit's sv takes a restart as done once the status is as new as its own start, in
+    // whole seconds: on a run started in the same second it returned at once, before
+    // runsv had acted, and the next steps met the restart half done (under load).
+    &["settle"],
     &["-w", "9", "restart", "./web"],
     &["-w", "9", "once", "./web"],
     &["status", "./web"],
@@ -453,6 +457,7 @@ const STEPS: &[&[&str]] = &[
     &["-w", "1", "up", "./web"],
     &["touch-ok"],
     &["-w", "9", "check", "./web"],
+    &["settle"],
     &["-w", "9", "restart", "./web"],
     &["-w", "9", "force-stop", "./web"],
     &["-w", "9", "start", "./web"],
@@ -474,6 +479,14 @@ fn transcript(prog: &str, cwd: &Path) -> Vec<(String, i32)> {
                 "install-check" => {
                     ServiceDir::new(cwd.join("web")).script("check", CHECK);
                 }
+                // Until the run is a whole second old, as `status` says it.
+                "settle" => {
+                    wait_until(PATIENCE, "the run a second old", || {
+                        let out = raw_status(prog, cwd);
+                        let secs = out.split(") ").nth(1)?.split('s').next()?;
+                        (secs.parse::<u64>().ok()? >= 1).then_some(())
+                    });
+                }
                 _ => {}
             }
             if args.len() == 1 {
@@ -483,6 +496,21 @@ fn transcript(prog: &str, cwd: &Path) -> Vec<(String, i32)> {
             (format!("{args:?}: {out}"), code)
         })
         .collect()
+}
+
+/// `prog status ./web` in `cwd`, digits kept.
+fn raw_status(prog: &str, cwd: &Path) -> String {
+    let mut c = if prog == "sv" {
+        Command::new("sv")
+    } else {
+        cmd(prog)
+    };
+    c.args(["status", "./web"])
+        .current_dir(cwd)
+        .env_remove("SVWAIT")
+        .env_remove("TEND_SCANDIR")
+        .env("SVDIR", cwd);
+    text(&run(c).stdout)
 }
 
 fn plain_service(dir: &Path) {
@@ -670,6 +698,11 @@ fn sv_bad_input_counts_like_runits() {
     // A supervisor that is gone: its record stays, nobody listens.
     let gone = ServiceDir::new(s.join("gone")).run(SLEEPER).path();
     drop(Runsv::start(&gone));
+    // Killed with its group, and waited for; until the rest of the group has died too,
+    // supervise/ok can still have a reader (sv then said "run: gone", under load).
+    wait_until(PATIENCE, "nobody reading gone/supervise/ok", || {
+        (!runsv_listening(&gone)).then_some(())
+    });
     let mut many: Vec<String> = (0..120).map(|i| format!("missing{i}")).collect();
     many.insert(0, "status".into());
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
@@ -1031,7 +1064,9 @@ fn sv_finds_services_in_svdir_else_tend_scandir() {
 fn sv_force_stop_kills_a_stubborn_service_like_runits() {
     require("runsv");
     let s = Scratch::new("sv-force");
-    let stubborn = "#!/bin/sh\ntrap '' TERM\nexec sleep 1000\n";
+    // `ignoring` says the trap is set: "up" is the fork, and a TERM before the trap
+    // would stop the shell (seen under load: tend's side then said "ok: down").
+    let stubborn = "#!/bin/sh\ntrap '' TERM\n: > ignoring\nexec sleep 1000\n";
     let mut seen = Vec::new();
     for (prog, sup) in [("sv", "runsv"), ("tend-sv", "tend-supervise")] {
         let base = s.join(sup);
@@ -1043,6 +1078,9 @@ fn sv_force_stop_kills_a_stubborn_service_like_runits() {
             g.wait_up();
             Box::new(g)
         };
+        wait_until(PATIENCE, "the TERM trap set", || {
+            web.join("ignoring").exists().then_some(())
+        });
         // TERM is ignored: the wait times out, `kill:` is reported and SIGKILL sent.
         let forced = sv(prog, &base, &["-w", "1", "force-stop", "./web"]);
         let after = sv(prog, &base, &["-w", "9", "down", "./web"]);

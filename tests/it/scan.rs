@@ -806,6 +806,11 @@ fn tend_log_restarted_fifty_times_loses_no_line() {
     lossless_restarts(&s, &run, &out);
 }
 
+/// How long one restart of the pair may take: only a bound that turns a hang into a
+/// failure. At a load of 300 to 480 (the flake sweep), both tests below once waited over
+/// 10 s for the producer's restart, from s6-svc -t to its new SIGTERM handler.
+const RESTART: Duration = Duration::from_secs(120);
+
 fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
     require("s6-svc");
     let prod = s.write("producer.py", PRODUCER, false);
@@ -830,8 +835,8 @@ fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
     // tend-log, SIGTERM blocked for its signalfd).
     let ready =
         |pid: i32| (catches(pid, Signal::SIGTERM) || blocks(pid, Signal::SIGTERM)).then_some(pid);
-    let mut pp = wait_until(T, "producer ready", || ready(wait_up(&p)));
-    let mut lp = wait_until(T, "logger ready", || ready(wait_up(&l)));
+    let mut pp = wait_until(RESTART, "producer ready", || ready(wait_up(&p)));
+    let mut lp = wait_until(RESTART, "logger ready", || ready(wait_up(&l)));
     for i in 0..50 {
         // Let the producer fill the pipe a little, then restart both: the varied pauses
         // are the test's input (restarts at different fill levels), not a wait.
@@ -840,12 +845,12 @@ fn lossless_restarts(s: &Scratch, logger_run: &str, out: &Path) {
         std::thread::sleep(Duration::from_millis((i % 3) * 15));
         svc("-t", &p);
         let (op, ol) = (pp, lp);
-        pp = wait_until(T, "producer restarted", || {
+        pp = wait_until(RESTART, "producer restarted", || {
             status(&p)
                 .filter(|s| s.is_up() && s.pid as i32 != op)
                 .and_then(|s| ready(s.pid as i32))
         });
-        lp = wait_until(T, "logger restarted", || {
+        lp = wait_until(RESTART, "logger restarted", || {
             status(&l)
                 .filter(|s| s.is_up() && s.pid as i32 != ol)
                 .and_then(|s| ready(s.pid as i32))

@@ -567,7 +567,19 @@ fn agent_sequence(side: &mut Side) -> (Vec<(&'static str, Duration)>, Vec<String
 
     // 5. Processes: names, states, memory, CPU.
     let t = Instant::now();
-    let xml = status2(side.port).expect("_status2");
+    // Measured in a cycle of the daemon's own: right after "running", under load, monit
+    // 5.33 still said 0 kB for a job. Wait for every job's memory.
+    let xml = wait_until(
+        Duration::from_secs(60),
+        "every job's memory measured",
+        || {
+            let x = status2(side.port)?;
+            AGENT_JOBS
+                .iter()
+                .all(|j| xml_number(&x, j, "kilobytetotal").is_some_and(|k| k > 0.0))
+                .then_some(x)
+        },
+    );
     for j in AGENT_JOBS {
         let kb = xml_number(&xml, j, "kilobytetotal");
         let cpu = xml_number(&xml, j, "percenttotal");

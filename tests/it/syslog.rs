@@ -311,6 +311,63 @@ fn socklog_json_with_sender_credentials() {
     assert_eq!(f.stop().0, Some(0));
 }
 
+/// The first datagram the socket can take already carries its sender: SO_PASSCRED is set
+/// before the bind. Set after it, a datagram sent in between has none (pid 0, uid 65534;
+/// seen once under load). strace holds tend-socklog's setsockopt for two seconds, so that
+/// window, when there is one, is wide open while the test sends as soon as it can connect.
+#[test]
+fn socklog_json_credentials_from_the_first_datagram() {
+    if !have("strace") {
+        return skip("strace is not installed");
+    }
+    let s = Scratch::new("syslog-json-first");
+    let sock = s.join("first.sock");
+    let trace = s.join("trace");
+    let (out, err) = (s.join("first.out"), s.join("first.err"));
+    let mut c = private(
+        Path::new("strace"),
+        &[
+            "-qq",
+            "-e",
+            "trace=setsockopt,bind",
+            "-e",
+            "inject=setsockopt:delay_enter=2000000",
+            "-o",
+            trace.to_str().unwrap(),
+            bin("tend-socklog").to_str().unwrap(),
+            "-j",
+            "-x",
+            sock.to_str().unwrap(),
+        ],
+    );
+    c.stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let f = Front {
+        daemon: Daemon::start(c),
+        sock,
+        out,
+        err,
+    };
+    let probe = UnixDatagram::unbound().unwrap();
+    wait_until(T, "the socket", || {
+        probe.send_to(b"<13>first", &f.sock).ok()
+    });
+    let got = text(&f.wait_lines(1));
+    let me = std::process::id();
+    let trace = std::fs::read_to_string(&trace).unwrap_or_default();
+    assert!(trace.contains("SO_PASSCRED"), "{trace}");
+    assert_eq!(
+        got,
+        format!(
+            "{{\"facility\":\"user\",\"severity\":\"notice\",\"sender_pid\":{me},\"sender_uid\":0,\"sender_gid\":0,\"message\":\"first\"}}\n"
+        ),
+        "{trace}"
+    );
+    // strace, not tend-socklog, would take a SIGTERM: the group is killed on drop.
+    drop(f);
+}
+
 #[test]
 fn socklog_readiness_and_lame_duck() {
     let s = Scratch::new("syslog-lameduck");

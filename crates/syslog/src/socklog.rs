@@ -109,17 +109,17 @@ fn bind_unix(path: &Path, credentials: bool) -> Result<OwnedFd, Error> {
         backlog: None,
         blocking: false,
         cloexec: true,
+        // Before the bind: every datagram that reaches the socket carries its sender.
+        pass_credentials: credentials,
     };
     // tend-socklog's messages say "bind socket to", as they always have.
-    let fd = tend_ucspi::socket::bind(path, &o).map_err(|e| Error {
-        op: "bind socket to",
-        ..e
-    })?;
-    if credentials {
-        setsockopt(&fd, sockopt::PassCred, &true)
-            .map_err(|e| Error::new("ask for sender credentials", e))?;
-    }
-    Ok(fd)
+    tend_ucspi::socket::bind(path, &o).map_err(|e| match e.op {
+        "bind to" | "create socket" => Error {
+            op: "bind socket to",
+            ..e
+        },
+        _ => e,
+    })
 }
 
 fn bind_udp(addr: SocketAddr) -> Result<OwnedFd, Error> {

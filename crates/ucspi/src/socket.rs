@@ -4,7 +4,7 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, FdFlag};
 use nix::sys::socket::{
     AddressFamily, Backlog, SockFlag, SockType, UnixAddr, VsockAddr, bind as sys_bind,
-    connect as sys_connect, listen, socket,
+    connect as sys_connect, listen, setsockopt, socket, sockopt,
 };
 use nix::sys::stat::{Mode, SFlag};
 use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd, RawFd};
@@ -39,6 +39,9 @@ pub struct BindOptions {
     pub blocking: bool,
     /// Close the socket on exec (a daemon that serves it itself), or hand it on.
     pub cloexec: bool,
+    /// SO_PASSCRED, set before the bind: a datagram sent between a bind and a later
+    /// setsockopt carries no credentials (pid 0, the overflow uid and gid).
+    pub pass_credentials: bool,
 }
 
 /// The longest path a `sockaddr_un` holds (without its NUL).
@@ -59,6 +62,10 @@ pub fn bind(path: &Path, o: &BindOptions) -> Result<OwnedFd, Error> {
     let addr = UnixAddr::new(path).map_err(fail)?;
     let fd = socket(AddressFamily::Unix, o.kind.sock_type(), flags, None)
         .map_err(|e| Error::new("create socket", e))?;
+    if o.pass_credentials {
+        setsockopt(&fd, sockopt::PassCred, &true)
+            .map_err(|e| Error::new("ask for sender credentials", e))?;
+    }
     match nix::sys::stat::lstat(path) {
         Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFSOCK => {
             if is_live(&addr, o.kind).map_err(fail)? {
@@ -248,7 +255,44 @@ mod tests {
         backlog: Some(16),
         blocking: false,
         cloexec: true,
+        pass_credentials: false,
     };
+
+    /// The first datagram the bound socket takes already carries its sender: the
+    /// socket asked for credentials before it had an address anyone could send to.
+    #[test]
+    fn credentials_from_the_first_datagram() {
+        use nix::cmsg_space;
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, UnixCredentials, recvmsg};
+        let d = scratch("cred");
+        let p = d.join("s");
+        let o = BindOptions {
+            kind: Kind::Datagram,
+            backlog: None,
+            blocking: true,
+            pass_credentials: true,
+            ..STREAM
+        };
+        let fd = bind(&p, &o).unwrap();
+        let tx = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        tx.send_to(b"x", &p).unwrap();
+        let mut buf = [0u8; 4];
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let mut space = cmsg_space!(UnixCredentials);
+        let m = recvmsg::<()>(
+            fd.as_raw_fd(),
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::empty(),
+        )
+        .unwrap();
+        let pid = m.cmsgs().unwrap().find_map(|c| match c {
+            ControlMessageOwned::ScmCredentials(c) => Some(c.pid()),
+            _ => None,
+        });
+        assert_eq!(pid, Some(std::process::id() as i32));
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     #[test]
     fn stale_replaced_live_and_files_refused() {
