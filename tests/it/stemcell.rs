@@ -974,6 +974,32 @@ fn slow_stemcell_monit_service_under_systemd_in_docker() {
 /// directory is under it: as root it mounts a tmpfs of its own there, and the jobs run.
 /// A directory the caller chose on a noexec mount is refused with the reason, exit 111,
 /// never left holding services that cannot start.
+/// SIGKILL every process in the mount namespace `ns` (a `/proc/PID/ns/mnt` link) until
+/// none is left.
+fn kill_namespace(ns: &Path) {
+    let members = || -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/ns/mnt")).is_ok_and(|l| l == ns)
+                    && proc_state(*pid as u64) != 'Z'
+            })
+            .collect()
+    };
+    wait_until(PATIENCE, "the namespace's processes gone", || {
+        let left = members();
+        for &pid in &left {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        left.is_empty().then_some(())
+    });
+}
+
 #[test]
 fn stemcell_noexec_run_gets_a_scan_directory_that_runs() {
     if !nix::unistd::geteuid().is_root() || !have("unshare") || !have("nsenter") {
@@ -1022,7 +1048,12 @@ fn stemcell_noexec_run_gets_a_scan_directory_that_runs() {
         .unwrap_or_else(|| panic!("no mount on /run/tend-monit:\n{mounts}"));
     assert!(own.contains(" - tmpfs tend-monit "), "{own}");
     assert!(!own.split(' ').nth(5).unwrap().contains("noexec"), "{own}");
+    // tend-monit's scanner and watcher outlive it by design (jobs survive a monit kill),
+    // and their cwd is the namespace's /run, not the scratch: end every process of the
+    // namespace.
+    let ns = std::fs::read_link(format!("/proc/{}/ns/mnt", d.pid())).unwrap();
     drop(d);
+    kill_namespace(&ns);
 
     // Chosen by the caller: refused, nothing mounted over it.
     let mut c = Command::new("unshare");
