@@ -1327,18 +1327,28 @@ fn runsvdir_on(prog: &Path, path: &std::ffi::OsStr, sig: nix::sys::signal::Signa
         "#!/bin/sh\necho $$ > {}\nexec sleep 1000\n",
         pidfile.display()
     ));
-    ServiceDir::new(scan.join("app/log")).run("#!/bin/sh\nexec cat > /dev/null\n");
+    let logpid = s.join("log.pid");
+    ServiceDir::new(scan.join("app/log")).run(&format!(
+        "#!/bin/sh\necho $$ > {}\nexec cat > /dev/null\n",
+        logpid.display()
+    ));
     let mut c = Command::new(prog);
     c.args(["-P", scan.to_str().unwrap()]).env("PATH", path);
     let mut d = Daemon::start(c);
     let app: i32 = wait_until(PATIENCE, "the service running", || {
         std::fs::read_to_string(&pidfile).ok()?.trim().parse().ok()
     });
+    let logger: i32 = wait_until(PATIENCE, "the logger running", || {
+        std::fs::read_to_string(&logpid).ok()?.trim().parse().ok()
+    });
     // The service, its supervisor, the logger and its supervisor (runit: one runsv for
-    // both; tend: a supervisor each).
+    // both; tend: a supervisor each). Each supervisor is up before its child, so with
+    // both children running the tree is whole (a count alone once caught tend's tree
+    // with its logger's supervisor up and the logger not yet: the logger's start then
+    // looked like a change, and the test waited for a tree that stays).
     let before = wait_until(PATIENCE, "the whole tree up", || {
         let v = alive_under(&scan, d.pid());
-        (v.contains(&app) && v.len() >= 3).then_some(v)
+        (v.contains(&app) && v.contains(&logger) && v.len() >= 3).then_some(v)
     });
     d.signal(sig);
     let st = d.wait_exit(PATIENCE).expect("runsvdir exits on the signal");
