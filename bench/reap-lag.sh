@@ -21,18 +21,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
 TEND_ROOT=$here
 tend_release --bin tend
-for p in dumb-init tini-static catatonit gcc unshare perf; do
-    command -v "$p" >/dev/null || { echo "missing $p: apt-get install dumb-init tini catatonit gcc linux-perf" >&2; exit 100; }
-done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-reaplag.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-gcc -O2 -o "$work/reap" "$here/bench/reap.c"
-declare -A cmd=([tend-init]="$B/tend-init --" [dumb-init]="dumb-init" [tini-static]="tini-static --" [catatonit]="catatonit --")
-kinds="tend-init dumb-init tini-static catatonit"
-if [ -n "${TEND_BEFORE:-}" ]; then
-    cmd[tend-before]="$TEND_BEFORE/tend-init --"
-    kinds="tend-init tend-before dumb-init tini-static catatonit"
-fi
+reap_setup perf
 # PID 1's waits and reads (tracing every call would trace the command's kill loop too).
 calls=
 for c in rt_sigtimedwait read poll ppoll epoll_wait epoll_pwait waitid; do calls+=" -e syscalls:sys_exit_$c"; done

@@ -17,18 +17,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
 TEND_ROOT=$here
 tend_release --bin tend
-for p in dumb-init tini-static catatonit gcc unshare; do
-    command -v "$p" >/dev/null || { echo "missing $p: apt-get install dumb-init tini catatonit gcc" >&2; exit 100; }
-done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-reap.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-gcc -O2 -o "$work/reap" "$here/bench/reap.c"
-declare -A cmd=([tend-init]="$B/tend-init --" [dumb-init]="dumb-init" [tini-static]="tini-static --" [catatonit]="catatonit --")
-kinds="tend-init dumb-init tini-static catatonit"
-if [ -n "${TEND_BEFORE:-}" ]; then
-    cmd[tend-before]="$TEND_BEFORE/tend-init --"
-    kinds="tend-init tend-before dumb-init tini-static catatonit"
-fi
+reap_setup
 for ((r = 0; r < RUNS; r++)); do
     for k in $kinds; do
         # shellcheck disable=SC2086

@@ -1170,6 +1170,33 @@ fn extension_drive(disk: &Path, name: &str) -> [String; 4] {
     ]
 }
 
+/// What both extension guests start from: a scratch directory, a dm-verity EROFS disk
+/// holding `hello.txt`, and the agent guest's initrd with the block, dm-verity and erofs
+/// modules. None when the VM, the image tools or the modules are missing (each has said
+/// `skipped:` through common::skip).
+fn extension_setup(
+    name: &str,
+) -> Option<(
+    &'static Host,
+    Scratch,
+    crate::extension::ExtensionDisk,
+    PathBuf,
+)> {
+    let host = vm()?;
+    let s = Scratch::new(name);
+    let disk = crate::extension::extension_disk(&s, &[("hello.txt", "extension-content-42\n")])?;
+    let img = Image::new(&s, host);
+    if !img.extension_guest(host) {
+        skip(format!(
+            "no virtio-blk, dm-verity or erofs modules for {}",
+            host.kernel.display()
+        ));
+        return None;
+    }
+    let initrd = img.pack();
+    Some((host, s, disk, initrd))
+}
+
 /// Check 7: an EROFS image with its dm-verity hash partition, the root hash on the
 /// kernel line, is mounted read-only before the agent: the agent reads a file from it and
 /// a write fails with EROFS; then the agent's exit powers the guest off cleanly. Beside
@@ -1177,21 +1204,9 @@ fn extension_drive(disk: &Path, name: &str) -> [String; 4] {
 /// the kernel line) mounted as it is.
 #[test]
 fn slow_vm_extension_verified_is_mounted_read_only() {
-    let Some(host) = vm() else { return };
-    let s = Scratch::new("guest-ext-good");
-    let Some(disk) =
-        crate::extension::extension_disk(&s, &[("hello.txt", "extension-content-42\n")])
-    else {
+    let Some((host, s, disk, initrd)) = extension_setup("guest-ext-good") else {
         return;
     };
-    let img = Image::new(&s, host);
-    if !img.extension_guest(host) {
-        return skip(format!(
-            "no virtio-blk, dm-verity or erofs modules for {}",
-            host.kernel.display()
-        ));
-    }
-    let initrd = img.pack();
     let plain = crate::extension::erofs_image(&s, "plain", &[("hello.txt", "plain-content\n")]);
     let params = format!(
         "tend.main=/bin/agent kata.extension.tools.verity_params={} \
@@ -1230,21 +1245,9 @@ fn slow_vm_extension_verified_is_mounted_read_only() {
 /// starting the agent.
 #[test]
 fn slow_vm_extension_wrong_root_hash_powers_off() {
-    let Some(host) = vm() else { return };
-    let s = Scratch::new("guest-ext-bad");
-    let Some(disk) =
-        crate::extension::extension_disk(&s, &[("hello.txt", "extension-content-42\n")])
-    else {
+    let Some((host, _s, disk, initrd)) = extension_setup("guest-ext-bad") else {
         return;
     };
-    let img = Image::new(&s, host);
-    if !img.extension_guest(host) {
-        return skip(format!(
-            "no virtio-blk, dm-verity or erofs modules for {}",
-            host.kernel.display()
-        ));
-    }
-    let initrd = img.pack();
     // One digit changed: a root hash of the right form, not this image's.
     let h = &disk.root_hash;
     let wrong = format!("{}{}", if h.starts_with('0') { "1" } else { "0" }, &h[1..]);
