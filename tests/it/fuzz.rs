@@ -58,6 +58,21 @@ fn documented_codes(prog: &str) -> Vec<i32> {
         {
             codes.extend(a..=b);
         }
+        // Codes side by side, `.BR 126 ", " 127` (tend-with-contenv): a line that starts
+        // with a number (never a cross-reference such as `.BR tend-svc (8)`).
+        if in_exit
+            && let Some(rest) = line.strip_prefix(".BR ")
+            && !rest.contains("...")
+            && rest
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<i32>().is_ok())
+        {
+            codes.extend(
+                rest.split(|c: char| !c.is_ascii_digit())
+                    .filter_map(|w| w.parse::<i32>().ok()),
+            );
+        }
         if in_exit && let Some(rest) = line.strip_prefix(".B ") {
             codes.extend(
                 rest.split(|c: char| !c.is_ascii_digit())
@@ -284,12 +299,15 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
     if prog == "tend-monit" {
         // With no command word it is monit's daemon, on the first control file of its
         // search order: make that a harmless one of this run's (~/.monitrc), never the
-        // machine's /etc/monit/monitrc.
+        // machine's /etc/monit/monitrc. Its scanner's directory is this run's too, not
+        // the machine's /run/tend-monit (a scanner there outlived the run: it is in a
+        // session of its own, out of reach of the killpg below).
         use std::os::unix::fs::PermissionsExt;
         let rc = cwd.join(".monitrc");
         std::fs::write(&rc, "set daemon 60\n").unwrap();
         std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o600)).unwrap();
         c.env("HOME", &cwd);
+        c.env("TEND_MONIT_SCANDIR", cwd.join("scan"));
     }
     if prog == "tend-init" {
         // Its defaults are the machine's /etc/tend and /run/tend: keep every path it
@@ -358,6 +376,10 @@ fn check_run(prog: &str, args: &[OsString], codes: &[i32], scratch: &Path) -> Op
         nix::sys::signal::Signal::SIGKILL,
     );
     let _ = child.wait();
+    if daemon {
+        // What a daemon started in a session of its own lives in this run's directory.
+        kill_under(&cwd);
+    }
     let _ = std::fs::remove_dir_all(&cwd);
     let stderr = text(&rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default());
     let Some(status) = status else {
