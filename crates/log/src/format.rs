@@ -159,6 +159,68 @@ pub fn append_in(out: &mut Vec<u8>, room: &[u8], len: usize) {
     out.truncate(start + len);
 }
 
+/// What `plain_lines` took: input bytes used (whole lines with their terminators), and
+/// how many of the records it made end in a NUL (see `Logdir::soften_last`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Taken {
+    pub used: usize,
+    pub soft: usize,
+}
+
+/// The plain records (`head` + line + terminator) of the complete lines at the front of
+/// `input`, appended to `out`: the path of a script with one plain action and no
+/// selections (`t s1000000 n20 ./main`). The search for a line's end and its copy are one
+/// pass over 32-byte blocks, and the line's terminator is copied with it: a `\n`, or a NUL
+/// that the record keeps as its soft end, as `soften_last` would make it. Per line, one
+/// exit from one loop, where a separate search and copy had two (their varying trip
+/// counts are tend-log's mispredicted branches; bench/RESULTS.md, issue 39). `head` is
+/// `head_room[..head_len]`, with 32 more bytes of room after it.
+///
+/// Stops before a line whose end is not within the whole 32-byte blocks of `input`, or
+/// that is longer than `limit` (0: no limit): `policy::next_line` takes those, and the
+/// final fragment at EOF. (Not inlined: in a function of its own, the loop keeps its
+/// constants in registers.)
+#[inline(never)]
+pub fn plain_lines(
+    out: &mut Vec<u8>,
+    head_room: &[u8],
+    head_len: usize,
+    input: &[u8],
+    limit: usize,
+) -> Taken {
+    let max = if limit == 0 { usize::MAX } else { limit };
+    let mut taken = Taken::default();
+    'line: while taken.used < input.len() {
+        let mark = out.len();
+        append_in(out, head_room, head_len);
+        let mut seen = 0;
+        for block in input[taken.used..].chunks_exact(32) {
+            let Ok(block) = <&[u8; 32]>::try_from(block) else {
+                break;
+            };
+            let ends = tend_sys::bytes::eol_mask(block);
+            out.extend_from_slice(block);
+            if ends != 0 {
+                let i = ends.trailing_zeros() as usize;
+                if seen + i > max {
+                    break;
+                }
+                out.truncate(out.len() - 32 + i + 1);
+                taken.soft += usize::from(block[i] == 0);
+                taken.used += seen + i + 1;
+                continue 'line;
+            }
+            seen += 32;
+            if seen > max {
+                break;
+            }
+        }
+        out.truncate(mark);
+        break;
+    }
+    taken
+}
+
 /// `{"time":"…Z","tai64n":"@…","local":"…","prefix":"…","line":"…"}` + `\n`; `time` is
 /// always there, `tai64n`/`local` when `t`/`T` were given, `prefix` when one is set.
 pub fn json(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
