@@ -190,30 +190,39 @@ pub fn plain_lines(
 ) -> Taken {
     let max = if limit == 0 { usize::MAX } else { limit };
     let mut taken = Taken::default();
+    // A head of at most one block (the stamps alone: 26 bytes for `t`) is that block.
+    let short_head = head_room.first_chunk::<32>().filter(|_| head_len <= 32);
     'line: while taken.used < input.len() {
         let mark = out.len();
-        append_in(out, head_room, head_len);
+        match short_head {
+            Some(h) => {
+                out.extend_from_slice(h);
+                out.truncate(mark + head_len);
+            }
+            None => append_in(out, head_room, head_len),
+        }
+        let rest = &input[taken.used..];
+        // The blocks that can hold the end of a line of at most `max` bytes.
+        let window = &rest[..rest.len().min(max.saturating_add(32))];
         let mut seen = 0;
-        for block in input[taken.used..].chunks_exact(32) {
-            let Ok(block) = <&[u8; 32]>::try_from(block) else {
+        for block in window.chunks_exact(32) {
+            let Ok(&block) = <&[u8; 32]>::try_from(block) else {
                 break;
             };
-            let ends = tend_sys::bytes::eol_mask(block);
-            out.extend_from_slice(block);
-            if ends != 0 {
-                let i = ends.trailing_zeros() as usize;
-                if seen + i > max {
-                    break;
-                }
-                out.truncate(out.len() - 32 + i + 1);
-                taken.soft += usize::from(block[i] == 0);
-                taken.used += seen + i + 1;
-                continue 'line;
+            // `block` is a copy: loaded once, for the test and the store alike.
+            out.extend_from_slice(&block);
+            if !tend_sys::bytes::has_eol(&block) {
+                seen += 32;
+                continue;
             }
-            seen += 32;
-            if seen > max {
+            let i = tend_sys::bytes::eol_mask(&block).trailing_zeros() as usize;
+            if seen + i > max {
                 break;
             }
+            out.truncate(out.len() - 32 + i + 1);
+            taken.soft += usize::from(block[i] == 0);
+            taken.used += seen + i + 1;
+            continue 'line;
         }
         out.truncate(mark);
         break;
@@ -361,6 +370,75 @@ mod tests {
         let mut o = Vec::new();
         append_in(&mut o, b"xyz", 5);
         assert_eq!(o, b"xyz");
+    }
+
+    /// A record as the general path makes it: head, line, and `\n`, or 0 for a line
+    /// that a NUL ended or the limit cut (what `Logdir::soften_last` leaves).
+    fn general(out: &mut Vec<u8>, head: &[u8], input: &[u8], limit: usize) -> Option<usize> {
+        let (line, used) = crate::policy::next_line(input, limit, false)?;
+        out.extend_from_slice(head);
+        out.extend_from_slice(line);
+        let soft = !(used > line.len() && input[line.len()] == b'\n');
+        out.push(if soft { 0 } else { b'\n' });
+        Some(used)
+    }
+
+    #[test]
+    fn plain_lines_match_the_general_path() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..400 {
+            // Lines of 0-300 bytes, ended by \n or (rarely) NUL, some with bytes that
+            // look like terminators in the high bit.
+            let mut input = Vec::new();
+            while input.len() < 3000 {
+                let len = (next() % 301) as usize;
+                for _ in 0..len {
+                    input.push(b"ab\x8a\x80 xyz"[(next() % 8) as usize]);
+                }
+                input.push(if next() % 8 == 0 { 0 } else { b'\n' });
+            }
+            let cut = input.len() - (next() % 200) as usize;
+            let input = &input[..cut];
+            let limit = [0, 48, 100, 8192][round % 4];
+            let head: &[u8] = [
+                &b""[..],
+                b"@400000006b0c5a1b2a013136 ",
+                b"0123456789 0123456789 0123456789 x ",
+            ][round / 4 % 3];
+            let mut room = head.to_vec();
+            room.resize(head.len() + 32, 0);
+            let mut want = Vec::new();
+            let mut at = 0;
+            while let Some(used) = general(&mut want, head, &input[at..], limit) {
+                at += used;
+            }
+            let mut got = b"before".to_vec();
+            let (mut gat, mut soft) = (0, 0);
+            loop {
+                let t = plain_lines(&mut got, &room, head.len(), &input[gat..], limit);
+                gat += t.used;
+                soft += t.soft;
+                match general(&mut got, head, &input[gat..], limit) {
+                    Some(used) => {
+                        soft += usize::from(got.last() == Some(&0));
+                        gat += used;
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!(gat, at, "round {round}");
+            assert_eq!(&got[..6], b"before");
+            assert_eq!(&got[6..], &want[..], "round {round}");
+            let softs = want.iter().filter(|&&b| b == 0).count();
+            // No line holds a 0 (a NUL ends it): every 0 is a soft end, and counted.
+            assert_eq!(soft, softs, "round {round}");
+        }
     }
 
     #[test]
