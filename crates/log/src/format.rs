@@ -206,16 +206,15 @@ pub fn plain_lines(
         let window = &rest[..rest.len().min(max.saturating_add(32))];
         let mut seen = 0;
         for block in window.chunks_exact(32) {
-            let Ok(&block) = <&[u8; 32]>::try_from(block) else {
+            let Ok(block) = <&[u8; 32]>::try_from(block) else {
                 break;
             };
-            // `block` is a copy: loaded once, for the test and the store alike.
-            out.extend_from_slice(&block);
-            if !tend_sys::bytes::has_eol(&block) {
+            out.extend_from_slice(block);
+            if !tend_sys::bytes::has_eol(block) {
                 seen += 32;
                 continue;
             }
-            let i = tend_sys::bytes::eol_mask(&block).trailing_zeros() as usize;
+            let i = tend_sys::bytes::eol_mask(block).trailing_zeros() as usize;
             if seen + i > max {
                 break;
             }
