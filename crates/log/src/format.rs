@@ -167,18 +167,25 @@ pub struct Taken {
     pub soft: usize,
 }
 
+/// Line ends `plain_lines` collects before copying: a few kB on the stack.
+const ENDS: usize = 256;
+
 /// The plain records (`head` + line + terminator) of the complete lines at the front of
 /// `input`, appended to `out`: the path of a script with one plain action and no
-/// selections (`t s1000000 n20 ./main`). The search for a line's end and its copy are one
-/// pass over 32-byte blocks, and the line's terminator is copied with it: a `\n`, or a NUL
-/// that the record keeps as its soft end, as `soften_last` would make it. Per line, one
-/// exit from one loop, where a separate search and copy had two (their varying trip
-/// counts are tend-log's mispredicted branches; bench/RESULTS.md, issue 39). `head` is
-/// `head_room[..head_len]`, with 32 more bytes of room after it.
+/// selections (`t s1000000 n20 ./main`). Two passes over up to `ENDS` lines at a time,
+/// each without a branch whose outcome follows the line lengths: first the line ends of
+/// whole 64-byte blocks as a bit mask (`tend_sys::bytes::eol_mask`), written out as
+/// offsets two at a time whatever their number (a block with more takes a loop); then
+/// each record as the head and a fixed 256 bytes from the line's start, cut back to the
+/// line and its terminator (longer lines, and lines near the end of `input`, take
+/// `append_in`). A search loop that stops at each line's end mispredicts its exit once a
+/// line (bench/RESULTS.md, issue 39). The terminator is copied with the line: a `\n`, or
+/// a NUL that the record keeps as its soft end, as `Logdir::soften_last` would make it.
+/// `head` is `head_room[..head_len]`, with 32 more bytes of room after it.
 ///
-/// Stops before a line whose end is not within the whole 32-byte blocks of `input`, or
+/// Stops before a line whose end is not within the whole 64-byte blocks of `input`, or
 /// that is longer than `limit` (0: no limit): `policy::next_line` takes those, and the
-/// final fragment at EOF. (Not inlined: in a function of its own, the loop keeps its
+/// final fragment at EOF. (Not inlined: in a function of its own, the loops keep their
 /// constants in registers.)
 #[inline(never)]
 pub fn plain_lines(
@@ -192,41 +199,73 @@ pub fn plain_lines(
     let mut taken = Taken::default();
     // A head of at most one block (the stamps alone: 26 bytes for `t`) is that block.
     let short_head = head_room.first_chunk::<32>().filter(|_| head_len <= 32);
-    'line: while taken.used < input.len() {
-        let mark = out.len();
-        match short_head {
-            Some(h) => {
-                out.extend_from_slice(h);
-                out.truncate(mark + head_len);
+    // Room for a last block's 64 ends after ENDS - 1, and one written past them.
+    let mut ends = [0u32; ENDS + 65];
+    // Offsets fit in u32 (a buffer of 4 GB is only a line without limit that long).
+    let input = &input[..input.len().min(u32::MAX as usize)];
+    loop {
+        let from = taken.used;
+        let mut n = 0;
+        let mut scanned = from;
+        for block in input[from..].chunks_exact(64) {
+            if n >= ENDS {
+                break;
             }
-            None => append_in(out, head_room, head_len),
-        }
-        let rest = &input[taken.used..];
-        // The blocks that can hold the end of a line of at most `max` bytes.
-        let window = &rest[..rest.len().min(max.saturating_add(32))];
-        let mut seen = 0;
-        for block in window.chunks_exact(32) {
-            let Ok(block) = <&[u8; 32]>::try_from(block) else {
+            let Some((lo, hi)) = block.split_first_chunk::<32>() else {
                 break;
             };
-            out.extend_from_slice(block);
-            if !tend_sys::bytes::has_eol(block) {
-                seen += 32;
-                continue;
-            }
-            let i = tend_sys::bytes::eol_mask(block).trailing_zeros() as usize;
-            if seen + i > max {
+            let Ok(hi) = <&[u8; 32]>::try_from(hi) else {
                 break;
+            };
+            let mut m = u64::from(tend_sys::bytes::eol_mask(lo))
+                | u64::from(tend_sys::bytes::eol_mask(hi)) << 32;
+            let base = scanned as u32;
+            // Two written whatever the count, each counted only if there (no popcnt in
+            // the x86_64 baseline); a third and more take the loop.
+            for _ in 0..2 {
+                ends[n] = base + m.trailing_zeros();
+                n += usize::from(m != 0);
+                m &= m.wrapping_sub(1);
             }
-            out.truncate(out.len() - 32 + i + 1);
-            taken.soft += usize::from(block[i] == 0);
-            taken.used += seen + i + 1;
-            continue 'line;
+            while m != 0 {
+                ends[n] = base + m.trailing_zeros();
+                n += 1;
+                m &= m.wrapping_sub(1);
+            }
+            scanned += 64;
         }
-        out.truncate(mark);
-        break;
+        for &end in &ends[..n.min(ENDS + 64)] {
+            let (start, end) = (taken.used, end as usize);
+            let len = end - start;
+            if len > max {
+                return taken;
+            }
+            let mark = out.len();
+            match short_head {
+                Some(h) => {
+                    out.extend_from_slice(h);
+                    out.truncate(mark + head_len);
+                }
+                None => append_in(out, head_room, head_len),
+            }
+            match input[start..].first_chunk::<256>() {
+                Some(line) if len < 256 => {
+                    let (a, b) = line.split_at(128);
+                    if let (Ok(a), Ok(b)) = (<&[u8; 128]>::try_from(a), <&[u8; 128]>::try_from(b)) {
+                        out.extend_from_slice(a);
+                        out.extend_from_slice(b);
+                    }
+                    out.truncate(mark + head_len + len + 1);
+                }
+                _ => append_in(out, &input[start..], len + 1),
+            }
+            taken.soft += usize::from(input[end] == 0);
+            taken.used = end + 1;
+        }
+        if n < ENDS {
+            return taken;
+        }
     }
-    taken
 }
 
 /// `{"time":"…Z","tai64n":"@…","local":"…","prefix":"…","line":"…"}` + `\n`; `time` is
@@ -396,7 +435,8 @@ mod tests {
             // look like terminators in the high bit.
             let mut input = Vec::new();
             while input.len() < 3000 {
-                let len = (next() % 301) as usize;
+                // Short lines too: more than ENDS of them in one call.
+                let len = (next() % [301, 11][round % 2]) as usize;
                 for _ in 0..len {
                     input.push(b"ab\x8a\x80 xyz"[(next() % 8) as usize]);
                 }
@@ -404,12 +444,12 @@ mod tests {
             }
             let cut = input.len() - (next() % 200) as usize;
             let input = &input[..cut];
-            let limit = [0, 48, 100, 8192][round % 4];
+            let limit = [0, 48, 100, 8192][round / 2 % 4];
             let head: &[u8] = [
                 &b""[..],
                 b"@400000006b0c5a1b2a013136 ",
                 b"0123456789 0123456789 0123456789 x ",
-            ][round / 4 % 3];
+            ][round / 8 % 3];
             let mut room = head.to_vec();
             room.resize(head.len() + 32, 0);
             let mut want = Vec::new();
