@@ -124,9 +124,9 @@ struct Outputs {
 /// memory only) before tend-log stops reading and lets the pipe fill.
 const PENDING_MAX: usize = 16 * CHUNK;
 
-/// Take the time once for the lines of one read: they arrived together, and s6-log too
-/// stamps a read's lines with the time it read them. (A clock read per line was a tenth
-/// of tend-log's CPU time.)
+/// Take the time once for the lines of one read: they arrived together. (s6-log reads
+/// the clock for each line; a clock read per line was a tenth of tend-log's CPU time.
+/// The man page's NOTES say so.)
 fn stamp(script: &Script, out: &mut Outputs) {
     if script.needs_tai || script.needs_local || script.needs_rfc3339 {
         let d = SystemTime::now()
