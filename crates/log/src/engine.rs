@@ -540,7 +540,8 @@ fn read_input(
                 dispatched = true;
             }
         }
-        // What the plain path left: a line too long, or ending near the buffer's end.
+        // Every line of other scripts; of a plain one, what `plain_lines` left: a line
+        // over the limit, the buffer's tail, the EOF fragment, the one line after a stop.
         let Some((r, soft)) = input.next_line(limit) else {
             break;
         };
