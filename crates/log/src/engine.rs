@@ -108,6 +108,10 @@ struct Outputs {
     /// `Logdir::soften_last`).
     soft_end: bool,
     stamps: Stamps,
+    /// The head (stamps, prefix) of the plain path's records for the current read:
+    /// `head[..head_len]`, then 32 bytes of room.
+    head: Vec<u8>,
+    head_len: usize,
     /// The line plus a NUL, for regexec.
     cline: Vec<u8>,
     /// Lines were taken out of the pipe before their output was written (a slow
@@ -120,9 +124,9 @@ struct Outputs {
 /// memory only) before tend-log stops reading and lets the pipe fill.
 const PENDING_MAX: usize = 16 * CHUNK;
 
-/// Take the time once for the lines of one read: they arrived together, and s6-log too
-/// stamps a read's lines with the time it read them. (A clock read per line was a tenth
-/// of tend-log's CPU time.)
+/// Take the time once for the lines of one read: they arrived together. (s6-log reads
+/// the clock for each line; a clock read per line was a tenth of tend-log's CPU time.
+/// The man page's NOTES say so.)
 fn stamp(script: &Script, out: &mut Outputs) {
     if script.needs_tai || script.needs_local || script.needs_rfc3339 {
         let d = SystemTime::now()
@@ -135,6 +139,24 @@ fn stamp(script: &Script, out: &mut Outputs) {
             script.needs_local,
             script.needs_rfc3339,
         );
+    }
+}
+
+/// The logdir and format of a script's one action, when that action is plain (not JSON)
+/// and goes to a logdir and the script selects nothing: its lines take
+/// `format::plain_lines`.
+fn plain_logdir(script: &Script) -> Option<(usize, &script::Format)> {
+    if script.selects {
+        return None;
+    }
+    let mut actions = script.elements.iter().flat_map(|e| &e.actions);
+    let a = actions.next()?;
+    if actions.next().is_some() || a.format.json {
+        return None;
+    }
+    match a.target {
+        Target::Logdir(i) => Some((i, &a.format)),
+        _ => None,
     }
 }
 
@@ -335,6 +357,8 @@ fn open_outputs(script: &Script) -> Result<Outputs, RunError> {
         status_seq: 0,
         soft_end: false,
         stamps: Stamps::default(),
+        head: Vec::with_capacity(128),
+        head_len: 0,
         cline: Vec::with_capacity(512),
         in_memory_only: false,
     })
@@ -492,8 +516,35 @@ fn read_input(
 ) {
     input.fill(stdin, now, warn);
     stamp(script, out);
+    let plain = plain_logdir(script);
+    if let Some((_, f)) = plain {
+        // One head for every line of this read (they share the stamp), with a block of
+        // room after it for `format::append_in`.
+        out.head.clear();
+        format::head(&mut out.head, f, &out.stamps);
+        out.head_len = out.head.len();
+        out.head.resize(out.head_len + 32, 0);
+    }
     let mut dispatched = false;
-    while let Some((r, soft)) = input.next_line(limit) {
+    loop {
+        if let Some((i, _)) = plain
+            && !input.stopping
+        {
+            let l = &mut out.logdirs[i];
+            let head = &out.head;
+            let taken =
+                format::plain_lines(&mut l.pending, head, out.head_len, input.unsplit(), limit);
+            if taken.used > 0 {
+                input.consume(taken.used);
+                l.soft_records(taken.soft);
+                dispatched = true;
+            }
+        }
+        // Every line of other scripts; of a plain one, what `plain_lines` left: a line
+        // over the limit, the buffer's tail, the EOF fragment, the one line after a stop.
+        let Some((r, soft)) = input.next_line(limit) else {
+            break;
+        };
         out.soft_end = soft;
         dispatch(script, out, &input.buf[r.start..], r.len());
         dispatched = true;

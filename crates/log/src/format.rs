@@ -159,6 +159,115 @@ pub fn append_in(out: &mut Vec<u8>, room: &[u8], len: usize) {
     out.truncate(start + len);
 }
 
+/// What `plain_lines` took: input bytes used (whole lines with their terminators), and
+/// how many of the records it made end in a NUL (see `Logdir::soften_last`).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Taken {
+    pub used: usize,
+    pub soft: usize,
+}
+
+/// Line ends `plain_lines` collects before copying: a few kB on the stack.
+const ENDS: usize = 256;
+
+/// The plain records (`head` + line + terminator) of the complete lines at the front of
+/// `input`, appended to `out`: the path of a script with one plain action and no
+/// selections (`t s1000000 n20 ./main`). Two passes over up to `ENDS` lines at a time,
+/// each without a branch whose outcome follows the line lengths: first the line ends of
+/// whole 64-byte blocks as a bit mask (`tend_sys::bytes::eol_mask`), written out as
+/// offsets two at a time whatever their number (a block with more takes a loop); then
+/// each record as the head and a fixed 256 bytes from the line's start, cut back to the
+/// line and its terminator (longer lines, and lines near the end of `input`, take
+/// `append_in`). A search loop that stops at each line's end mispredicts its exit once a
+/// line (bench/RESULTS.md, issue 39). The terminator is copied with the line: a `\n`, or
+/// a NUL that the record keeps as its soft end, as `Logdir::soften_last` would make it.
+/// `head` is `head_room[..head_len]`, with 32 more bytes of room after it.
+///
+/// Stops before a line whose end is not within the whole 64-byte blocks of `input`, or
+/// that is longer than `limit` (0: no limit): `policy::next_line` takes those, and the
+/// final fragment at EOF. (Not inlined: in a function of its own, the loops keep their
+/// constants in registers.)
+#[inline(never)]
+pub fn plain_lines(
+    out: &mut Vec<u8>,
+    head_room: &[u8],
+    head_len: usize,
+    input: &[u8],
+    limit: usize,
+) -> Taken {
+    let max = if limit == 0 { usize::MAX } else { limit };
+    let mut taken = Taken::default();
+    // A head of at most one block (the stamps alone: 26 bytes for `t`) is that block.
+    let short_head = head_room.first_chunk::<32>().filter(|_| head_len <= 32);
+    // Room for a last block's 64 ends after ENDS - 1, and one written past them.
+    let mut ends = [0u32; ENDS + 65];
+    // Offsets fit in u32 (a buffer of 4 GB is only a line without limit that long).
+    let input = &input[..input.len().min(u32::MAX as usize)];
+    loop {
+        let from = taken.used;
+        let mut n = 0;
+        let mut scanned = from;
+        for block in input[from..].chunks_exact(64) {
+            if n >= ENDS {
+                break;
+            }
+            let Some((lo, hi)) = block.split_first_chunk::<32>() else {
+                break;
+            };
+            let Ok(hi) = <&[u8; 32]>::try_from(hi) else {
+                break;
+            };
+            let mut m = u64::from(tend_sys::bytes::eol_mask(lo))
+                | u64::from(tend_sys::bytes::eol_mask(hi)) << 32;
+            let base = scanned as u32;
+            // Two written whatever the count, each counted only if there (no popcnt in
+            // the x86_64 baseline); a third and more take the loop.
+            for _ in 0..2 {
+                ends[n] = base + m.trailing_zeros();
+                n += usize::from(m != 0);
+                m &= m.wrapping_sub(1);
+            }
+            while m != 0 {
+                ends[n] = base + m.trailing_zeros();
+                n += 1;
+                m &= m.wrapping_sub(1);
+            }
+            scanned += 64;
+        }
+        for &end in &ends[..n.min(ENDS + 64)] {
+            let (start, end) = (taken.used, end as usize);
+            let len = end - start;
+            if len > max {
+                return taken;
+            }
+            let mark = out.len();
+            match short_head {
+                Some(h) => {
+                    out.extend_from_slice(h);
+                    out.truncate(mark + head_len);
+                }
+                None => append_in(out, head_room, head_len),
+            }
+            match input[start..].first_chunk::<256>() {
+                Some(line) if len < 256 => {
+                    let (a, b) = line.split_at(128);
+                    if let (Ok(a), Ok(b)) = (<&[u8; 128]>::try_from(a), <&[u8; 128]>::try_from(b)) {
+                        out.extend_from_slice(a);
+                        out.extend_from_slice(b);
+                    }
+                    out.truncate(mark + head_len + len + 1);
+                }
+                _ => append_in(out, &input[start..], len + 1),
+            }
+            taken.soft += usize::from(input[end] == 0);
+            taken.used = end + 1;
+        }
+        if n < ENDS {
+            return taken;
+        }
+    }
+}
+
 /// `{"time":"…Z","tai64n":"@…","local":"…","prefix":"…","line":"…"}` + `\n`; `time` is
 /// always there, `tai64n`/`local` when `t`/`T` were given, `prefix` when one is set.
 pub fn json(out: &mut Vec<u8>, f: &Format, s: &Stamps, line: &[u8]) {
@@ -299,6 +408,76 @@ mod tests {
         let mut o = Vec::new();
         append_in(&mut o, b"xyz", 5);
         assert_eq!(o, b"xyz");
+    }
+
+    /// A record as the general path makes it: head, line, and `\n`, or 0 for a line
+    /// that a NUL ended or the limit cut (what `Logdir::soften_last` leaves).
+    fn general(out: &mut Vec<u8>, head: &[u8], input: &[u8], limit: usize) -> Option<usize> {
+        let (line, used) = crate::policy::next_line(input, limit, false)?;
+        out.extend_from_slice(head);
+        out.extend_from_slice(line);
+        let soft = !(used > line.len() && input[line.len()] == b'\n');
+        out.push(if soft { 0 } else { b'\n' });
+        Some(used)
+    }
+
+    #[test]
+    fn plain_lines_match_the_general_path() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..400 {
+            // Lines of 0-300 bytes, ended by \n or (rarely) NUL, some with bytes that
+            // look like terminators in the high bit.
+            let mut input = Vec::new();
+            while input.len() < 3000 {
+                // Short lines too: more than ENDS of them in one call.
+                let len = (next() % [301, 11][round % 2]) as usize;
+                for _ in 0..len {
+                    input.push(b"ab\x8a\x80 xyz"[(next() % 8) as usize]);
+                }
+                input.push(if next() % 8 == 0 { 0 } else { b'\n' });
+            }
+            let cut = input.len() - (next() % 200) as usize;
+            let input = &input[..cut];
+            let limit = [0, 48, 100, 8192][round / 2 % 4];
+            let head: &[u8] = [
+                &b""[..],
+                b"@400000006b0c5a1b2a013136 ",
+                b"0123456789 0123456789 0123456789 x ",
+            ][round / 8 % 3];
+            let mut room = head.to_vec();
+            room.resize(head.len() + 32, 0);
+            let mut want = Vec::new();
+            let mut at = 0;
+            while let Some(used) = general(&mut want, head, &input[at..], limit) {
+                at += used;
+            }
+            let mut got = b"before".to_vec();
+            let (mut gat, mut soft) = (0, 0);
+            loop {
+                let t = plain_lines(&mut got, &room, head.len(), &input[gat..], limit);
+                gat += t.used;
+                soft += t.soft;
+                match general(&mut got, head, &input[gat..], limit) {
+                    Some(used) => {
+                        soft += usize::from(got.last() == Some(&0));
+                        gat += used;
+                    }
+                    None => break,
+                }
+            }
+            assert_eq!(gat, at, "round {round}");
+            assert_eq!(&got[..6], b"before");
+            assert_eq!(&got[6..], &want[..], "round {round}");
+            let softs = want.iter().filter(|&&b| b == 0).count();
+            // No line holds a 0 (a NUL ends it): every 0 is a soft end, and counted.
+            assert_eq!(soft, softs, "round {round}");
+        }
     }
 
     #[test]

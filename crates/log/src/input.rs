@@ -286,13 +286,25 @@ impl Input {
         let (line, used) = policy::next_line(&self.buf[self.start..self.end], limit, self.eof)?;
         let r = self.start..self.start + line.len();
         let soft = !(used > line.len() && self.buf[r.end] == b'\n');
+        self.consume(used);
+        Some((r, soft))
+    }
+
+    /// The data not yet split into lines.
+    pub fn unsplit(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    /// The first `used` bytes of `unsplit()` are dispatched lines: those already taken
+    /// from stdin are done with, and those still in the pipe are owed to it.
+    pub fn consume(&mut self, used: usize) {
+        let used = used.min(self.end - self.start);
         self.start += used;
         let g = used.min(self.gone);
         self.gone -= g;
         let rest = (used - g).min(self.held);
         self.held -= rest;
         self.owed += rest;
-        Some((r, soft))
     }
 
     /// After a round of lines: reset an empty buffer, and decide whether reading is over.

@@ -281,6 +281,12 @@ impl Logdir {
         }
     }
 
+    /// `n` records just added to `pending` end with a 0 byte in place of their newline
+    /// (`format::plain_lines` copies a NUL terminator as it is).
+    pub fn soft_records(&mut self, n: usize) {
+        self.soft += n;
+    }
+
     /// The end of what one read delivered is a boundary again.
     pub fn end_of_read(&mut self) {
         if self.soft > 0

@@ -25,6 +25,7 @@
 //! spawns a user's program calls `diagnose::describe(path, errno)` after a failure.
 
 pub mod arena;
+pub mod bytes;
 pub mod code;
 pub mod crypt;
 pub mod deadline;
