@@ -1160,9 +1160,11 @@ fn vhost_vsock_qemu_args(vhost: &Path) -> Vec<String> {
     ]
 }
 
-/// The host's end of the guest's debug console, as an operator runs it: tend-vsockclient
-/// through the device's hybrid socket, bridged to the test's pipes; its first line the
-/// client's UCSPI variables.
+/// The host's end of the guest's debug console: tend-vsockclient through the device's
+/// hybrid socket, bridged to the test's pipes, its first line the client's UCSPI
+/// variables. It ends when the guest closes the connection (the copy from the guest is
+/// the exec'd one; the copy to it reads a saved stdin, since a background job's own
+/// is /dev/null).
 fn host_console(uds: &Path, host: &Host) -> crate::vsock::Console {
     let mut c = cmd("tend-vsockclient");
     c.arg("-H").arg(uds).args([
@@ -1170,7 +1172,8 @@ fn host_console(uds: &Path, host: &Host) -> crate::vsock::Console {
         "1026",
         "sh",
         "-c",
-        "echo \"client-$PROTO-$VSOCKREMOTECID-$VSOCKREMOTEPORT\"; cat <&6 & exec cat >&7",
+        "echo \"client-$PROTO-$VSOCKREMOTECID-$VSOCKREMOTEPORT\"; \
+         exec 3<&0; cat <&3 >&7 & exec cat <&6",
     ]);
     crate::vsock::Console::spawn(c, limit(host))
 }
@@ -1252,8 +1255,8 @@ fn slow_vm_agent_console_from_the_host_through_vhost_device_vsock() {
     let mut again = host_console(&uds, host);
     again.send(b"echo again-$((2*3)); exit 3\n");
     again.wait_for("again-6\r\n");
-    // The shell's exit ends tend-pty, and the connection: the client's cat sees the end.
-    let st = again.child.wait().unwrap();
+    // The shell's exit ends tend-pty, and the connection: the client sees the end.
+    let st = again.wait_exit();
     assert!(st.success(), "{st:?}: {}", again.said());
 
     // No server on a port: the guest resets the request, the device closes the socket.
@@ -1293,8 +1296,10 @@ fn slow_vm_agent_console_from_the_host_through_vhost_device_vsock() {
     assert_code(&told, 0);
     assert_eq!(text(&told.stdout), "agent: exit\n");
     let st = q.expect_exit(limit(host));
-    drop(con);
     let console = q.console();
+    // The first console's connection ended with the guest.
+    let ended = con.wait_exit();
+    assert!(ended.success(), "{ended:?}: {}", con.said());
     assert!(st.success(), "{st:?}\n{console}");
     for line in [
         "tend-init: info: command exited: exit code 137\n",

@@ -295,6 +295,24 @@ impl Console {
         }
     }
 
+    /// Its exit status, waited for without closing its stdin.
+    #[track_caller]
+    pub(crate) fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + self.patience;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running after {:?}:\n{}",
+                self.patience,
+                self.said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     fn shell(&self) -> i32 {
         let me = self.child.id() as i32;
         wait_until(PATIENCE, "the shell", || child_of(me, "sh"))
