@@ -2,7 +2,8 @@
 //! an initramfs built here (tend-init as /init, busybox for the scripts), read the serial
 //! console and drive the machine from the qemu monitor. KVM when a bounded probe boot
 //! works, software emulation otherwise; skipped, with the reason, only when qemu, a
-//! kernel or busybox is missing (CI installs them). Run them alone with
+//! kernel or busybox is missing, or for the host side of vsock vhost-device-vsock (CI
+//! installs them all). Run them alone with
 //! `cargo test --test it -- guest::slow_vm`.
 
 use crate::common::*;

@@ -4,8 +4,10 @@
 //! vsock in a qemu guest that loads the loopback transport (CID 1), which this host's
 //! kernel lacks.
 //!
-//! Not tested here: a real Firecracker or Cloud Hypervisor host socket (the stub speaks
-//! the same two lines).
+//! A real hybrid-vsock host socket, vhost-device-vsock's beside qemu, is tested in
+//! tests/it/guest.rs (`slow_vm_agent_console_from_the_host_through_vhost_device_vsock`).
+//! Not tested anywhere: Firecracker's or Cloud Hypervisor's own (the stub speaks the same
+//! two lines).
 
 use crate::common::*;
 use crate::guest;
