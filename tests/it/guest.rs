@@ -1147,7 +1147,8 @@ fn vhost_vsock_device(s: &Scratch, prog: &Path, host: &Host) -> (Daemon, PathBuf
 }
 
 /// qemu's side of the device: guest memory it can share with the device's process
-/// (a memfd, as vhost-user needs), and the vhost-user-vsock-pci device on `vhost`.
+/// (a memfd, as vhost-user needs; the size of Qemu::boot's `-m`), and the
+/// vhost-user-vsock-pci device on `vhost`.
 fn vhost_vsock_qemu_args(vhost: &Path) -> Vec<String> {
     vec![
         "-object".into(),
