@@ -1274,6 +1274,13 @@ fn slow_vm_agent_console_from_the_host_through_vhost_device_vsock() {
             uds.display()
         )
     );
+    // What the client saw, byte for byte: no answer line, the end (as its man page says).
+    let mut raw = UnixStream::connect(&uds).unwrap();
+    raw.set_read_timeout(Some(limit(host))).unwrap();
+    raw.write_all(b"CONNECT 1999\n").unwrap();
+    let mut answer = Vec::new();
+    raw.read_to_end(&mut answer).unwrap();
+    assert_eq!(text(&answer), "");
 
     // The restarted agent, told to exit on its port 1024 (refused until it listens).
     let deadline = Instant::now() + limit(host);
