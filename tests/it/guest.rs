@@ -2,7 +2,8 @@
 //! an initramfs built here (tend-init as /init, busybox for the scripts), read the serial
 //! console and drive the machine from the qemu monitor. KVM when a bounded probe boot
 //! works, software emulation otherwise; skipped, with the reason, only when qemu, a
-//! kernel or busybox is missing (CI installs them). Run them alone with
+//! kernel or busybox is missing, or for the host side of vsock vhost-device-vsock (CI
+//! installs them all). Run them alone with
 //! `cargo test --test it -- guest::slow_vm`.
 
 use crate::common::*;
@@ -897,14 +898,10 @@ impl Image {
         true
     }
 
-    /// An agent guest: the stub agent as the main program, the debug console as a
-    /// service (`tend-vsockserver 1026 tend-pty /bin/sh`), a guest component, and
-    /// `checks` (a shell script) run once as a service, saying `tend-test: ...` on the
-    /// console. False without vsock modules.
-    fn agent_guest(&self, host: &Host, checks: &str) -> bool {
-        if !self.vsock_loopback(host) {
-            return false;
-        }
+    /// The agent guest's programs and services, whatever carries its vsock: the stub
+    /// agent as the main program (tend.main=/bin/agent), the debug console as a service
+    /// (`tend-vsockserver 1026 tend-pty /bin/sh`), a guest component.
+    fn agent_services(&self) {
         self.link(&[
             "tend-vsockserver",
             "tend-vsockclient",
@@ -932,6 +929,17 @@ impl Image {
             "component",
             "echo $$ > /run/component.pid\nexec sleep 100000\n",
         );
+    }
+
+    /// An agent guest: the stub agent as the main program, the debug console as a
+    /// service (`tend-vsockserver 1026 tend-pty /bin/sh`), a guest component, and
+    /// `checks` (a shell script) run once as a service, saying `tend-test: ...` on the
+    /// console. False without vsock modules.
+    fn agent_guest(&self, host: &Host, checks: &str) -> bool {
+        if !self.vsock_loopback(host) {
+            return false;
+        }
+        self.agent_services();
         // A client of the debug console (fds 6 and 7): lines sent, lines awaited. What
         // is awaited never appears in what is typed (the pty echoes it). ^C once the
         // sleep is the terminal's foreground group; its status asked on a line of its
@@ -1058,6 +1066,262 @@ fn slow_vm_agent_killed_powers_off_by_default() {
 #[test]
 fn slow_vm_vsock_server_over_loopback() {
     crate::vsock::server_over_vsock_loopback_in_a_guest();
+}
+
+// ---- the host's side of vsock: vhost-device-vsock (issue 38) ----------------------------
+
+/// The device's program, as `cargo install` names it.
+const VHOST_DEVICE_VSOCK: &str = "vhost-device-vsock";
+
+/// rust-vmm's vhost-user vsock device: `$TEND_VHOST_DEVICE_VSOCK`, else
+/// vhost-device-vsock on PATH; or why there is none.
+fn vhost_device_vsock() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("TEND_VHOST_DEVICE_VSOCK") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!(
+                "TEND_VHOST_DEVICE_VSOCK={}: no such file",
+                p.display()
+            ))
+        };
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|d| d.join(VHOST_DEVICE_VSOCK))
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| {
+            format!(
+                "{VHOST_DEVICE_VSOCK} is not installed (cargo install {VHOST_DEVICE_VSOCK} \
+                 --locked, as .ci/run does; or set TEND_VHOST_DEVICE_VSOCK)"
+            )
+        })
+}
+
+/// Whether a Unix socket is listening at `path` (/proc/net/unix: the flags
+/// __SO_ACCEPTCON); a file there may be bound and not yet listening.
+fn listening(path: &Path) -> bool {
+    let path = path.to_string_lossy();
+    std::fs::read_to_string("/proc/net/unix").is_ok_and(|t| {
+        t.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() == 8 && f[3] == "00010000" && f[7] == path
+        })
+    })
+}
+
+/// The device on the host: vhost-device-vsock serving guest CID 3, its vhost-user
+/// socket for qemu and its hybrid-vsock socket for the host's programs, both listening
+/// once this returns.
+fn vhost_vsock_device(s: &Scratch, prog: &Path, host: &Host) -> (Daemon, PathBuf, PathBuf) {
+    let (vhost, uds) = (s.join("vhost.sock"), s.join("v.sock"));
+    let log = std::fs::File::create(s.join("vhost.log")).unwrap();
+    let mut c = Command::new(prog);
+    c.args(["--guest-cid", "3", "--socket"])
+        .arg(&vhost)
+        .arg("--uds-path")
+        .arg(&uds)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log);
+    let mut d = Daemon::start(c);
+    let deadline = Instant::now() + limit(host);
+    while !(listening(&vhost) && listening(&uds)) {
+        let log = std::fs::read_to_string(s.join("vhost.log")).unwrap_or_default();
+        assert!(
+            d.wait_exit(Duration::ZERO).is_none(),
+            "{} exited:\n{log}",
+            d.what
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{} not listening:\n{log}",
+            d.what
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (d, vhost, uds)
+}
+
+/// qemu's side of the device: guest memory it can share with the device's process
+/// (a memfd, as vhost-user needs; the size of Qemu::boot's `-m`), and the
+/// vhost-user-vsock-pci device on `vhost`.
+fn vhost_vsock_qemu_args(vhost: &Path) -> Vec<String> {
+    vec![
+        "-object".into(),
+        "memory-backend-memfd,id=mem,size=256M,share=on".into(),
+        "-machine".into(),
+        "memory-backend=mem".into(),
+        "-chardev".into(),
+        format!("socket,id=vsock,path={}", vhost.display()),
+        "-device".into(),
+        "vhost-user-vsock-pci,chardev=vsock".into(),
+    ]
+}
+
+/// The host's end of the guest's debug console: tend-vsockclient through the device's
+/// hybrid socket, bridged to the test's pipes, its first line the client's UCSPI
+/// variables. It ends when the guest closes the connection (the copy from the guest is
+/// the exec'd one; the copy to it reads a saved stdin, since a background job's own
+/// is /dev/null).
+fn host_console(uds: &Path, host: &Host) -> crate::vsock::Console {
+    let mut c = cmd("tend-vsockclient");
+    c.arg("-H").arg(uds).args([
+        "3",
+        "1026",
+        "sh",
+        "-c",
+        "echo \"client-$PROTO-$VSOCKREMOTECID-$VSOCKREMOTEPORT\"; \
+         exec 3<&0; cat <&3 >&7 & exec cat <&6",
+    ]);
+    crate::vsock::Console::spawn(c, limit(host))
+}
+
+/// Issue 38's preferred host side: the guest's virtio vsock device is qemu's
+/// vhost-user-vsock-pci, served by rust-vmm's vhost-device-vsock on the host, and the
+/// HOST drives the agent guest's debug console with `tend-vsockclient -H` through the
+/// device's hybrid socket (`CONNECT 1026`, `OK ...`): the UCSPI variables on both
+/// sides, echo, an exit code, ctrl-c reaching the foreground job, a kill -9 of the
+/// agent after which that console and a new one still answer while the agent is
+/// restarted, a refused port, and the agent told to exit through its own port, which
+/// powers the guest off cleanly.
+#[test]
+fn slow_vm_agent_console_from_the_host_through_vhost_device_vsock() {
+    let Some(host) = vm() else { return };
+    let prog = match vhost_device_vsock() {
+        Ok(p) => p,
+        Err(why) => return skip(why),
+    };
+    let s = Scratch::new("guest-vhost");
+    let img = Image::new(&s, host);
+    img.agent_services();
+    if !img.modules(
+        host,
+        "10-vsock",
+        &["virtio_pci", "vmw_vsock_virtio_transport"],
+    ) {
+        return skip(format!(
+            "no virtio vsock modules for {}",
+            host.kernel.display()
+        ));
+    }
+    let initrd = img.pack();
+    let (_device, vhost, uds) = vhost_vsock_device(&s, &prog, host);
+    let extra = vhost_vsock_qemu_args(&vhost);
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let params = format!("{AGENT} tend.main_restarts=1");
+    let mut q = Qemu::boot(host, host.accel, &initrd, &params, &extra).unwrap();
+    // The console is bound before the agent starts (its readiness).
+    q.expect("stub-agent: READY\n", limit(host));
+
+    // What is awaited never appears in what is typed (the pty echoes it).
+    let mut con = host_console(&uds, host);
+    con.wait_for("client-VSOCK-3-1026\n");
+    con.send(b"echo \"env-$PROTO-$VSOCKREMOTECID-$VSOCKLOCALPORT-$VSOCKREMOTEPORT-end\"\n");
+    con.wait_for("-end\r\n");
+    // The guest's side: the host (CID 2) on the port the device gave the connection.
+    let said = con.said();
+    let env = said
+        .lines()
+        .find_map(|l| l.trim_end().strip_prefix("env-VSOCK-2-1026-"))
+        .unwrap_or_else(|| panic!("no guest variables in:\n{said}"));
+    assert!(
+        env.strip_suffix("-end")
+            .is_some_and(|p| p.parse::<u32>().is_ok()),
+        "{said}"
+    );
+    con.send(b"echo hi-$((6*7))\n");
+    con.wait_for("hi-42\r\n");
+    con.send(b"sh -c 'exit 7'; echo code-$?\n");
+    con.wait_for("code-7\r\n");
+    // The job says it runs once it is the terminal's foreground group: ash's child
+    // takes the terminal before it runs the command. The status on a line of its own
+    // (a shell drops the rest of a line whose job died of SIGINT).
+    con.send(b"sh -c 'echo fg-$((6*7)); exec sleep 51'\n");
+    con.wait_for("fg-42\r\n");
+    con.send(b"\x03");
+    con.send(b"echo after-$?\n");
+    con.wait_for("after-130\r\n");
+
+    // kill -9 of the agent: the console answers while init restarts it.
+    con.send(b"kill -9 $(cat /run/agent.pid)\n");
+    q.expect(
+        "tend-init: info: restarting the command (1 of 1)\n",
+        limit(host),
+    );
+    con.send(b"echo still-$((2*3))\n");
+    con.wait_for("still-6\r\n");
+    let mut again = host_console(&uds, host);
+    again.send(b"echo again-$((2*3)); exit 3\n");
+    again.wait_for("again-6\r\n");
+    // The shell's exit ends tend-pty, and the connection: the client sees the end.
+    let st = again.wait_exit();
+    assert!(st.success(), "{st:?}: {}", again.said());
+
+    // No server on a port: the guest resets the request, the device closes the socket.
+    let o = tend(
+        "tend-vsockclient",
+        ["-H", uds.to_str().unwrap(), "3", "1999", "true"],
+    );
+    assert_code(&o, 111);
+    assert_eq!(
+        text(&o.stderr),
+        format!(
+            "tend-vsockclient: fatal: unable to connect through {}: Connection refused\n",
+            uds.display()
+        )
+    );
+    // What the client saw, byte for byte: no answer line, the end (as its man page says).
+    let mut raw = UnixStream::connect(&uds).unwrap();
+    raw.set_read_timeout(Some(limit(host))).unwrap();
+    raw.write_all(b"CONNECT 1999\n").unwrap();
+    let mut answer = Vec::new();
+    raw.read_to_end(&mut answer).unwrap();
+    assert_eq!(text(&answer), "");
+
+    // The restarted agent, told to exit on its port 1024 (refused until it listens).
+    let deadline = Instant::now() + limit(host);
+    let told = loop {
+        let o = tend(
+            "tend-vsockclient",
+            [
+                "-H",
+                uds.to_str().unwrap(),
+                "3",
+                "1024",
+                "sh",
+                "-c",
+                "echo exit >&7; cat <&6",
+            ],
+        );
+        if o.status.success() || Instant::now() > deadline {
+            break o;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_code(&told, 0);
+    assert_eq!(text(&told.stdout), "agent: exit\n");
+    let st = q.expect_exit(limit(host));
+    let console = q.console();
+    // The first console's connection ended with the guest.
+    let ended = con.wait_exit();
+    assert!(ended.success(), "{ended:?}: {}", con.said());
+    assert!(st.success(), "{st:?}\n{console}");
+    for line in [
+        "tend-init: info: command exited: exit code 137\n",
+        "tend-init: info: command exited: exit code 0\n",
+    ] {
+        assert!(console.contains(line), "{line:?} missing:\n{console}");
+    }
+    assert_eq!(
+        console.matches("stub-agent: READY\n").count(),
+        2,
+        "{console}"
+    );
+    assert_stages(&console, "powering off", "reboot: Power down");
 }
 
 // ---- guest extension images (issue 38, check 7) -----------------------------------------

@@ -4,8 +4,10 @@
 //! vsock in a qemu guest that loads the loopback transport (CID 1), which this host's
 //! kernel lacks.
 //!
-//! Not tested here: a real Firecracker or Cloud Hypervisor host socket (the stub speaks
-//! the same two lines).
+//! A real hybrid-vsock host socket, vhost-device-vsock's beside qemu, is tested in
+//! tests/it/guest.rs (`slow_vm_agent_console_from_the_host_through_vhost_device_vsock`).
+//! Not tested anywhere: Firecracker's or Cloud Hypervisor's own (the stub speaks the same
+//! two lines).
 
 use crate::common::*;
 use crate::guest;
@@ -223,43 +225,94 @@ pub(crate) fn server_over_vsock_loopback_in_a_guest() {
     assert_eq!(get("leak server alive"), "yes");
 }
 
-/// tend-pty running /bin/sh, its output gathered by a thread.
-struct Console {
-    child: Child,
+/// A program whose stdin the test writes and whose output a thread gathers: tend-pty
+/// running /bin/sh here, the host's end of a guest's debug console in tests/it/guest.rs.
+pub(crate) struct Console {
+    pub(crate) child: Child,
     out: Arc<Mutex<Vec<u8>>>,
+    patience: std::time::Duration,
 }
 
 impl Console {
     fn start() -> Console {
         let mut c = cmd("tend-pty");
         c.args(["/bin/sh"]).env("PS1", "$ ");
+        Console::spawn(c, PATIENCE)
+    }
+
+    /// `c` started, each wait for its output failing after `patience`.
+    pub(crate) fn spawn(mut c: std::process::Command, patience: std::time::Duration) -> Console {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
         c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
+        let mut child = c
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {c:?}: {e}"));
         let out = Arc::new(Mutex::new(Vec::new()));
-        let mut so = child.stdout.take().unwrap();
-        let o = out.clone();
-        std::thread::spawn(move || {
-            let mut b = [0u8; 1024];
-            while let Ok(n) = so.read(&mut b) {
-                if n == 0 {
-                    break;
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let o = out.clone();
+            std::thread::spawn(move || {
+                let mut stream = stream;
+                let mut b = [0u8; 1024];
+                while let Ok(n) = stream.read(&mut b) {
+                    if n == 0 {
+                        break;
+                    }
+                    o.lock().unwrap().extend_from_slice(&b[..n]);
                 }
-                o.lock().unwrap().extend_from_slice(&b[..n]);
-            }
-        });
-        Console { child, out }
+            });
+        }
+        Console {
+            child,
+            out,
+            patience,
+        }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         self.child.stdin.as_mut().unwrap().write_all(bytes).unwrap();
     }
 
-    fn wait_for(&self, what: &str) {
-        wait_until(PATIENCE, what, || {
-            text(&self.out.lock().unwrap()).contains(what).then_some(())
-        });
+    /// All it has said so far (stdout and stderr).
+    pub(crate) fn said(&self) -> String {
+        text(&self.out.lock().unwrap())
+    }
+
+    #[track_caller]
+    pub(crate) fn wait_for(&self, what: &str) {
+        let deadline = std::time::Instant::now() + self.patience;
+        while !self.said().contains(what) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {what:?} after {:?} in:\n{}",
+                self.patience,
+                self.said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Its exit status, waited for without closing its stdin.
+    #[track_caller]
+    pub(crate) fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = std::time::Instant::now() + self.patience;
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still running after {:?}:\n{}",
+                self.patience,
+                self.said()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     fn shell(&self) -> i32 {
@@ -270,6 +323,9 @@ impl Console {
 
 impl Drop for Console {
     fn drop(&mut self) {
+        // The group: a client's background half (`cat <&6 &`) too.
+        let pg = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
+        let _ = nix::sys::signal::kill(pg, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -300,7 +356,7 @@ fn pty_shell_echoes_and_exits_with_its_code() {
     c.wait_for("/dev/pts/");
     c.send(b"exit 7\n");
     let st = wait_until(PATIENCE, "tend-pty to exit", || c.child.try_wait().unwrap());
-    assert_eq!(st.code(), Some(7), "{}", text(&c.out.lock().unwrap()));
+    assert_eq!(st.code(), Some(7), "{}", c.said());
 }
 
 #[test]
