@@ -15,6 +15,7 @@ ROUNDS=${2:-5}
 RUNS=${3:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib.sh"
+. "$here/bench/reap-setup.bash"
 TEND_ROOT=$here
 tend_release --bin tend
 work=$(mktemp -d "${TMPDIR:-/tmp}/tend-bench-reap.XXXXXX")

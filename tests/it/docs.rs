@@ -599,3 +599,42 @@ fn legacy_path(key: &str) -> Option<Vec<String>> {
     }
     (!out.is_empty()).then_some(out)
 }
+
+/// Every bench script parses under the shell that runs it: its `#!` line's, and for the
+/// sourced files (no `#!`) POSIX sh for `.sh` (bench/lib.sh is sourced by the /bin/sh
+/// benches: a bash-only line there broke bench/guest.sh and bench/init.sh) and bash for
+/// `.bash`.
+#[test]
+fn bench_scripts_parse_under_their_shells() {
+    let mut checked = 0;
+    for e in std::fs::read_dir(root().join("bench")).unwrap().flatten() {
+        let path = e.path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(ext) = name.rsplit_once('.').map(|(_, x)| x.to_string()) else {
+            continue;
+        };
+        if ext != "sh" && ext != "bash" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap_or("");
+        let shell = match first.strip_prefix("#!") {
+            Some(s) if s.contains("bash") => "bash",
+            Some(_) => "dash",
+            None if ext == "bash" => "bash",
+            None => "dash",
+        };
+        let out = std::process::Command::new(shell)
+            .arg("-n")
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| panic!("{shell}: {e}"));
+        assert!(
+            out.status.success(),
+            "bench/{name} does not parse under {shell}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        checked += 1;
+    }
+    assert!(checked > 20, "only {checked} bench scripts found");
+}
