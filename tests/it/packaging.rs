@@ -61,11 +61,10 @@ fn built() -> &'static Built {
         // A stripped copy of the test build, as the release profile strips.
         let build = out.join("build");
         std::fs::create_dir_all(&build).unwrap();
-        std::fs::copy(multicall(), build.join("tend")).unwrap();
-        for name in STANDALONE {
+        for name in EXECUTABLES {
             std::fs::copy(bin(name), build.join(name)).unwrap();
         }
-        for name in std::iter::once(&"tend").chain(STANDALONE) {
+        for name in EXECUTABLES {
             let o = run({
                 let mut c = Command::new("strip");
                 c.arg(build.join(name));
@@ -104,7 +103,8 @@ fn require_root() {
     );
 }
 
-/// The program names of the build: `tend -l`, and the standalone executables.
+/// The program names of the build: `tend -l`, and the standalone executables (tend-tree
+/// is not one: its programs are in `tend -l`).
 fn programs() -> Vec<String> {
     let o = tend("tend", ["-l"]);
     assert_code(&o, 0);
@@ -140,7 +140,10 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
         list.lines()
             .any(|l| l.split_whitespace().nth(5) == Some(path))
     };
-    for p in std::iter::once("tend".to_string()).chain(programs()) {
+    for p in ["tend".to_string(), "tend-tree".to_string()]
+        .into_iter()
+        .chain(programs())
+    {
         assert!(has(&format!("./usr/bin/{p}")), "no /usr/bin/{p} in\n{list}");
         assert!(
             has(&format!("./usr/share/man/man8/{p}.8.gz")),
@@ -170,12 +173,21 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
             "no {unit} in\n{list}"
         );
     }
-    // Every program but the standalone ones is a hard link to the one executable.
-    let links = list
-        .lines()
-        .filter(|l| l.ends_with("link to ./usr/bin/tend"))
-        .count();
-    assert_eq!(links, programs().len() - STANDALONE.len(), "{list}");
+    // Every program but the standalone ones is a hard link to one of the multi-call
+    // executables: to tend-tree for what a tree runs, to tend for the rest.
+    let links_to = |exe: &str| {
+        list.lines()
+            .filter(|l| l.ends_with(&format!("link to ./usr/bin/{exe}")))
+            .count()
+    };
+    let tree = tree_programs().len();
+    assert!(tree >= 3, "tend-tree holds {tree} programs");
+    assert_eq!(links_to("tend-tree"), tree, "{list}");
+    assert_eq!(
+        links_to("tend"),
+        programs().len() - STANDALONE.len() - tree,
+        "{list}"
+    );
     assert_eq!(field(&b.deb, "Package"), "tend");
     assert_eq!(field(&b.deb, "Version"), version());
     assert_eq!(field(&b.deb, "Architecture"), "amd64");
@@ -476,7 +488,10 @@ fn the_package_installs_into_the_live_system_and_removes_cleanly() {
     });
     assert_code(&o, 0);
     // Every file the package held is gone, and dpkg no longer knows the package.
-    for p in std::iter::once("tend".to_string()).chain(programs()) {
+    for p in ["tend".to_string(), "tend-tree".to_string()]
+        .into_iter()
+        .chain(programs())
+    {
         for f in [
             format!("/usr/bin/{p}"),
             format!("/usr/share/man/man8/{p}.8.gz"),
