@@ -192,7 +192,7 @@ const TEND: Multicall = Multicall {
     by_symlink: Some(("tend-sv", sv::main)),
     also: (
         "Executables of their own (not in tend -l)",
-        &["tend-jail", "tend-jobs", "tend-monit"],
+        &["tend-jail", "tend-jobs", "tend-monit", "tend-tree"],
     ),
     // Under any other name (cargo's deps/tend-HASH, a renamed copy), the first argument
     // names the program.
