@@ -208,6 +208,12 @@ fn a_tree_started_through_links_sh_runs_from_tend_tree() {
     let scanner = Daemon::start(c);
     let service = wait_status(&svc, "the service up", is_up).pid as i32;
     let logger = wait_status(&log, "the logger up", is_up).pid as i32;
+    // The logger is up once spawned: its ./run (a shell) then execs tend-log.
+    let shell = ino(Path::new("/bin/sh"));
+    let logger_exe = Path::new("/proc").join(logger.to_string()).join("exe");
+    wait_until(PATIENCE, "the logger's run script to exec tend-log", || {
+        (ino(&logger_exe) != shell).then_some(())
+    });
     let service_supervisor = parent_of(service).unwrap();
     let logger_supervisor = parent_of(logger).unwrap();
     assert_eq!(parent_of(service_supervisor), Some(scanner.pid()));
