@@ -1,7 +1,7 @@
 # bench/lib.sh — sourced by every bench script: the build as it ships (the one place a
 # bench script builds), and the teardown of what a script started.
 
-# Build the release multi-call executable (cargo build --release, plus the cargo arguments
+# Build the release multi-call executables (cargo build --release, plus the cargo arguments
 # given, e.g. --bin tend or --features tend-scan/forked with CARGO_TARGET_DIR set), make
 # its links (packaging/links.sh: a rebuild leaves old links on the old inode) and set B to
 # their directory. TEND_ROOT is the checkout (default: the current directory). With
@@ -13,6 +13,15 @@ tend_release() {
         B=$TEND_BIN
         return
     fi
+    # `--bin tend` builds tend-tree too: links.sh points the tree's programs at it, and a
+    # stale one from an earlier build would otherwise be linked.
+    # (POSIX sh: some scripts sourcing this are /bin/sh.)
+    local prev= a tree=
+    for a in "$@"; do
+        if [ "$prev" = --bin ] && [ "$a" = tend ]; then tree=1; fi
+        prev=$a
+    done
+    if [ -n "$tree" ]; then set -- "$@" --bin tend-tree; fi
     echo "# building tend (cargo build --release $*)" >&2
     cargo build --release --quiet --manifest-path "$root/Cargo.toml" "$@" >&2
     B=${CARGO_TARGET_DIR:-$root/target}/x86_64-unknown-linux-musl/release

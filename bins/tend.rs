@@ -13,8 +13,8 @@
 #![no_main]
 #![deny(unsafe_code)]
 
-use std::os::unix::ffi::OsStrExt;
-use tend_cli::{Program, code};
+use tend_cli::Program;
+use tend_cli::multicall::{Entry, Multicall};
 
 #[path = "tend-applyuidgid.rs"]
 mod applyuidgid;
@@ -127,13 +127,7 @@ mod with_contenv;
 
 /// Every program and its `main`, sorted by name. Adding a program: one `mod` above and one
 /// row here (README, "Adding a program"); tests/it/docs.rs checks that every [[bin]] is here.
-/// s6 (and s6-overlay) names whose tend program is not `tend-` + the rest of the name.
-const S6_NAMES: &[(&str, &str)] = &[
-    ("with-contenv", "tend-with-contenv"),
-    ("s6-notifyoncheck", "tend-check"),
-];
-
-const PROGRAMS: &[(&str, fn())] = &[
+const PROGRAMS: &[Entry] = &[
     ("tend-applyuidgid", applyuidgid::main),
     ("tend-cgroup", cgroup::main),
     ("tend-check", check::main),
@@ -190,125 +184,26 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("tend-with-contenv", with_contenv::main),
 ];
 
-const PROG: Program = Program::new("tend", "tend -l | tend prog [ args... ]");
-
-/// The program called `name`, with or without its `tend-` prefix.
-fn find(name: &[u8]) -> Option<(&'static str, fn())> {
-    let full = |n: &str| n.as_bytes() == name;
-    let short = |n: &str| n.as_bytes().strip_prefix(b"tend-") == Some(name);
-    PROGRAMS
-        .iter()
-        .find(|(n, _)| full(n))
-        .or_else(|| PROGRAMS.iter().find(|(n, _)| short(n)))
-        .copied()
-}
-
-/// `tend --help`: the usage, then every program with its man page's one-line summary.
-fn help() -> ! {
-    let own = tend_cli::help::page("tend").map_or("", |p| p.help);
-    let mut text = own
-        .lines()
-        .take_while(|l| !l.starts_with("The manual"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    text.push_str("\nPrograms:\n");
-    let width = PROGRAMS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
-    for (name, _) in PROGRAMS {
-        let summary = tend_cli::help::page(name).map_or("", |p| p.summary);
-        text.push_str(&format!("  {name:width$}  {summary}\n"));
-    }
-    text.push_str("\nExecutables of their own (not in tend -l):\n");
-    for name in ["tend-jail", "tend-jobs", "tend-monit"] {
-        let summary = tend_cli::help::page(name).map_or("", |p| p.summary);
-        text.push_str(&format!("  {name:width$}  {summary}\n"));
-    }
-    text.push_str("\nEach answers --help and --version; the manual: man 8 tend, man 8 tend-PROG\n");
-    tend_cli::help::print("tend", &text)
-}
-
-fn list() -> ! {
-    let mut text = String::new();
-    for (name, _) in PROGRAMS {
-        text.push_str(name);
-        text.push('\n');
-    }
-    match tend_sys::fd::write_all(std::io::stdout(), text.as_bytes()) {
-        Ok(()) => std::process::exit(code::OK),
-        Err(e) => PROG.fatal(
-            code::SYSTEM,
-            format_args!("unable to write to stdout: {}", e.desc()),
-        ),
-    }
-}
+const TEND: Multicall = Multicall {
+    prog: Program::new("tend", "tend -l | tend prog [ args... ]"),
+    programs: PROGRAMS,
+    // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
+    // tend-sv takes from the name it was called by.
+    by_symlink: Some(("tend-sv", sv::main)),
+    also: (
+        "Executables of their own (not in tend -l)",
+        &["tend-jail", "tend-jobs", "tend-monit", "tend-tree"],
+    ),
+    // Under any other name (cargo's deps/tend-HASH, a renamed copy), the first argument
+    // names the program.
+    refuses_other_programs: false,
+};
 
 // The C runtime's call: straight into `run`, through tend_sys::entry (argv kept,
 // SIGPIPE ignored; fds 0-2 left as they are).
 tend_sys::c_main!(run);
 
-/// The program named by argv[0] (a link) or by the first argument.
+/// The program named by argv[0] (a link) or by the first argument (tend_cli::multicall).
 fn run() {
-    let mut argv = tend_sys::entry::argv().into_iter();
-    let argv0 = argv.next().unwrap_or_default();
-    let base = argv0
-        .as_bytes()
-        .rsplit(|&b| b == b'/')
-        .next()
-        .unwrap_or_default();
-    // Run through a link: argv[0] names the program (only full names: a link `svc` is not
-    // ours). `init` too, for a kernel that runs /init or /sbin/init with no arguments.
-    let base: &[u8] = match base {
-        b"init" => b"tend-init",
-        // runit's names, for run scripts and operators' commands written for runit.
-        b"chpst" => b"tend-chpst",
-        b"sv" => b"tend-sv",
-        // s6-overlay's /run/s6/basedir/bin/halt, a link tend-init makes to this executable.
-        b"halt" => b"tend-init",
-        b"runsvdir" => b"tend-svscan",
-        b"runsv" => b"tend-supervise",
-        _ => base,
-    };
-    // s6-overlay images call s6's programs by name (packaging/install.sh -6 links them):
-    // `s6-NAME` is tend-NAME, and the names in S6_NAMES are theirs.
-    let from_s6;
-    let base: &[u8] = match S6_NAMES.iter().find(|(s6, _)| s6.as_bytes() == base) {
-        Some((_, ours)) => ours.as_bytes(),
-        None => match base.strip_prefix(b"s6-") {
-            Some(rest) => {
-                from_s6 = [b"tend-", rest].concat();
-                &from_s6
-            }
-            None => base,
-        },
-    };
-    if let Some(&(name, main)) = PROGRAMS.iter().find(|(n, _)| n.as_bytes() == base) {
-        tend_cli::running(name);
-        return main();
-    }
-    // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
-    // tend-sv takes from the name it was called by.
-    if let Ok(target) = std::fs::read_link(&argv0)
-        && target.file_name().is_some_and(|n| n == "tend-sv")
-    {
-        // The script's own name has no page: its --help is its own usage, not ours.
-        tend_cli::running("");
-        return sv::main();
-    }
-    let first = argv.next().unwrap_or_else(|| PROG.usage_exit());
-    match first.as_bytes() {
-        b"-l" => list(),
-        b"--help" => help(),
-        b"--version" => tend_cli::help::print("tend", &tend_cli::help::version_line("tend")),
-        [b'-', ..] => PROG.usage_exit(),
-        name => match find(name) {
-            Some((name, main)) => {
-                tend_cli::named_by_first_argument();
-                tend_cli::running(name);
-                main()
-            }
-            None => PROG.fatal(
-                code::USAGE,
-                format_args!("unknown program: {}", tend_cli::shown(&first)),
-            ),
-        },
-    }
+    TEND.run()
 }

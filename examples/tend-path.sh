@@ -14,7 +14,8 @@ tend_path() {
       "${tend_root:-.}/target/x86_64-unknown-linux-musl/release" \
       "${tend_root:-.}/target/x86_64-unknown-linux-musl/debug"; do
     [ -z "$tend_bin" ] && [ -x "$tend_try/tend" ] || continue
-    if [ ! -e "$tend_try/tend-svscan" ] || [ "$tend_try/tend" -nt "$tend_try/tend-svscan" ]; then
+    if [ ! -e "$tend_try/tend-svscan" ] || [ "$tend_try/tend" -nt "$tend_try/tend-rc" ] ||
+        [ "$tend_try/tend-tree" -nt "$tend_try/tend-svscan" ]; then
       "${tend_root:-.}/packaging/links.sh" "$tend_try" || continue
     fi
     tend_bin=$(cd "$tend_try" && pwd)

@@ -2,16 +2,19 @@
 # packaging/build.sh — build tend's Debian package and its release tarball from a checkout.
 #
 # Usage: packaging/build.sh [ OUTDIR ]        (default: target/packages)
-#   TEND_BUILD=DIR  package the `tend` executable in DIR instead of building it with
+#   TEND_BUILD=DIR  package the executables in DIR instead of building them with
 #                   `cargo build --release` (the tests package their own build this way)
 #
 # Makes, in OUTDIR:
-#   tend_VERSION_amd64.deb                 dpkg-deb from a staged tree: /usr/bin/tend and one
-#                                          hard link per program, gzipped man pages, README,
+#   tend_VERSION_amd64.deb                 dpkg-deb from a staged tree: /usr/bin/tend and
+#                                          /usr/bin/tend-tree, one hard link per program to
+#                                          one of them (install.sh), the standalone
+#                                          executables, gzipped man pages, README,
 #                                          examples, copyright and changelog in
 #                                          /usr/share/doc/tend; no dependencies (static)
 #   tend-runit_VERSION_amd64.deb           runit's names (chpst, sv, runsvdir, runsv) in
-#                                          /usr/bin, linked to tend (install.sh -r);
+#                                          /usr/bin, linked to tend and tend-tree
+#                                          (install.sh -r);
 #                                          Depends: tend (= VERSION), Conflicts/Replaces:
 #                                          runit. Not alternatives: runit's package ships
 #                                          those paths as plain files, not through

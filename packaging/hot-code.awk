@@ -12,6 +12,10 @@ function key(s) {
     sub(/\.[0-9]+$/, "", s)
     if (s ~ /^_ZN/) sub(/17h[0-9a-f]+E$/, "E", s)
     else if (s ~ /^_R/) gsub(/Cs[0-9A-Za-z]+_/, "Cs_", s)
+    # tend-tree builds the same program sources (bins/) as tend under another crate name:
+    # tend_tree::supervise::main is tend::supervise::main, one key for both.
+    if (s ~ /^_ZN9tend_tree/) s = "_ZN4tend" substr(s, 14)
+    gsub(/Cs_9tend_tree/, "Cs_4tend", s)
     return s
 }
 keys { k = key($0); if (!(k in done)) { done[k] = 1; print k }; next }

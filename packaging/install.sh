@@ -1,8 +1,10 @@
 #!/bin/sh
 # packaging/install.sh — install tend the way it ships: one static executable
-# PREFIX/bin/tend with one hard link per program name, the standalone executables
-# (tend-jobs, tend-monit, tend-jail: kept out of the shared text, Cargo.toml says why), and the
-# manual pages.
+# PREFIX/bin/tend with one hard link per program name, except the programs a running
+# supervision tree runs, which are hard links to the small PREFIX/bin/tend-tree (`tend-tree
+# -l`: tend-svscan, tend-supervise, tend-log and their clients), the standalone executables
+# (tend-jobs, tend-monit, tend-jail: kept out of the shared text, Cargo.toml says why), and
+# the manual pages.
 #
 # Usage: packaging/install.sh [ -s ] [ -z ] [ -6 ] [ -r ] DESTDIR [ PREFIX ]
 #   DESTDIR  staging root ("" or / for the live system); PREFIX defaults to /usr/local
@@ -10,12 +12,14 @@
 #            `cargo build --release --features separate`)
 #   -z       gzip the manual pages (gzip -9n, as Debian wants them)
 #   -6       also install the names s6-overlay v3 images call (s6-svc, with-contenv...):
-#            DESTDIR/command/NAME links to PREFIX/bin/tend and DESTDIR/usr/bin/NAME to
+#            DESTDIR/command/NAME links to PREFIX/bin/tend (tend-tree for its programs)
+#            and DESTDIR/usr/bin/NAME to
 #            /command/NAME, as s6-overlay lays them out, and DESTDIR/init to tend
 #            (tend-init's s6-overlay mode: man tend-init, "S6-OVERLAY")
 #   -r       also install runit's names, for a system without runit (a BOSH stemcell from
-#            Resolute on): PREFIX/bin/{chpst,sv,runsvdir,runsv} linked to PREFIX/bin/tend,
-#            which runs tend-chpst, tend-sv, tend-svscan and tend-supervise by those names
+#            Resolute on): PREFIX/bin/{chpst,sv} linked to PREFIX/bin/tend and
+#            PREFIX/bin/{runsvdir,runsv} to PREFIX/bin/tend-tree, which run tend-chpst,
+#            tend-sv, tend-svscan and tend-supervise by those names
 #            with runit's command lines (man tend-svscan, "RUNSVDIR"; man tend-supervise,
 #            "RUNSV")
 # Also installs, beside tend-monit's monit name, the units that run it in monit's place:
@@ -43,18 +47,27 @@ prefix=${2:-/usr/local}
 bindir=$destdir$prefix/bin
 mandir=$destdir$prefix/share/man/man8
 
-[ -x "$build/tend" ] || { echo "install.sh: fatal: no $build/tend: run cargo build --release" >&2; exit 111; }
+for n in tend tend-tree; do
+    [ -x "$build/$n" ] || { echo "install.sh: fatal: no $build/$n: run cargo build --release" >&2; exit 111; }
+done
 names=$("$build/tend" -l)
+tree=" $(echo $("$build/tend-tree" -l)) "
 standalone="tend-jobs tend-monit tend-jail"
+# The executable a program's name links to: tend-tree for what a tree runs, else tend.
+exe_of() {
+    case $tree in *" $1 "*) echo tend-tree ;; *) echo tend ;; esac
+}
 mkdir -p "$bindir" "$mandir"
-install -m 755 "$build/tend" "$bindir/tend"
-echo "$bindir/tend"
+for n in tend tend-tree; do
+    install -m 755 "$build/$n" "$bindir/$n"
+    echo "$bindir/$n"
+done
 for n in $names; do
     if [ $separate = 1 ]; then
         [ -x "$build/$n" ] || { echo "install.sh: fatal: no $build/$n: run cargo build --release --features separate" >&2; exit 111; }
         install -m 755 "$build/$n" "$bindir/$n"
     else
-        ln -f "$bindir/tend" "$bindir/$n"
+        ln -f "$bindir/$(exe_of "$n")" "$bindir/$n"
     fi
     echo "$bindir/$n"
 done
@@ -80,7 +93,7 @@ for f in run finish log/run; do
     install -m 755 "$root/packaging/sv/monit/$f" "$destdir$prefix/lib/tend/monit/sv/monit/$f"
     echo "$destdir$prefix/lib/tend/monit/sv/monit/$f"
 done
-for n in tend $names $standalone; do
+for n in tend tend-tree $names $standalone; do
     page=$root/man/man8/$n.8
     [ -f "$page" ] || { echo "install.sh: fatal: no manual page $page" >&2; exit 111; }
     if [ $gz = 1 ]; then
@@ -104,7 +117,7 @@ if [ $s6 = 1 ]; then
         s6name=${pair%%:*} ours=${pair#*:}
         case " $(echo $names) " in *" $ours "*) ;; *) continue ;; esac
         mkdir -p "$destdir/command" "$destdir/usr/bin"
-        ln -sfn "$prefix/bin/tend" "$destdir/command/$s6name"
+        ln -sfn "$prefix/bin/$(exe_of "$ours")" "$destdir/command/$s6name"
         echo "$destdir/command/$s6name"
         ln -sfn "/command/$s6name" "$destdir/usr/bin/$s6name"
         echo "$destdir/usr/bin/$s6name"
@@ -114,8 +127,9 @@ if [ $s6 = 1 ]; then
 fi
 if [ $runit = 1 ]; then
     # Relative links, so the tree works wherever DESTDIR puts it (a package, a chroot).
-    for n in chpst sv runsvdir runsv; do
-        ln -sfn tend "$bindir/$n"
+    for pair in chpst:tend-chpst sv:tend-sv runsvdir:tend-svscan runsv:tend-supervise; do
+        n=${pair%%:*}
+        ln -sfn "$(exe_of "${pair#*:}")" "$bindir/$n"
         echo "$bindir/$n"
     done
 fi

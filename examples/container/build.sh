@@ -46,9 +46,14 @@ for applet in $("$busybox" --list); do
 done
 # Debug builds carry their debug info: strip it (release builds already are).
 if [ -x "$bindir/tend" ]; then
-    # The multi-call executable once, and a hard link per program: one text for the tree.
-    strip -o "$root/usr/bin/tend" "$bindir/tend" 2>/dev/null || cp "$bindir/tend" "$root/usr/bin/tend"
-    for p in $("$bindir/tend" -l); do ln -f "$root/usr/bin/tend" "$root/usr/bin/$p"; done
+    # The multi-call executables once each, and a hard link per program, as
+    # packaging/links.sh makes them: the tree's programs to tend-tree (one small text for
+    # the whole tree), the others to tend. Without tend-tree, tend answers every name.
+    for e in tend tend-tree; do
+        [ -x "$bindir/$e" ] || continue
+        strip -o "$root/usr/bin/$e" "$bindir/$e" 2>/dev/null || cp "$bindir/$e" "$root/usr/bin/$e"
+    done
+    "$here/../../packaging/links.sh" "$root/usr/bin"
 else
     for f in "$bindir"/tend-*; do
         case $f in *.d) continue ;; esac

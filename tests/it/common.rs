@@ -18,13 +18,34 @@ use tend_proto::fifodir::{Subscription, make_fifodir};
 /// says why for each).
 pub const STANDALONE: &[&str] = &["tend-jobs", "tend-monit", "tend-jail"];
 
+/// Every executable the build makes and packaging/install.sh installs: the two multi-call
+/// ones and the standalone ones.
+pub const EXECUTABLES: &[&str] = &["tend", "tend-tree", "tend-jobs", "tend-monit", "tend-jail"];
+
 /// The built multi-call executable.
 pub fn multicall() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_tend"))
 }
 
+/// The built small multi-call executable: what a running supervision tree runs.
+pub fn tree_multicall() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_tend-tree"))
+}
+
+/// The program names `tend-tree -l` prints (each also in `tend -l`).
+pub fn tree_programs() -> Vec<String> {
+    let o = Command::new(tree_multicall()).arg("-l").output().unwrap();
+    assert!(o.status.success(), "tend-tree -l: {o:?}");
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 /// The directory holding the tend programs as they ship: one hard link per program name to
-/// the multi-call `tend` (what packaging/install.sh makes), made once per test process.
+/// the multi-call `tend`, or to `tend-tree` for the programs it holds (what
+/// packaging/install.sh makes), made once per test process.
 pub fn bindir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
@@ -51,9 +72,15 @@ pub fn bindir() -> PathBuf {
                 .unwrap();
             std::fs::rename(&tmp, dir.join(name)).unwrap();
         };
+        let tree = tree_programs();
         for name in std::iter::once("tend").chain(names.lines()) {
-            link(multicall(), name);
+            if tree.iter().any(|t| t == name) {
+                link(tree_multicall(), name);
+            } else {
+                link(multicall(), name);
+            }
         }
+        link(tree_multicall(), "tend-tree");
         // Standalone executables are built beside the multi-call one.
         let built = Path::new(env!("CARGO_BIN_EXE_tend-jobs")).parent().unwrap();
         for name in STANDALONE {

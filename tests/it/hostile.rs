@@ -959,6 +959,7 @@ fn packaging_build_follows_cargo_target_dir() {
         return;
     }
     let built = stripped(&bin("tend"), "tend");
+    let tree = &stripped(tree_multicall(), "tend-tree");
     let jobs = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-jobs")), "tend-jobs");
     let monit = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-monit")), "tend-monit");
     let jail = &stripped(Path::new(env!("CARGO_BIN_EXE_tend-jail")), "tend-jail");
@@ -967,8 +968,8 @@ fn packaging_build_follows_cargo_target_dir() {
 case "$1" in
 build)
     d=$CARGO_TARGET_DIR/x86_64-unknown-linux-musl/release
-    mkdir -p "$d" && cp "{tend}" "$d/tend" && cp "{jobs}" "$d/tend-jobs" && cp "{monit}" "$d/tend-monit" && cp "{jail}" "$d/tend-jail" || exit 101
-    for n in tend tend-jobs tend-monit tend-jail; do
+    mkdir -p "$d" && cp "{tend}" "$d/tend" && cp "{tree}" "$d/tend-tree" && cp "{jobs}" "$d/tend-jobs" && cp "{monit}" "$d/tend-monit" && cp "{jail}" "$d/tend-jail" || exit 101
+    for n in tend tend-tree tend-jobs tend-monit tend-jail; do
         printf '{{"reason":"compiler-artifact","package_id":"path+file:///src#tend@0.1.0","manifest_path":"/src/Cargo.toml","target":{{"kind":["bin"],"crate_types":["bin"],"name":"%s","src_path":"/src/bins/%s.rs","edition":"2024","doc":true,"doctest":false,"test":true}},"profile":{{"opt_level":"3","debuginfo":0,"debug_assertions":false,"overflow_checks":false,"test":false}},"features":[],"filenames":["%s"],"executable":"%s","fresh":false}}\n' "$n" "$n" "$d/$n" "$d/$n"
     done
     echo '{{"reason":"build-finished","success":true}}' ;;
@@ -976,6 +977,7 @@ build)
 esac
 "#,
         tend = built.display(),
+        tree = tree.display(),
         jobs = jobs.display(),
         monit = monit.display(),
         jail = jail.display()

@@ -93,8 +93,8 @@ fn make_rootfs(rootfs: &Path, dir: &Path, trees: &[&str]) {
     let build = dir.join("build");
     std::fs::create_dir_all(&build).unwrap();
     let debug = multicall().parent().unwrap();
-    // Every executable install.sh takes: the multi-call one and the standalone ones.
-    for p in std::iter::once(&"tend").chain(STANDALONE) {
+    // Every executable install.sh takes: the multi-call ones and the standalone ones.
+    for p in EXECUTABLES {
         let o = run({
             let mut c = Command::new("strip");
             c.arg("-o").arg(build.join(p)).arg(debug.join(p));
@@ -992,6 +992,9 @@ fn install_sh_6_lays_out_the_s6_names() {
     assert_code(&o, 0);
     let link = |p: &str| std::fs::read_link(s.join("root").join(p)).unwrap();
     assert_eq!(link("init"), Path::new("/usr/bin/tend"));
+    let tree = tree_programs();
+    assert!(tree.iter().any(|p| p == "tend-svscan"), "{tree:?}");
+    assert_eq!(link("command/s6-svscan"), Path::new("/usr/bin/tend-tree"));
     for name in [
         "with-contenv",
         "s6-setuidgid",
@@ -1006,7 +1009,14 @@ fn install_sh_6_lays_out_the_s6_names() {
         "s6-setsid",
         "s6-softlimit",
     ] {
-        assert_eq!(link(&format!("command/{name}")), Path::new("/usr/bin/tend"));
+        // What a tree runs is in tend-tree (its clients too), the rest in tend.
+        let ours = format!("tend-{}", name.strip_prefix("s6-").unwrap_or(name));
+        let exe = if tree.contains(&ours) {
+            "/usr/bin/tend-tree"
+        } else {
+            "/usr/bin/tend"
+        };
+        assert_eq!(link(&format!("command/{name}")), Path::new(exe), "{name}");
         assert_eq!(
             link(&format!("usr/bin/{name}")),
             Path::new("/command").join(name)

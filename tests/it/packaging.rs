@@ -61,11 +61,10 @@ fn built() -> &'static Built {
         // A stripped copy of the test build, as the release profile strips.
         let build = out.join("build");
         std::fs::create_dir_all(&build).unwrap();
-        std::fs::copy(multicall(), build.join("tend")).unwrap();
-        for name in STANDALONE {
+        for name in EXECUTABLES {
             std::fs::copy(bin(name), build.join(name)).unwrap();
         }
-        for name in std::iter::once(&"tend").chain(STANDALONE) {
+        for name in EXECUTABLES {
             let o = run({
                 let mut c = Command::new("strip");
                 c.arg(build.join(name));
@@ -104,7 +103,8 @@ fn require_root() {
     );
 }
 
-/// The program names of the build: `tend -l`, and the standalone executables.
+/// The program names of the build: `tend -l`, and the standalone executables (tend-tree
+/// is not one: its programs are in `tend -l`).
 fn programs() -> Vec<String> {
     let o = tend("tend", ["-l"]);
     assert_code(&o, 0);
@@ -140,7 +140,10 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
         list.lines()
             .any(|l| l.split_whitespace().nth(5) == Some(path))
     };
-    for p in std::iter::once("tend".to_string()).chain(programs()) {
+    for p in ["tend".to_string(), "tend-tree".to_string()]
+        .into_iter()
+        .chain(programs())
+    {
         assert!(has(&format!("./usr/bin/{p}")), "no /usr/bin/{p} in\n{list}");
         assert!(
             has(&format!("./usr/share/man/man8/{p}.8.gz")),
@@ -170,12 +173,42 @@ fn the_package_holds_every_program_its_page_and_the_docs() {
             "no {unit} in\n{list}"
         );
     }
-    // Every program but the standalone ones is a hard link to the one executable.
-    let links = list
-        .lines()
-        .filter(|l| l.ends_with("link to ./usr/bin/tend"))
-        .count();
-    assert_eq!(links, programs().len() - STANDALONE.len(), "{list}");
+    // Every program but the standalone ones is a hard link to one of the multi-call
+    // executables: to tend-tree for what a tree runs, to tend for the rest. (dpkg-deb
+    // names a hard link's target by the group's first name in the archive: for tend-tree's
+    // group, tend-log.)
+    let tree = tree_programs();
+    assert!(tree.len() >= 3, "tend-tree holds {tree:?}");
+    let mut tree_group: Vec<&str> = tree.iter().map(String::as_str).collect();
+    tree_group.push("tend-tree");
+    let entry = |p: &str| {
+        list.lines()
+            .find(|l| l.split_whitespace().nth(5) == Some(&format!("./usr/bin/{p}")))
+            .unwrap_or_else(|| panic!("no {p} in\n{list}"))
+    };
+    let links_into_tree = |l: &str| {
+        l.split_once(" link to ./usr/bin/")
+            .is_some_and(|(_, to)| tree_group.contains(&to))
+    };
+    for p in &tree_group {
+        let l = entry(p);
+        assert!(
+            !l.contains(" link to ") || links_into_tree(l),
+            "{p} is not tend-tree: {l}"
+        );
+    }
+    assert_eq!(
+        list.lines().filter(|l| links_into_tree(l)).count(),
+        tree.len(),
+        "{list}"
+    );
+    assert_eq!(
+        list.lines()
+            .filter(|l| l.ends_with(" link to ./usr/bin/tend"))
+            .count(),
+        programs().len() - STANDALONE.len() - tree.len(),
+        "{list}"
+    );
     assert_eq!(field(&b.deb, "Package"), "tend");
     assert_eq!(field(&b.deb, "Version"), version());
     assert_eq!(field(&b.deb, "Architecture"), "amd64");
@@ -476,7 +509,10 @@ fn the_package_installs_into_the_live_system_and_removes_cleanly() {
     });
     assert_code(&o, 0);
     // Every file the package held is gone, and dpkg no longer knows the package.
-    for p in std::iter::once("tend".to_string()).chain(programs()) {
+    for p in ["tend".to_string(), "tend-tree".to_string()]
+        .into_iter()
+        .chain(programs())
+    {
         for f in [
             format!("/usr/bin/{p}"),
             format!("/usr/share/man/man8/{p}.8.gz"),
@@ -536,7 +572,8 @@ fn the_tarball_builds_a_container_image() {
         c.args(["run", "--rm", TAG, "sh", "-c"]).arg(
             "tend-svwait -u -t 10000 /run/tend/service/numbers && \
              test \"$(readlink -f /usr/bin/tend-svc)\" = /usr/bin/tend-svc && \
-             test /usr/bin/tend-svc -ef /usr/bin/tend && exit 42",
+             test /usr/bin/tend-svc -ef /usr/bin/tend-tree && \
+             test /usr/bin/tend-init -ef /usr/bin/tend && exit 42",
         );
         c
     });
@@ -601,10 +638,17 @@ fn tend_runit_replaces_a_removed_runit_and_runs_its_service_directories() {
         !root.join("usr/bin/svlogd").exists(),
         "runit's svlogd left behind"
     );
-    for n in ["chpst", "sv", "runsvdir", "runsv"] {
+    // runit's daemons are tend-tree's, its tools tend's.
+    for (n, exe) in [
+        ("chpst", "tend"),
+        ("sv", "tend"),
+        ("runsvdir", "tend-tree"),
+        ("runsv", "tend-tree"),
+    ] {
         assert_eq!(
             std::fs::read_link(root.join("usr/bin").join(n)).unwrap(),
-            Path::new("tend")
+            Path::new(exe),
+            "{n}"
         );
     }
     // A runit system in the root: busybox's sh, the vcap account, /etc/service with a
@@ -786,7 +830,11 @@ fn slow_tend_runit_replaces_runit_in_a_debian_container() {
     let o = sh("dpkg -i /debs/tend.deb /debs/tend-runit.deb");
     assert_code(&o, 0);
     let o = sh("for n in chpst sv runsvdir runsv; do readlink /usr/bin/$n; done");
-    assert_eq!(text(&o.stdout), "tend\ntend\ntend\ntend\n", "{o:?}");
+    assert_eq!(
+        text(&o.stdout),
+        "tend\ntend\ntend-tree\ntend-tree\n",
+        "{o:?}"
+    );
     // runit's /etc/service link went with it: the scan directory is made anew, with the
     // service directory (kept aside in /root) in it.
     let o = sh("test ! -e /etc/service && mkdir /etc/service && cp -a /root/app /etc/service/");

@@ -59,6 +59,7 @@ pub fn running(name: &'static str) {
 }
 
 pub mod help;
+pub mod multicall;
 
 /// One program's identity: its name and its usage line (worded as the man page's SYNOPSIS).
 #[derive(Clone, Copy, Debug)]
