@@ -707,8 +707,14 @@ fn tend_runit_replaces_a_removed_runit_and_runs_its_service_directories() {
             .filter(|t| t.ends_with('\n'))
     });
     assert_eq!(ids, "uid=1000(vcap) gid=1000(vcap) groups=1000(vcap)\n");
-    let o = run(chrooted(&["service", "app", "status"]));
-    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    // The ids come from the run's own exec chain; the supervisor says run once it has
+    // seen ./run's exec, and under load it may not have been scheduled yet: the status
+    // said "down: app: 0s, normally up, want up" (sweep C34). Wait for the state.
+    let up = wait_until(PATIENCE, "service app status: run", || {
+        let o = run(chrooted(&["service", "app", "status"]));
+        text(&o.stdout).starts_with("run: app: (pid ").then_some(o)
+    });
+    assert_code(&up, 0);
     let o = run(chrooted(&["service", "app", "stop"]));
     assert_code(&o, 0);
     assert!(text(&o.stdout).starts_with("ok: down: app: "), "{o:?}");
@@ -850,8 +856,12 @@ fn slow_tend_runit_replaces_runit_in_a_debian_container() {
         Some(text(&sh("cat /tmp/ids 2>/dev/null").stdout)).filter(|t| t.ends_with('\n'))
     });
     assert_eq!(ids, "uid=1000(vcap) gid=1000(vcap) groups=1000(vcap)\n");
-    let o = sh("service app status");
-    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    // As above: the status says run once the supervisor has seen the exec (C34).
+    let up = wait_until(PATIENCE, "service app status: run", || {
+        let o = sh("service app status");
+        text(&o.stdout).starts_with("run: app: (pid ").then_some(o)
+    });
+    assert_code(&up, 0);
     let o = sh("service app stop");
     assert_code(&o, 0);
     assert!(text(&o.stdout).starts_with("ok: down: app: "), "{o:?}");

@@ -1244,8 +1244,13 @@ fn runsvdir_name_runs_a_runit_tree_as_stage_2_does() {
         c.args(args).env("SVDIR", &scan).env("PATH", &path);
         run(c)
     };
-    let o = sv(&["status", "app"]);
-    assert!(text(&o.stdout).starts_with("run: app: (pid "), "{o:?}");
+    // The ids and the log line come from the run's exec chain; the supervisor says run
+    // once it has seen ./run's exec, which under load can come later (sweep C34).
+    wait_until(PATIENCE, "sv status app: run", || {
+        text(&sv(&["status", "app"]).stdout)
+            .starts_with("run: app: (pid ")
+            .then_some(())
+    });
     // -P: each supervisor leads a session of its own.
     let sup = wait_until(PATIENCE, "app's supervisor", || {
         let pid: i32 = text(&sv(&["status", "app"]).stdout)
