@@ -3,7 +3,8 @@
  * named (the multi-call executable) that are resident, from /proc/PID/pagemap's present
  * bit: each process's count, each 64 kB window of the file touched (the kernel maps a
  * page cache window around a fault) with the processes that hold it, and the union,
- * which is what their Pss of that file adds up to. The file is matched by its inode (its
+ * which is what their Pss of that file adds up to; then each run of resident pages held by
+ * the same processes (with FAULT_AROUND=4096, the pages each one read). The file is matched by its inode (its
  * hard links map it under other names). Built static by bench/guest.sh.
  * Usage: guest-pages FILE PID... */
 #include <fcntl.h>
@@ -74,5 +75,14 @@ int main(int argc, char **argv)
             printf("BENCH-PAGES window at %#8x: %2d pages, processes %#x\n", w * 65536, c, hold);
     }
     printf("BENCH-PAGES union: %d kB\n", all * 4);
+    for (int p = 0; p <= last;) {
+        int q = p;
+        while (q + 1 <= last && who[q + 1] == who[p])
+            q++;
+        if (who[p])
+            printf("BENCH-PAGES run %#8x-%#8x: %3d pages, processes %#x\n", p * 4096,
+                   q * 4096 + 4095, q - p + 1, who[p]);
+        p = q + 1;
+    }
     return 0;
 }

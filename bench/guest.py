@@ -41,6 +41,11 @@ ICOUNT = os.environ.get("ICOUNT", "")
 # TRACE=1: the kernel logs every fork, exec and exit (tp_printk), and the report prints
 # them with the per-process Pss: where the time to READY and the memory go.
 TRACE = os.environ.get("TRACE", "")
+# FAULT_AROUND=4096 (with TRACE=1): the guest kernel maps only the page a fault asks for
+# (its fault_around_bytes, 64 kB by default, set through debugfs by a shell /init that
+# then execs the real one as /sbin/init), so bench/guest-pages.c's page runs are the
+# pages each process really reads, not their 64 kB windows. A diagnostic, not a figure.
+FAULT_AROUND = os.environ.get("FAULT_AROUND", "")
 # PAYLOAD=three: issue 28's three services (see write_three) instead of ready + logged.
 # PAYLOAD=agent: issue 38's agent guest (see write_agent).
 PAYLOAD = os.environ.get("PAYLOAD", "")
@@ -193,7 +198,8 @@ exec /bench/report
 def pack(variant):
     init = os.path.join(ROOT, "init")
     inittab = os.path.join(ROOT, "etc/inittab")
-    for p in [init, inittab]:
+    real = os.path.join(ROOT, "sbin/init")
+    for p in [init, inittab, real]:
         if os.path.lexists(p):
             os.remove(p)
     if variant == "floor":
@@ -205,6 +211,18 @@ def pack(variant):
         shutil.copy(os.path.join(ROOT, "bench/inittab"), inittab)
     elif variant == "s6-svscan":
         shutil.copy(os.path.join(ROOT, "bench/s6-init"), init)
+    if FAULT_AROUND:
+        os.makedirs(os.path.dirname(real), exist_ok=True)
+        if os.path.islink(init):  # busybox: the link is relative to /
+            os.symlink("/" + os.readlink(init), real)
+            os.remove(init)
+        else:
+            os.rename(init, real)
+        with open(init, "w") as f:
+            f.write("#!/bin/busybox sh\n/bin/busybox mount -t debugfs debugfs /tmp\n"
+                    f"echo {int(FAULT_AROUND)} > /tmp/fault_around_bytes\n"
+                    "/bin/busybox umount /tmp\nexec /sbin/init\n")
+        os.chmod(init, 0o755)
     out = os.path.join(TMP, variant.replace(" ", "-") + ".cpio")
     subprocess.run(f"cd {ROOT} && find . | cpio -o -H newc --quiet > {out}", shell=True, check=True)
     return out
@@ -251,6 +269,7 @@ def boot(initrd, variant):
     s = text.decode(errors="replace")
     if TRACE:
         print("\n".join(l for l in s.splitlines() if "BENCH-P" in l or "sched_process" in l
+                        or ": warning: " in l or ": fatal: " in l
                         or "tend-bench-ready" in l or "Run /init" in l))
     run = re.search(r"\[\s*([\d.]+)\] Run /init as init process", s)
     ready = re.search(r"\[\s*([\d.]+)\] tend-bench-ready", s)

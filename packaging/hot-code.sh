@@ -6,17 +6,21 @@
 #
 # Builds the release executable with its symbols (in target/hot-code), runs the programs
 # at work under valgrind's callgrind (a scan tree with a logged service, restarts and the
-# clients; tend-init with stage 1, services and a command; tend-socklog and
-# tend-ucspilogd; tend-check's watcher; tend-summary), and records every instruction
+# clients; tend-init with stage 1, services and a command; tend-init as a VM guest's init
+# in agent mode with the vsock debug console, tend-vsockserver, and the console's
+# per-connection path, tend-ipcserver and tend-pty; tend-socklog and tend-ucspilogd;
+# tend-check's watcher; tend-summary), and records every instruction
 # address each program executed. Each address becomes the function that holds it (every
 # name at that address: identical functions share one body), and the functions are
 # written hot to cold, grouped so that each long-lived program's code is contiguous:
 # first what tend-supervise runs (there is one per service), common code first; then what
-# tend-svscan adds, then tend-log, tend-init, the syslog front ends, tend-check, and last
-# what only the short-lived programs run. Names are written with their build-specific
-# parts removed, as tend-cc matches them (packaging/hot-code.awk).
+# tend-svscan adds, then tend-log, tend-init, a guest's init (profiled as `init`), the
+# console's tend-vsockserver, tend-ipcserver and tend-pty, the syslog front ends,
+# tend-check, and last what only the short-lived programs run. Names are written with
+# their build-specific parts removed, as tend-cc matches them (packaging/hot-code.awk).
 #
-# Needs valgrind, python3, nm. Takes about a minute.
+# Needs valgrind, python3, nm, unshare and chroot (run as root: the guest's namespaces).
+# Takes a few minutes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/packaging/hot-code.txt}
@@ -107,6 +111,79 @@ init_run /bin/sh -c 'sleep 4; exit 3'
 # environment and the mirror exist (std's error paths: a 64 kB window of cold text).
 init_run /bin/sh -c 'sleep 2'
 "${vg[@]}" "$bin/tend-init" -i "$i/none" -s "$i/none" -f "$i/none" -e '' -S "$i/scan2" -- /bin/true >/dev/null 2>&1 || true
+
+echo "# a VM guest's init in agent mode, as bench/guest.sh's agent guest and the guest tests run it" >&2
+# PID 1 of its own PID, mount, UTS and network namespaces, chrooted into an empty root
+# (the host's /usr bound in for valgrind and the shells) with its kernel command line
+# bound over /proc/cmdline: it does a guest's mounts, lo, host name and /dev/ptmx, starts
+# the agent (a script that dies by SIGKILL once, is restarted, then exits) and the vsock
+# debug console, `tend-vsockserver -1 PORT tend-pty /bin/sh` (vsock binds on a host
+# without a vsock transport; nothing connects), and powers off when the agent is done.
+# Run as `init`, as a guest's /init is. valgrind has no reboot(2) (it says ENOSYS, and
+# init waits forever, as a PID 1 must): callgrind dumps before each call, and the
+# namespace ends with unshare once init has said so. (Outside valgrind, reboot(2) in a
+# PID namespace ends the namespace, not the machine.) The limits are ones a process
+# without CAP_SYS_RESOURCE may set, under valgrind's lowered RLIMIT_NOFILE.
+g=$work/guest
+r=$g/root
+mkdir -p "$r" "$g/init.d" "$g/services/console" "$g/finish.d"
+ln -f "$bin/tend" "$bin/init"
+port=$((20000 + $$ % 20000))
+script "$g/services/console/run" "exec $bin/tend-vsockserver -1 $port $bin/tend-pty /bin/sh"
+echo 1 >"$g/services/console/notification-fd"
+script "$g/init.d/10-modules" 'echo loading modules'
+script "$g/agent" "if [ -e $g/agent.ran ]; then sleep 2; exit 0; fi; touch $g/agent.ran; sleep 3; kill -KILL \$\$"
+printf '%s\n' "console=ttyS0 quiet tend.mode=guest tend.hostname=guest tend.main=$g/agent tend.main_restarts=1 tend.main_nofile=4096 tend.main_oom=100 tend.main_after=none tend.init_dir=$g/init.d tend.services_dir=$g/services tend.finish_dir=$g/finish.d tend.kill_gracetime=3000" >"$g/cmdline"
+# shellcheck disable=SC2016
+unshare --pid --fork --kill-child --mount --uts --net --propagation private /bin/sh -eu -c '
+    r=$1 g=$2 work=$3 bin=$4
+    shift 4
+    mount -t tmpfs -o mode=0755 root "$r"
+    mkdir -p "$r/usr" "$r/proc" "$r/sys" "$r/dev" "$r/run" "$r/tmp" "$r/etc" "$r$work" "$r$bin"
+    for l in bin lib lib64 sbin; do ln -s "usr/$l" "$r/$l"; done
+    mount --rbind /usr "$r/usr"
+    mount --bind "$work" "$r$work"
+    mount --bind "$bin" "$r$bin"
+    mount -t proc proc "$r/proc"
+    mount --bind "$g/cmdline" "$r/proc/cmdline"
+    touch "$r/dev/null" && mount --bind /dev/null "$r/dev/null"
+    echo guest >"$r/etc/hostname"
+    exec chroot "$r" "$@" "$bin/init"
+' sh "$r" "$g" "$work" "$bin" "${vg[@]}" --dump-before=reboot >"$g/console" 2>&1 &
+guest=$!
+for _ in $(seq 600); do
+    grep -q 'unable to poweroff' "$g/console" && break
+    kill -0 "$guest" 2>/dev/null || break
+    sleep 0.5
+done
+grep -q 'restarting the command' "$g/console" || sed 's/^/guest: /' "$g/console" >&2
+kill -KILL "$guest" 2>/dev/null || true
+wait "$guest" 2>/dev/null || true
+
+echo "# the console's per-connection path (tend-ipcserverd shares tend-vsockserver's loop) and tend-pty" >&2
+"${vg[@]}" "$bin/tend-ipcserver" -1 "$work/console.sock" "$bin/tend-pty" /bin/sh >"$work/console.ready" 2>/dev/null &
+pids="$pids $!"
+for _ in $(seq 300); do [ -s "$work/console.ready" ] && break; sleep 0.1; done
+python3 - "$work/console.sock" <<'PY' || true
+import socket, sys, time
+# A command and its exit; a foreground job that Ctrl-C (a byte through the pty) ends.
+for parts in ([b"echo hello; exit 3\n"], [b"sleep 10\n", b"\x03", b"echo after; exit\n"]):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.connect(sys.argv[1])
+    c.settimeout(20)
+    try:
+        for p in parts:
+            c.sendall(p)
+            time.sleep(1)
+        while c.recv(4096):
+            pass
+    except OSError:
+        pass
+    c.close()
+PY
+kill -TERM $! 2>/dev/null || true
+printf 'echo direct\nexit 2\n' | "${vg[@]}" "$bin/tend-pty" /bin/sh >/dev/null 2>&1 || true
+wait
 
 echo "# tend-socklog and tend-ucspilogd" >&2
 sock=$work/log.sock
@@ -200,7 +277,8 @@ for path in sorted(glob.glob(os.path.join(prof, "cg.*"))):
             if kind == "ob":
                 ob = obs.get(ident, name)
             continue
-        if ob and os.path.basename(ob).startswith("tend") and line.startswith("0x"):
+        # The executable under its names: tend-PROG, and init (a guest's /init).
+        if ob and os.path.basename(ob).startswith(("tend", "init")) and line.startswith("0x"):
             a = int(line.split()[0], 16)
             i = bisect.bisect_right(starts, a) - 1
             if i >= 0:
@@ -213,7 +291,8 @@ at = {n: i for i, ns in enumerate(names) for n in ns}
 for caller, callee in [("__vdsosym", "strcmp"), ("exit", "_Exit")]:
     if caller in at and callee in at and at[caller] in used:
         used[at[callee]] |= used[at[caller]]
-groups = ["tend-supervise", "tend-svscan", "tend-log", "tend-init", "tend-socklog",
+groups = ["tend-supervise", "tend-svscan", "tend-log", "tend-init", "init",
+          "tend-vsockserver", "tend-ipcserver", "tend-pty", "tend-socklog",
           "tend-ucspilogd", "tend-check"]
 order, done = [], set()
 for g in groups + [None]:
