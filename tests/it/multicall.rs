@@ -77,9 +77,7 @@ fn an_unknown_link_name_falls_back_to_the_first_argument() {
     // A copy under another name (as cargo's deps/tend-HASH) still works as `tend PROG`.
     let scratch = Scratch::new("multicall-other-name");
     let other = scratch.join("something-else");
-    std::fs::hard_link(multicall(), &other)
-        .or_else(|_| std::fs::copy(multicall(), &other).map(|_| ()))
-        .unwrap();
+    link_or_copy(multicall(), &other);
     let o = run({
         let mut c = std::process::Command::new(&other);
         c.args(["svok", "-\u{1}"]);
@@ -133,9 +131,7 @@ fn tend_tree_refuses_a_program_it_does_not_hold() {
     };
     for name in ["tend-rc", "s6-rc", "chpst"] {
         let link = scratch.join(name);
-        std::fs::hard_link(tree_multicall(), &link)
-            .or_else(|_| std::fs::copy(tree_multicall(), &link).map(|_| ()))
-            .unwrap();
+        link_or_copy(tree_multicall(), &link);
         let o = run({
             let mut c = std::process::Command::new(&link);
             c.arg("-l");
@@ -172,9 +168,7 @@ fn a_tree_started_through_links_sh_runs_from_tend_tree() {
     let bin = s.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     for (from, name) in [(multicall(), "tend"), (tree_multicall(), "tend-tree")] {
-        std::fs::hard_link(from, bin.join(name))
-            .or_else(|_| std::fs::copy(from, bin.join(name)).map(|_| ()))
-            .unwrap();
+        link_or_copy(from, bin.join(name));
     }
     let o = run({
         let mut c = std::process::Command::new(
@@ -240,9 +234,7 @@ fn a_tree_started_through_links_sh_runs_from_tend_tree() {
 fn a_link_named_init_is_tend_init() {
     let scratch = Scratch::new("multicall-init");
     let init = scratch.join("init");
-    std::fs::hard_link(multicall(), &init)
-        .or_else(|_| std::fs::copy(multicall(), &init).map(|_| ()))
-        .unwrap();
+    link_or_copy(multicall(), &init);
     let o = run({
         let mut c = std::process::Command::new(&init);
         c.arg("-\u{1}");
@@ -440,4 +432,13 @@ fn assert_linked_hot_code_first(exe: &Path, percent: usize) {
         end - text_start <= total + total / 4 + 64 * 1024,
         "{last} ends at {end:#x}: the {total} bytes of listed functions are not all hot"
     );
+}
+
+/// The executable under another name: a hard link (one inode, as packaging/links.sh makes
+/// them), or a copy where the scratch directory is on another filesystem.
+fn link_or_copy(from: &std::path::Path, to: impl AsRef<std::path::Path>) {
+    let to = to.as_ref();
+    std::fs::hard_link(from, to)
+        .or_else(|_| std::fs::copy(from, to).map(|_| ()))
+        .unwrap();
 }
