@@ -3,7 +3,9 @@
 #
 # Usage: packaging/build.sh [ OUTDIR ]        (default: target/packages)
 #   TEND_BUILD=DIR  package the executables in DIR instead of building them with
-#                   `cargo build --release` (the tests package their own build this way)
+#                   packaging/cargo-build.sh (the tests package their own build this way)
+#   TEND_STD=...    how cargo-build.sh links std (rebuilt without its backtrace
+#                   symbolizer where the toolchain has std's source, or shipped)
 #
 # Makes, in OUTDIR:
 #   tend_VERSION_amd64.deb                 dpkg-deb from a staged tree: /usr/bin/tend and
@@ -32,14 +34,9 @@ out=$(cd "$out" && pwd)
 version=$(sed -n '/^\[workspace.package\]/,/^\[/ s/^version = "\(.*\)"/\1/p' "$root/Cargo.toml")
 [ -n "$version" ] || { echo "build.sh: fatal: no version in Cargo.toml" >&2; exit 111; }
 if [ -z "${TEND_BUILD:-}" ]; then
-    # Where cargo put the executables, from its own report (CARGO_TARGET_DIR, which
-    # Debian's dh-cargo and many CI setups set, a build.target-dir or a --target move
-    # them out of target/x86_64-unknown-linux-musl/release).
-    exe=$(cd "$root" && cargo build --release --quiet --message-format=json-render-diagnostics |
-        sed -n 's/.*"target":{"kind":\["bin"\][^}]*"name":"tend",.*"executable":"\([^"]*\)".*/\1/p' |
-        tail -n 1)
-    [ -n "$exe" ] || { echo "build.sh: fatal: cargo reported no tend executable" >&2; exit 111; }
-    TEND_BUILD=$(dirname "$exe")
+    # std rebuilt without its backtrace symbolizer where the toolchain has std's source
+    # (TEND_STD; cargo-build.sh says why).
+    TEND_BUILD=$("$root/packaging/cargo-build.sh")
 fi
 export TEND_BUILD
 stage=$(mktemp -d "${TMPDIR:-/tmp}/tend-package.XXXXXX")

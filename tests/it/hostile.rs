@@ -985,8 +985,11 @@ esac
     s.write("fakebin/cargo", &fake, true);
     let out = s.join("out");
     let mut c = Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/build.sh"));
+    // std as shipped: the rebuilt std goes to $CARGO_TARGET_DIR/std-rebuilt, where
+    // install.sh below would not look (multicall.rs tests that build).
     c.arg(&out)
         .env("CARGO_TARGET_DIR", &target)
+        .env("TEND_STD", "shipped")
         .env_remove("TEND_BUILD")
         .env(
             "PATH",

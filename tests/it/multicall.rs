@@ -163,11 +163,126 @@ fn tend_tree_refuses_a_program_it_does_not_hold() {
 /// tend-tree's inode (hard links name one file), never tend's.
 #[test]
 fn a_tree_started_through_links_sh_runs_from_tend_tree() {
+    tree_runs_from(tree_multicall(), "multicall-tree-links");
+}
+
+/// packaging/cargo-build.sh as packaging/build.sh runs it where the toolchain has std's
+/// source: std rebuilt without its backtrace symbolizer. tend-tree, what a running tree
+/// maps, then takes no more disk than runit's whole package (its Installed-Size, read from
+/// dpkg: issue 39's target), a panic still prints its message, and a tree runs from it.
+/// The first build takes a minute or more (std and tend-tree in release, LTO); cargo
+/// finds it fresh after that.
+#[test]
+fn slow_tend_tree_with_std_rebuilt_is_within_runits_size_and_runs_a_tree() {
+    let sysroot = run({
+        let mut c = std::process::Command::new("rustc");
+        c.args(["--print", "sysroot"]);
+        c
+    });
+    assert_code(&sysroot, 0);
+    let std_src = Path::new(text(&sysroot.stdout).trim()).join("lib/rustlib/src/rust/library/std");
+    if !std_src.is_dir() {
+        skip("std's source is not installed (rustup component add rust-src)");
+        return;
+    }
+    let runit = run({
+        let mut c = std::process::Command::new("dpkg-query");
+        c.args(["-W", "-f", "${Installed-Size}", "runit"]);
+        c
+    });
+    let Some(runit_kib) = text(&runit.stdout)
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|_| runit.status.success())
+    else {
+        skip("runit is not installed (its package's size is the target)");
+        return;
+    };
+    let o = crate::hostile::run_bounded(
+        {
+            let mut c = std::process::Command::new(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/cargo-build.sh"),
+            );
+            c.args(["--bin", "tend-tree"]).env("TEND_STD", "rebuilt");
+            c
+        },
+        std::time::Duration::from_secs(1500),
+    );
+    assert_code(&o, 0);
+    let dir = text(&o.stdout).trim().to_string();
+    assert!(
+        dir.contains("/std-rebuilt/") && dir.ends_with("/release"),
+        "cargo-build.sh printed {dir:?}"
+    );
+    let tree = Path::new(&dir).join("tend-tree");
+    let bytes = std::fs::read(&tree).unwrap();
+    assert!(
+        bytes.len() as u64 <= runit_kib * 1024,
+        "tend-tree with std rebuilt is {} bytes, runit's package {} KiB",
+        bytes.len(),
+        runit_kib
+    );
+    let has = |needle: &[u8]| bytes.windows(needle.len()).any(|w| w == needle);
+    assert!(has(b"panicked at"), "a panic no longer says what panicked");
+    // The symbolizer's own error text and the variable that turns it on are gone.
+    assert!(
+        !has(b"RUST_BACKTRACE"),
+        "std's backtrace printing is still linked"
+    );
+    tree_runs_from(&tree, "multicall-tree-std-rebuilt");
+}
+
+/// packaging/cargo-build.sh refuses, with one line and before building anything, a
+/// TEND_STD it does not know (100) and TEND_STD=rebuilt on a toolchain without std's
+/// source (111; here a `rustc` whose sysroot has none).
+#[test]
+fn cargo_build_sh_refuses_an_unknown_tend_std_and_a_missing_std_source() {
+    let s = Scratch::new("multicall-cargo-build-sh");
+    s.write(
+        "fakebin/rustc",
+        &format!("#!/bin/sh\necho {}\n", s.join("sysroot").display()),
+        true,
+    );
+    s.write(
+        "fakebin/cargo",
+        "#!/bin/sh\necho cargo ran >&2\nexit 101\n",
+        true,
+    );
+    for (std, code, message) in [
+        (
+            "nightly",
+            100,
+            "cargo-build.sh: fatal: TEND_STD is rebuilt or shipped, not nightly\n",
+        ),
+        (
+            "rebuilt",
+            111,
+            "cargo-build.sh: fatal: TEND_STD=rebuilt needs std's source: rustup component add rust-src\n",
+        ),
+    ] {
+        let mut c = std::process::Command::new(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/cargo-build.sh"),
+        );
+        c.env("TEND_STD", std).env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", s.join("fakebin").display()),
+        );
+        let o = run(c);
+        assert_code(&o, code);
+        assert_eq!(text(&o.stderr), message, "TEND_STD={std}");
+        assert_eq!(text(&o.stdout), "", "TEND_STD={std}");
+    }
+}
+
+/// A tree started through packaging/links.sh in a directory holding `tend` and `tree` (as
+/// tend-tree) runs its scanner, supervisors and loggers from `tree`.
+fn tree_runs_from(tree_exe: &Path, scratch: &str) {
     use std::os::unix::fs::MetadataExt;
-    let s = Scratch::new("multicall-tree-links");
+    let s = Scratch::new(scratch);
     let bin = s.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for (from, name) in [(multicall(), "tend"), (tree_multicall(), "tend-tree")] {
+    for (from, name) in [(multicall(), "tend"), (tree_exe, "tend-tree")] {
         link_or_copy(from, bin.join(name));
     }
     let o = run({
