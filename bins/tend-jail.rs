@@ -51,6 +51,7 @@ fn with_file(args: Vec<OsString>) -> Vec<OsString> {
 }
 
 fn run() {
+    tend_cli::help::holds(const { &[&tend_cli::help::pages::TEND_JAIL] });
     let p = PROG.parse(with_file(tend_cli::args().collect()), OPTIONS);
     let Some(job) = p.value('j').and_then(|j| j.to_str()) else {
         PROG.usage_exit()

@@ -78,6 +78,7 @@ fn patience(p: &tend_cli::Parsed) -> Duration {
 tend_sys::c_main!(run);
 
 fn run() {
+    tend_cli::help::holds(const { &[&tend_cli::help::pages::TEND_JOBS] });
     let mut args = tend_cli::args();
     let Some(sub) = args.next() else {
         PROG.usage_exit()

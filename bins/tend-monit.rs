@@ -19,6 +19,7 @@ const VERSION: &str = concat!(
 );
 
 pub fn main() {
+    tend_cli::help::holds(const { &[&tend_cli::help::pages::TEND_MONIT] });
     let p = PROG.parse_permuted(tend_cli::args(), SPEC);
     if p.has('V') {
         println!("{VERSION}");

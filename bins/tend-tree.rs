@@ -12,6 +12,7 @@
 #![deny(unsafe_code)]
 
 use tend_cli::Program;
+use tend_cli::help::pages;
 use tend_cli::multicall::{Entry, Multicall};
 
 #[path = "tend-log.rs"]
@@ -48,6 +49,17 @@ const PROGRAMS: &[Entry] = &[
 const TREE: Multicall = Multicall {
     prog: Program::new("tend-tree", "tend-tree -l | tend-tree prog [ args... ]"),
     programs: PROGRAMS,
+    pages: &[
+        &pages::TEND_TREE,
+        &pages::TEND_LOG,
+        &pages::TEND_SUPERVISE,
+        &pages::TEND_SVC,
+        &pages::TEND_SVOK,
+        &pages::TEND_SVSCAN,
+        &pages::TEND_SVSCANCTL,
+        &pages::TEND_SVWAIT,
+        &pages::TEND,
+    ],
     by_symlink: None,
     also: ("Every other program", &["tend"]),
     // A link of another program's name here is a packaging mistake: said, not guessed at.

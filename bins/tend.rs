@@ -187,6 +187,7 @@ const PROGRAMS: &[Entry] = &[
 const TEND: Multicall = Multicall {
     prog: Program::new("tend", "tend -l | tend prog [ args... ]"),
     programs: PROGRAMS,
+    pages: tend_cli::help::pages::ALL,
     // An init script that is a symlink to tend-sv (/etc/init.d/NAME): sv's LSB mode, which
     // tend-sv takes from the name it was called by.
     by_symlink: Some(("tend-sv", sv::main)),

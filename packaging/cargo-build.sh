@@ -15,7 +15,7 @@
 # strings), although tend builds with panic = "abort" and strips its symbols: there is
 # nothing to symbolize, and the code never runs. Rebuilt without that feature (and with
 # panic_abort), std still prints a panic's message and location before it aborts, and
-# each executable is ~0.3 MB smaller: tend-tree, what a running tree maps, 698 -> 416 kB
+# each executable is ~0.3 MB smaller: tend-tree, what a running tree maps, 665 -> 375 kB
 # (bench/RESULTS.md, "Disk: std rebuilt without its symbolizer"). Cargo's -Zbuild-std is
 # unstable: a stable toolchain accepts it with RUSTC_BOOTSTRAP=1, as the Linux kernel's
 # Rust build does. This build goes to TARGET/std-rebuilt, so that it and a plain

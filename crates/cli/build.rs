@@ -15,7 +15,11 @@ fn main() {
         .unwrap_or_default();
     pages.retain(|p| p.extension().is_some_and(|e| e == "8"));
     pages.sort();
-    let mut out = String::from("pub(crate) const PAGES: &[Page] = &[\n");
+    // One static per page, so that an executable links only the pages it names (tend-tree
+    // its nine, tend-monit its own): the texts are most of the data (~43 kB for all).
+    let mut out = String::new();
+    let mut all =
+        String::from("/// Every page (what `tend` holds).\npub static ALL: &[&Page] = &[\n");
     for page in &pages {
         let Some(name) = page.file_stem().and_then(|s| s.to_str()) else {
             continue;
@@ -24,15 +28,18 @@ fn main() {
             continue;
         };
         let help = Help::read(&roff);
+        let ident = name.to_uppercase().replace('-', "_");
         writeln!(
             out,
-            "    Page {{ name: {name:?}, summary: {:?}, help: {:?} }},",
+            "pub static {ident}: Page = Page {{ name: {name:?}, summary: {:?}, help: {:?} }};",
             help.summary,
             help.text(name)
         )
         .ok();
+        writeln!(all, "    &{ident},").ok();
     }
-    out.push_str("];\n");
+    all.push_str("];\n");
+    out.push_str(&all);
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("help.rs");
     if let Err(e) = std::fs::write(&dest, out) {
         panic!("cannot write {}: {e}", dest.display());

@@ -128,3 +128,53 @@ fn only_the_first_argument_asks() {
     assert_code(&o, 0);
     assert!(text(&o.stdout).contains("tend-rc init"), "{o:?}");
 }
+
+/// Each executable carries the `--help` texts of its own programs only (tend has every
+/// page; tend-tree its programs' and tend's summary; tend-monit, tend-jobs and tend-jail
+/// their own): tend-tree answers for each of its programs as tend does, and no other
+/// program's usage is in its file or in a standalone one.
+#[test]
+fn each_executable_carries_only_its_programs_pages() {
+    let tree = tree_programs();
+    let bytes = |p: &std::path::Path| std::fs::read(p).unwrap();
+    let has =
+        |file: &[u8], needle: &str| file.windows(needle.len()).any(|w| w == needle.as_bytes());
+    let tree_file = bytes(tree_multicall());
+    for name in &tree {
+        let mut c = std::process::Command::new(tree_multicall());
+        c.args([name.as_str(), "--help"]);
+        let o = run(c);
+        assert_code(&o, 0);
+        assert_eq!(
+            text(&o.stdout),
+            text(&tend(name, ["--help"]).stdout),
+            "{name}"
+        );
+    }
+    let standalone: Vec<_> = ["tend-monit", "tend-jobs", "tend-jail"]
+        .iter()
+        .map(|n| (*n, bytes(&bin(n))))
+        .collect();
+    let mut absent = 0;
+    for name in binaries() {
+        let usage = text(&tend(&name, ["--help"]).stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+        assert!(usage.starts_with("usage: "), "{name}: {usage}");
+        // tend-tree names tend (its --help's last row), so it holds tend's page too.
+        if !tree.contains(&name) && name != "tend-tree" && name != "tend" {
+            assert!(!has(&tree_file, &usage), "tend-tree carries {name}'s page");
+            absent += 1;
+        }
+        for (exe, file) in &standalone {
+            if *exe != name {
+                assert!(!has(file, &usage), "{exe} carries {name}'s page");
+            } else {
+                assert!(has(file, &usage), "{exe} lacks its own page");
+            }
+        }
+    }
+    assert!(absent > 40, "only {absent} programs outside tend-tree");
+}

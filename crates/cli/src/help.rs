@@ -20,20 +20,49 @@ pub struct Page {
     pub help: &'static str,
 }
 
-include!(concat!(env!("OUT_DIR"), "/help.rs"));
+/// Every man page's `--help`, one static each (`pages::TEND_SVC` is tend-svc's), and
+/// `pages::ALL`. An executable names the pages of the programs it holds ([`holds`]), so
+/// that it carries only those texts.
+pub mod pages {
+    use super::Page;
+    include!(concat!(env!("OUT_DIR"), "/help.rs"));
+}
 
 /// The toolkit's version (the workspace's).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 static RUNNING: OnceLock<&'static str> = OnceLock::new();
 
+/// The pages of the programs this executable holds.
+static HERE: OnceLock<&'static [&'static Page]> = OnceLock::new();
+
 pub(crate) fn running(name: &'static str) {
     let _ = RUNNING.set(name);
 }
 
-/// The page of the program called `name` (`tend-svc`, `tend`).
+/// Name the pages of the programs this executable holds, before a program reads its
+/// arguments (the multi-call entry point does it with its table's; an executable of one
+/// program, with its own). The first call counts.
+pub fn holds(pages: &'static [&'static Page]) {
+    let _ = HERE.set(pages);
+}
+
+/// The pages this executable holds: what [`holds`] named. Without that, none; or, in a
+/// build with the `all-pages` feature (`--features separate`, where every program is its
+/// own executable and none says), every page.
+fn here() -> &'static [&'static Page] {
+    match HERE.get() {
+        Some(pages) => pages,
+        #[cfg(feature = "all-pages")]
+        None => pages::ALL,
+        #[cfg(not(feature = "all-pages"))]
+        None => &[],
+    }
+}
+
+/// The page of the program called `name` (`tend-svc`, `tend`), if this executable holds it.
 pub fn page(name: &str) -> Option<&'static Page> {
-    PAGES.iter().find(|p| p.name == name)
+    here().iter().copied().find(|p| p.name == name)
 }
 
 /// Whether a first argument asks for help or the version (checked at every start, so
@@ -57,7 +86,7 @@ pub(crate) fn answer(argv0: &OsStr, first: &OsStr) {
                 .rsplit(|&b| b == b'/')
                 .next()
                 .unwrap_or_default();
-            PAGES.iter().find(|p| {
+            here().iter().copied().find(|p| {
                 let name = p.name.as_bytes();
                 name == base || name.strip_prefix(b"tend-") == Some(base)
             })

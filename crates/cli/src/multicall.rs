@@ -20,6 +20,9 @@ pub struct Multicall {
     pub prog: Program,
     /// Every program it runs, sorted by name.
     pub programs: &'static [Entry],
+    /// The man pages whose `--help` it answers: its own, its programs' and those `also`
+    /// names (crate::help::pages; the executable carries only these).
+    pub pages: &'static [&'static crate::help::Page],
     /// A program that a symbolic link to it runs under any name: tend-sv's init-script
     /// mode (`/etc/init.d/NAME` → tend-sv).
     pub by_symlink: Option<Entry>,
@@ -71,6 +74,7 @@ fn program_name(base: &[u8]) -> Option<std::borrow::Cow<'static, [u8]>> {
 impl Multicall {
     /// Run the program named by argv[0] (a link) or by the first argument; exits.
     pub fn run(&self) {
+        crate::help::holds(self.pages);
         let mut argv = tend_sys::entry::argv().into_iter();
         let argv0 = argv.next().unwrap_or_default();
         let base = argv0
