@@ -48,7 +48,13 @@ if [ "$mode" = rebuilt ]; then
     export RUSTC_BOOTSTRAP=1
     CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}/std-rebuilt
     export CARGO_TARGET_DIR
-    set -- -Zbuild-std=std,panic_abort -Zbuild-std-features= "$@"
+    # RUSTC_BOOTSTRAP also gives nightly's defaults, v0 symbol names among them; the
+    # hot-code list (packaging/tend-cc) names functions by their legacy names, and
+    # matched nothing of Rust's in such a build. Added to .cargo/config.toml's flags for
+    # the target (cargo joins the lists).
+    target=${CARGO_BUILD_TARGET:-x86_64-unknown-linux-musl}
+    set -- -Zbuild-std=std,panic_abort -Zbuild-std-features= \
+        --config "target.$target.rustflags=[\"-Zunstable-options\", \"-Csymbol-mangling-version=legacy\"]" "$@"
 fi
 # Where cargo put the executables, from its own report (CARGO_TARGET_DIR, which Debian's
 # dh-cargo and many CI setups set, a build.target-dir or a --target move them).
