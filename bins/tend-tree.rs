@@ -12,7 +12,7 @@
 #![deny(unsafe_code)]
 
 use tend_cli::Program;
-use tend_cli::help::pages;
+use tend_cli::help::{Page, pages};
 use tend_cli::multicall::{Entry, Multicall};
 
 #[path = "tend-log.rs"]
@@ -30,36 +30,36 @@ mod svscanctl;
 #[path = "tend-svwait.rs"]
 mod svwait;
 
-/// The programs, sorted by name: the tree's three long-lived ones and the clients that run
-/// and finish scripts call on their neighbours (each measured: tend-svok and
-/// tend-svscanctl add under 1 kB of text, tend-svwait 8 kB, tend-svc 11 kB). tend-svstat
-/// is left in `tend`: an operator's report (JSON, spawn failures) that adds 19 kB of text
-/// (bench/RESULTS.md, "Disk: a tree's own executable"). Every row is also in bins/tend.rs
-/// (tests/it/multicall.rs checks it).
-const PROGRAMS: &[Entry] = &[
-    ("tend-log", log::main),
-    ("tend-supervise", supervise::main),
-    ("tend-svc", svc::main),
-    ("tend-svok", svok::main),
-    ("tend-svscan", svscan::main),
-    ("tend-svscanctl", svscanctl::main),
-    ("tend-svwait", svwait::main),
-];
+/// One list makes both tables: each row is a program's name, its module and its man
+/// page's `--help` (the executable carries only those pages).
+macro_rules! programs {
+    ($($name:literal => $module:ident, $page:ident;)*) => {
+        const PROGRAMS: &[Entry] = &[$(($name, $module::main)),*];
+        /// Its own page, its programs' and tend's (the last row of its --help).
+        const PAGES: &[&Page] = &[&pages::TEND_TREE, $(&pages::$page,)* &pages::TEND];
+    };
+}
+
+// The programs, sorted by name: the tree's three long-lived ones and the clients that run
+// and finish scripts call on their neighbours (each measured: tend-svok and
+// tend-svscanctl add under 1 kB of text, tend-svwait 8 kB, tend-svc 11 kB). tend-svstat
+// is left in `tend`: an operator's report (JSON, spawn failures) that adds 19 kB of text
+// (bench/RESULTS.md, "Disk: a tree's own executable"). Every row is also in bins/tend.rs
+// (tests/it/multicall.rs checks it).
+programs! {
+    "tend-log" => log, TEND_LOG;
+    "tend-supervise" => supervise, TEND_SUPERVISE;
+    "tend-svc" => svc, TEND_SVC;
+    "tend-svok" => svok, TEND_SVOK;
+    "tend-svscan" => svscan, TEND_SVSCAN;
+    "tend-svscanctl" => svscanctl, TEND_SVSCANCTL;
+    "tend-svwait" => svwait, TEND_SVWAIT;
+}
 
 const TREE: Multicall = Multicall {
     prog: Program::new("tend-tree", "tend-tree -l | tend-tree prog [ args... ]"),
     programs: PROGRAMS,
-    pages: &[
-        &pages::TEND_TREE,
-        &pages::TEND_LOG,
-        &pages::TEND_SUPERVISE,
-        &pages::TEND_SVC,
-        &pages::TEND_SVOK,
-        &pages::TEND_SVSCAN,
-        &pages::TEND_SVSCANCTL,
-        &pages::TEND_SVWAIT,
-        &pages::TEND,
-    ],
+    pages: PAGES,
     by_symlink: None,
     also: ("Every other program", &["tend"]),
     // A link of another program's name here is a packaging mistake: said, not guessed at.
